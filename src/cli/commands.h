@@ -1,0 +1,11 @@
+// Entry points of the commands in the `loom` multi-call binary. Each takes the arguments
+// that follow the command name (argv[0] is the command's own name, as a user typed it)
+// and returns the process exit code.
+#pragma once
+
+namespace loom::cli {
+
+int RunSim(int argc, char** argv);       // loom sim
+int RunScontrol(int argc, char** argv);  // scontrol / loom scontrol
+
+}  // namespace loom::cli

@@ -1,0 +1,63 @@
+// The `loom` multi-call binary. Invoked as `loom <command> ...`, or through a link named
+// after a Slurm command (`scontrol ...`), it dispatches on that name.
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "cli/commands.h"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  int (*run)(int, char**);
+  std::string_view help;
+};
+
+constexpr Command kCommands[] = {
+    {"sim", loom::cli::RunSim, "replay a workload trace through the scheduler and report"},
+    {"scontrol", loom::cli::RunScontrol, "Slurm's scontrol (offline: show hostnames|hostlist)"},
+};
+
+std::string_view BaseName(const char* path) {
+  std::string_view p(path);
+  size_t slash = p.rfind('/');
+  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "usage: loom <command> [options]\n\ncommands:\n");
+  for (const Command& c : kCommands) {
+    std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.help.size()), c.help.data());
+  }
+  std::fprintf(out, "\n`loom <command> --help` describes each command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string_view self = argc > 0 ? BaseName(argv[0]) : "loom";
+  for (const Command& c : kCommands) {
+    if (self == c.name) return c.run(argc, argv);
+  }
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (sub == "--version" || sub == "-V") {
+    std::printf("loom 0.1.0\n");
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (sub == c.name) return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "loom: unknown command '%s'\n\n", argv[1]);
+  PrintUsage(stderr);
+  return 2;
+}

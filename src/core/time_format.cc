@@ -1,0 +1,97 @@
+#include "core/time_format.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "core/strings.h"
+
+namespace loom::core {
+namespace {
+
+constexpr std::string_view kForms =
+    "expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, UNLIMITED or INFINITE";
+
+Status BadTime(std::string_view text) {
+  return absl::InvalidArgumentError(StrCat("invalid time '", text, "': ", kForms));
+}
+
+// Parses up to three ':'-separated non-negative numbers.
+bool ParseFields(std::string_view s, std::vector<int64_t>* out) {
+  for (std::string_view part : Split(s, ':')) {
+    if (part.empty()) return false;
+    for (char c : part) {
+      if (c < '0' || c > '9') return false;
+    }
+    std::optional<int64_t> v = ParseInt(part);
+    if (!v || *v > 100'000'000) return false;
+    out->push_back(*v);
+  }
+  return out->size() <= 3;
+}
+
+}  // namespace
+
+StatusOr<int64_t> ParseDuration(std::string_view text) {
+  std::string_view s = Trim(text);
+  if (EqualsIgnoreCase(s, "UNLIMITED") || EqualsIgnoreCase(s, "INFINITE") || s == "-1") {
+    return kUnlimitedSeconds;
+  }
+  if (s.empty()) return BadTime(text);
+  int64_t days = 0;
+  size_t dash = s.find('-');
+  std::vector<int64_t> f;
+  if (dash != std::string_view::npos) {
+    std::string_view d = s.substr(0, dash);
+    std::optional<int64_t> dv = ParseInt(d);
+    if (d.empty() || d.front() == '+' || !dv || *dv < 0 || *dv > 1'000'000) return BadTime(text);
+    days = *dv;
+    if (!ParseFields(s.substr(dash + 1), &f)) return BadTime(text);
+    // D-HH, D-HH:MM, D-HH:MM:SS
+    int64_t h = f[0], m = f.size() > 1 ? f[1] : 0, sec = f.size() > 2 ? f[2] : 0;
+    return ((days * 24 + h) * 60 + m) * 60 + sec;
+  }
+  if (!ParseFields(s, &f)) return BadTime(text);
+  switch (f.size()) {
+    case 1:
+      return f[0] * 60;  // MM
+    case 2:
+      return f[0] * 60 + f[1];  // MM:SS
+    default:
+      return (f[0] * 60 + f[1]) * 60 + f[2];  // HH:MM:SS
+  }
+}
+
+std::string FormatDuration(int64_t seconds) {
+  if (seconds == kUnlimitedSeconds) return "UNLIMITED";
+  if (seconds < 0) seconds = 0;
+  int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  char buf[64];
+  if (d > 0) {
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
+                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+  } else {
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(h),
+                  static_cast<long long>(m), static_cast<long long>(s));
+  }
+  return buf;
+}
+
+std::string FormatElapsed(int64_t seconds) {
+  if (seconds == kUnlimitedSeconds) return "UNLIMITED";
+  if (seconds < 0) seconds = 0;
+  int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  char buf[64];
+  if (d > 0) {
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
+                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+  } else if (h > 0) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(h),
+                  static_cast<long long>(m), static_cast<long long>(s));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(m),
+                  static_cast<long long>(s));
+  }
+  return buf;
+}
+
+}  // namespace loom::core
