@@ -1,0 +1,203 @@
+// `loom sim`: replays a workload trace through one or more scheduling policies and reports
+// the results side by side (table, --json, --jobs-out CSV, --plot charts).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "sched/backfill/policy.h"
+#include "sim/metrics.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "sim/swf.h"
+#include "sim/workload.h"
+
+namespace loom::cli {
+namespace {
+
+// A one-line progress bar on stderr, shared by the policies running side by side.
+class Progress {
+ public:
+  Progress(std::vector<std::string> names, bool enabled)
+      : names_(std::move(names)), done_(names_.size(), 0.0), enabled_(enabled) {}
+  void Update(size_t i, double fraction) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    done_[i] = fraction;
+    std::string line = "\r";
+    for (size_t k = 0; k < names_.size(); ++k) {
+      int filled = static_cast<int>(done_[k] * 20);
+      line += core::StrCat(names_[k], " [", std::string(filled, '#'),
+                           std::string(20 - filled, ' '), "] ");
+    }
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  void Finish() {
+    if (!enabled_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<double> done_;
+  bool enabled_;
+  std::mutex mu_;
+};
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "loom sim: %s\n", msg.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunSim(int argc, char** argv) {
+  CLI::App app{"Replay a workload trace through Loom's scheduler and compare policies.", "sim"};
+  std::string trace_path, policies = "fcfs,easy,conservative,slurm", estimate = "requested";
+  std::string order = "queue", jobs_out, plot_dir;
+  bool json = false, skip_bad = false, from_runtime = false, check = false;
+  int64_t machine_procs = 0;
+  sched::PolicyOptions popts;
+  app.add_option("--trace", trace_path, "SWF trace file (plain or .gz)")->required();
+  app.add_option("--policy", policies,
+                 "comma-separated policies: fcfs, easy, conservative, slurm")
+      ->capture_default_str();
+  app.add_option("--estimate", estimate,
+                 "runtime estimate the scheduler uses: requested (the trace's requested "
+                 "time) or exact (the real run time)")
+      ->check(CLI::IsMember({"requested", "exact"}))
+      ->capture_default_str();
+  app.add_option("--backfill-order", order, "backfill candidate order: queue or sjf")
+      ->check(CLI::IsMember({"queue", "sjf"}))
+      ->capture_default_str();
+  app.add_flag("--json", json, "print a JSON array, one object per policy");
+  app.add_option("--jobs-out", jobs_out, "write one CSV row per job and policy to FILE");
+  app.add_option("--plot", plot_dir, "write PNG/SVG charts into DIR (needs gnuplot)");
+  app.add_flag("--skip-bad-lines", skip_bad, "skip malformed trace lines and count them");
+  app.add_option("--machine-procs", machine_procs,
+                 "machine size in processors (default: the trace header's MaxProcs)");
+  app.add_flag("--estimate-from-runtime", from_runtime,
+               "use the run time as the requested time where the trace has none");
+  app.add_flag("--check", check,
+               "verify that no reserved job started later than its reservation "
+               "(meaningful with --estimate exact) and exit 1 if one did");
+  app.add_option("--bf-window", popts.bf_window_s, "slurm policy: bf_window in seconds")
+      ->capture_default_str();
+  app.add_option("--bf-resolution", popts.bf_resolution_s,
+                 "slurm policy: bf_resolution in seconds")
+      ->capture_default_str();
+  app.add_option("--bf-interval", popts.bf_interval_s, "slurm policy: bf_interval in seconds")
+      ->capture_default_str();
+  app.add_option("--bf-max-job-test", popts.bf_max_job_test,
+                 "slurm policy: bf_max_job_test (0: no limit)")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  popts.order = order == "sjf" ? sched::BackfillOrder::kShortestFirst : sched::BackfillOrder::kQueue;
+
+  std::vector<std::string> names;
+  std::vector<std::unique_ptr<sched::Policy>> policy_objs;
+  for (std::string_view n : core::Split(policies, ',')) {
+    auto p = sched::MakePolicy(core::Trim(n), popts);
+    if (!p.ok()) return Fail(std::string(p.status().message()));
+    names.emplace_back(core::Trim(n));
+    policy_objs.push_back(std::move(*p));
+  }
+
+  sim::SwfReadOptions ropts;
+  ropts.skip_bad_lines = skip_bad;
+  ropts.machine_procs = machine_procs;
+  ropts.estimate_from_runtime = from_runtime;
+  auto trace = sim::ReadSwfFile(trace_path, ropts);
+  if (!trace.ok()) return Fail(std::string(trace.status().message()));
+  if (trace->jobs.empty()) {
+    return Fail(core::StrCat(
+        "no job of '", trace_path, "' passes the input filter (", trace->dropped,
+        " dropped); traces without requested times need --estimate-from-runtime"));
+  }
+  sched::Cluster cluster = sim::SwfCluster(*trace);
+  auto kind = estimate == "exact" ? sim::EstimateKind::kExact : sim::EstimateKind::kRequested;
+  std::vector<sim::SimJob> jobs = sim::SwfJobs(*trace, kind);
+
+  Progress progress(names, ::isatty(STDERR_FILENO) != 0);
+  std::vector<std::future<StatusOr<sim::SimResult>>> futures;
+  for (size_t i = 0; i < policy_objs.size(); ++i) {
+    futures.push_back(std::async(std::launch::async, [&, i] {
+      sim::SimOptions so;
+      so.progress = [&progress, i](double f) { progress.Update(i, f); };
+      return sim::Simulate(cluster, jobs, *policy_objs[i], so);
+    }));
+  }
+  std::vector<sim::SimResult> results;
+  std::vector<sim::Summary> rows;
+  for (auto& f : futures) {
+    auto r = f.get();
+    if (!r.ok()) {
+      progress.Finish();
+      return Fail(std::string(r.status().message()));
+    }
+    rows.push_back(sim::Summarize(*r));
+    results.push_back(std::move(*r));
+  }
+  progress.Finish();
+
+  sim::ReportHeader h;
+  h.trace = trace->name;
+  h.machine_cpus = trace->machine_procs;
+  h.jobs_in_trace = trace->job_lines;
+  h.dropped = trace->dropped;
+  h.bad_lines = trace->bad_lines;
+  h.estimate = estimate;
+  h.backfill_order = order;
+  h.estimates_from_runtime = trace->estimates_from_runtime;
+  if (json) {
+    sim::WriteJson(std::cout, h, rows);
+  } else {
+    sim::WriteTable(std::cout, h, rows);
+  }
+  if (!jobs_out.empty()) {
+    std::ofstream out(jobs_out);
+    sim::WriteJobsCsv(out, results);
+    out.close();
+    if (!out) return Fail(core::StrCat("cannot write '", jobs_out, "'"));
+  }
+  if (!plot_dir.empty()) {
+    Status s = sim::WritePlots(plot_dir, h, results);
+    if (!s.ok()) return Fail(std::string(s.message()));
+  }
+  if (check) {
+    int64_t late = 0;
+    for (const sim::SimResult& r : results) {
+      for (const sim::JobRecord& j : r.jobs) {
+        if (j.start > j.promised_start) {
+          if (late++ < 5) {
+            std::fprintf(stderr, "loom sim: %s: job %llu started at %lld, reserved for %lld\n",
+                         r.policy.c_str(), static_cast<unsigned long long>(j.id),
+                         static_cast<long long>(j.start),
+                         static_cast<long long>(j.promised_start));
+          }
+        }
+      }
+    }
+    if (late > 0) return Fail(core::StrCat(late, " jobs started later than reserved"));
+  }
+  return 0;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,65 @@
+// Slurm's job states and pending reasons, with the names Slurm prints, and the job state
+// machine (which transitions are legal). Pure values; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace loom::model {
+
+enum class JobState : uint8_t {
+  kPending,
+  kRunning,
+  kSuspended,
+  kCompleting,
+  kCompleted,
+  kCancelled,
+  kFailed,
+  kTimeout,
+  kNodeFail,
+  kPreempted,
+  kBootFail,
+  kDeadline,
+  kOutOfMemory,
+};
+
+// "PENDING", "RUNNING", ... as in `scontrol show job` JobState= and `squeue -o %T`.
+std::string_view JobStateName(JobState s);
+// "PD", "R", "S", "CG", "CD", "CA", "F", "TO", "NF", "PR", "BF", "DL", "OOM" (`squeue -o %t`).
+std::string_view JobStateShortName(JobState s);
+// Accepts either form, any case (`squeue -t pd`, `-t RUNNING`).
+std::optional<JobState> ParseJobState(std::string_view s);
+// A job in a final state never changes again (except by requeue, which makes it PENDING).
+bool IsFinal(JobState s);
+// Whether `from` -> `to` is a legal step of the state machine.
+bool CanTransition(JobState from, JobState to);
+
+// Why a pending job is not running, as printed in squeue's NODELIST(REASON) column.
+enum class PendingReason : uint8_t {
+  kNone,
+  kPriority,
+  kResources,
+  kDependency,
+  kDependencyNeverSatisfied,
+  kBeginTime,
+  kJobHeldUser,
+  kJobHeldAdmin,
+  kPartitionTimeLimit,
+  kPartitionNodeLimit,
+  kPartitionDown,
+  kPartitionInactive,
+  kNodeDown,
+  kBadConstraints,
+  kReqNodeNotAvail,
+  kJobArrayTaskLimit,
+  kInvalidQOS,
+  kQOSMaxGRESPerUser,
+  kQOSMaxJobsPerUserLimit,
+  kReservation,
+};
+
+// "None", "Priority", "Resources", ... exactly as Slurm prints them.
+std::string_view PendingReasonName(PendingReason r);
+
+}  // namespace loom::model

@@ -1,0 +1,48 @@
+#include "model/job_state.h"
+
+#include <gtest/gtest.h>
+
+namespace loom::model {
+namespace {
+
+TEST(JobState, NamesAsSlurmPrintsThem) {
+  EXPECT_EQ(JobStateName(JobState::kPending), "PENDING");
+  EXPECT_EQ(JobStateShortName(JobState::kPending), "PD");
+  EXPECT_EQ(JobStateName(JobState::kNodeFail), "NODE_FAIL");
+  EXPECT_EQ(JobStateShortName(JobState::kCompleting), "CG");
+  EXPECT_EQ(JobStateName(JobState::kOutOfMemory), "OUT_OF_MEMORY");
+}
+
+TEST(JobState, ParsesLongAndShortFormsInAnyCase) {
+  EXPECT_EQ(ParseJobState("pd"), JobState::kPending);
+  EXPECT_EQ(ParseJobState("Running"), JobState::kRunning);
+  EXPECT_EQ(ParseJobState("TO"), JobState::kTimeout);
+  EXPECT_FALSE(ParseJobState("WAITING").has_value());
+}
+
+TEST(JobState, StateMachine) {
+  EXPECT_TRUE(CanTransition(JobState::kPending, JobState::kRunning));
+  EXPECT_TRUE(CanTransition(JobState::kPending, JobState::kCancelled));
+  EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kCompleted));
+  EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kTimeout));
+  EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kTimeout));
+  EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kCompleting));
+  EXPECT_TRUE(CanTransition(JobState::kCompleting, JobState::kCompleted));
+  EXPECT_FALSE(CanTransition(JobState::kCompleted, JobState::kRunning));
+  EXPECT_TRUE(CanTransition(JobState::kNodeFail, JobState::kPending));  // requeue
+  for (JobState s : {JobState::kCompleted, JobState::kCancelled, JobState::kFailed}) {
+    EXPECT_TRUE(IsFinal(s));
+    EXPECT_FALSE(CanTransition(s, JobState::kRunning));
+  }
+}
+
+TEST(PendingReason, SlurmSpelling) {
+  EXPECT_EQ(PendingReasonName(PendingReason::kResources), "Resources");
+  EXPECT_EQ(PendingReasonName(PendingReason::kDependencyNeverSatisfied),
+            "DependencyNeverSatisfied");
+  EXPECT_EQ(PendingReasonName(PendingReason::kPartitionTimeLimit), "PartitionTimeLimit");
+  EXPECT_EQ(PendingReasonName(PendingReason::kJobHeldUser), "JobHeldUser");
+}
+
+}  // namespace
+}  // namespace loom::model

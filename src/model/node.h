@@ -1,0 +1,41 @@
+// A compute node as the scheduler and the daemons see it: static capacity from the
+// configuration plus its administrative/health state. Pure value; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/resources.h"
+
+namespace loom::model {
+
+// Base node states as Slurm names them; DRAIN is a flag on top of a base state in Slurm
+// and is kept as a separate bool here.
+enum class NodeState : uint8_t { kUnknown, kIdle, kAllocated, kMixed, kDown, kFuture };
+
+std::string_view NodeStateName(NodeState s);  // "IDLE", "ALLOCATED", "MIXED", "DOWN", ...
+std::optional<NodeState> ParseNodeState(std::string_view s);
+
+struct Node {
+  std::string name;
+  Resources capacity;            // CPUs, RealMemory, GPUs (all GRES gpu of the node)
+  std::string gpu_type;          // type of the node's GPUs, empty if untyped or none
+  int32_t sockets = 1;
+  int32_t cores_per_socket = 1;
+  int32_t threads_per_core = 1;
+  std::vector<std::string> features;
+  uint32_t weight = 1;           // lower weight is preferred, as in Slurm
+  NodeState state = NodeState::kIdle;
+  bool drain = false;
+  std::string reason;
+
+  // A node the scheduler may place new work on.
+  bool Schedulable() const {
+    return !drain && state != NodeState::kDown && state != NodeState::kFuture;
+  }
+};
+
+}  // namespace loom::model

@@ -1,0 +1,56 @@
+// Per-node resource amounts (CPUs, memory, GPUs) and the request shape of a job, the two
+// value types the scheduler reasons with. Pure values; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace loom::model {
+
+// An amount of the resources the scheduler tracks per node. Used both for capacities and
+// for allocations; components are never negative in a valid amount.
+struct Resources {
+  int32_t cpus = 0;
+  int32_t gpus = 0;
+  int64_t mem_mb = 0;
+
+  friend bool operator==(const Resources&, const Resources&) = default;
+  Resources& operator+=(const Resources& o) {
+    cpus += o.cpus;
+    gpus += o.gpus;
+    mem_mb += o.mem_mb;
+    return *this;
+  }
+  Resources& operator-=(const Resources& o) {
+    cpus -= o.cpus;
+    gpus -= o.gpus;
+    mem_mb -= o.mem_mb;
+    return *this;
+  }
+  friend Resources operator+(Resources a, const Resources& b) { return a += b; }
+  friend Resources operator-(Resources a, const Resources& b) { return a -= b; }
+  // True when every component of `need` is at most the same component of *this.
+  bool Covers(const Resources& need) const {
+    return need.cpus <= cpus && need.gpus <= gpus && need.mem_mb <= mem_mb;
+  }
+};
+
+// What a job asks for, in the terms of `sbatch`: -N min[-max], -n, -c, --ntasks-per-node,
+// --mem / --mem-per-cpu, --gpus-per-node, --exclusive.
+struct JobShape {
+  int32_t min_nodes = 1;
+  int32_t max_nodes = 1;          // >= min_nodes
+  int32_t ntasks = 1;             // total tasks
+  int32_t cpus_per_task = 1;
+  int32_t ntasks_per_node = 0;    // 0: not given
+  int64_t mem_per_node_mb = 0;    // --mem; 0: not given
+  int64_t mem_per_cpu_mb = 0;     // --mem-per-cpu; 0: not given
+  int32_t gpus_per_node = 0;
+  std::string gpu_type;           // empty: any type
+  bool exclusive = false;         // whole nodes
+
+  friend bool operator==(const JobShape&, const JobShape&) = default;
+  int64_t TotalCpus() const { return int64_t{ntasks} * cpus_per_task; }
+};
+
+}  // namespace loom::model

@@ -1,0 +1,132 @@
+// conservative: conservative backfilling as in the published studies (SIM-CONVENTIONS.md,
+// C1-C4). Every waiting job holds a reservation, kept across passes:
+//  - a job without one is reserved at its earliest start on the timeline of running jobs
+//    and existing reservations (C1);
+//  - after a termination, jobs reserved later than now are taken out one at a time, in
+//    queue order, and placed again at their earliest start, which is never later (C2);
+//  - a job reserved at now starts, and is never re-placed (C3); starts of one pass are
+//    ordered by when their start time was decided (C4).
+#include <algorithm>
+#include <vector>
+
+#include "sched/backfill/policy.h"
+#include "sched/priority/priority.h"
+
+namespace loom::sched {
+namespace {
+
+class ConservativePolicy final : public Policy {
+ public:
+  explicit ConservativePolicy(const PolicyOptions& opts) : opts_(opts) {}
+  std::string_view name() const override { return "conservative"; }
+
+  void Pass(const PassInput& in, PassOutput* out) override {
+    using model::PendingReason;
+    policy_internal::BeginPass(in, out);
+    const Cluster& cluster = *in.cluster;
+    planner_.Reset(cluster, in.now, in.running);
+    cluster_ = &cluster;
+    std::vector<int32_t> queue = QueueOrder(cluster, in.pending);
+    uint64_t seq = in.next_decision_seq;
+
+    // The reservations as they stand, put back on the timeline. One that no longer fits
+    // (a node went away) is dropped and placed again below.
+    res_.assign(in.pending.size(), std::nullopt);
+    for (int32_t idx : queue) {
+      const PendingJob& job = in.pending[idx];
+      if (!job.reservation || job.blocked != PendingReason::kNone) continue;
+      if (!Holdable(*job.reservation, job.estimate)) continue;
+      res_[idx] = job.reservation;
+      planner_.Hold(job.reservation->alloc, job.reservation->start, job.estimate);
+    }
+
+    Allocation alloc;
+    for (int32_t idx : queue) {
+      const PendingJob& job = in.pending[idx];
+      PendingReason r = job.blocked != PendingReason::kNone
+                            ? job.blocked
+                            : policy_internal::LimitReason(cluster, job);
+      if (r != PendingReason::kNone) {
+        out->reasons[idx] = r;
+        continue;
+      }
+      std::optional<Reservation>& res = res_[idx];
+      if (res && res->start <= in.now) continue;  // C3: counts as started
+      if (res && in.trigger != PassTrigger::kTermination) continue;  // only C2 compresses
+      ++out->stats.jobs_tested;
+      if (res) {
+        planner_.Release(res->alloc, res->start, job.estimate);
+        Time t = planner_.EarliestStart(job, in.now, res->start, 1, &alloc);
+        if (t < res->start) {
+          res = Reservation{t, std::move(alloc), seq++};
+        }
+        planner_.Hold(res->alloc, res->start, job.estimate);
+        continue;
+      }
+      Time t = planner_.EarliestStart(job, in.now, kNever, 1, &alloc);
+      if (t >= kNever) {
+        PendingReason why = PendingReason::kNone;
+        planner_.Eligible(job, &why);
+        out->reasons[idx] = why == PendingReason::kNone ? PendingReason::kResources : why;
+        continue;
+      }
+      res = Reservation{t, std::move(alloc), seq++};
+      planner_.Hold(res->alloc, t, job.estimate);
+      ++out->stats.reservations;
+    }
+
+    // Starts, in the order their start times were decided; the rest keep reservations.
+    starting_.clear();
+    backfilled_.assign(in.pending.size(), 0);
+    bool first_waiting = true;
+    for (int32_t idx : queue) {
+      const std::optional<Reservation>& res = res_[idx];
+      if (!res) continue;
+      if (res->start <= in.now) {
+        starting_.push_back(idx);
+        backfilled_[idx] = !first_waiting;
+      } else {
+        out->reservations.emplace_back(idx, *res);
+        out->reasons[idx] = first_waiting ? PendingReason::kResources : PendingReason::kPriority;
+        first_waiting = false;
+      }
+    }
+    std::stable_sort(starting_.begin(), starting_.end(), [&](int32_t a, int32_t b) {
+      return res_[a]->decided_seq < res_[b]->decided_seq;
+    });
+    for (int32_t idx : starting_) {
+      // The resources are already held on the timeline from the reservation.
+      out->reasons[idx] = PendingReason::kNone;
+      out->starts.push_back(JobStart{idx, res_[idx]->alloc, backfilled_[idx] != 0});
+      ++out->stats.started;
+      out->stats.backfilled += backfilled_[idx];
+    }
+    out->next_decision_seq = seq;
+  }
+
+ private:
+  bool Holdable(const Reservation& r, int64_t estimate) const {
+    Time end = SaturatingAdd(r.start, estimate);
+    for (const NodeAlloc& a : r.alloc) {
+      if (a.node < 0 || a.node >= planner_.timeline().num_nodes()) return false;
+      if (!cluster_->nodes[a.node].Schedulable()) return false;
+      if (!planner_.timeline().FreeOver(a.node, r.start, end).Covers(a.amount)) return false;
+    }
+    return true;
+  }
+
+  PolicyOptions opts_;
+  Planner planner_;
+  const Cluster* cluster_ = nullptr;
+  std::vector<std::optional<Reservation>> res_;
+  std::vector<int32_t> starting_;
+  std::vector<char> backfilled_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakeConservativePolicy(const PolicyOptions& opts) {
+  return std::make_unique<ConservativePolicy>(opts);
+}
+
+}  // namespace loom::sched

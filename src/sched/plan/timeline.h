@@ -1,0 +1,77 @@
+// The availability timeline: per node, how much of each resource is in use over time, from
+// the pass's `now` on. Answers "how much is free on node n over [a, b)" and "earliest time
+// >= t at which `need` fits on node n for d seconds". Built fresh for every pass from the
+// running jobs; reservations are added to it as a pass makes them.
+//
+// Each node keeps a step function (a short sorted vector); a cluster of many nodes is a
+// vector of them. Not thread-safe; a pass owns its timeline.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sched/types.h"
+
+namespace loom::sched {
+
+class Timeline {
+ public:
+  Timeline() = default;
+  // Empty timeline starting at `origin` for nodes with the given capacities.
+  void Reset(std::span<const Resources> capacity, Time origin);
+
+  Time origin() const { return origin_; }
+  int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
+  const Resources& capacity(int32_t node) const { return nodes_[node].capacity; }
+
+  // Usage `amount` on `node` from origin() until `end`.
+  struct Holding {
+    int32_t node;
+    Resources amount;
+    Time end;
+  };
+  // Empty timeline at `origin`, then every holding added, in O(n log n) (the way a pass
+  // loads its running jobs).
+  void Build(std::span<const Resources> capacity, Time origin, std::vector<Holding>& holdings);
+
+  // Adds `amount` on `node` over [from, to); parts before origin() are ignored.
+  void Add(int32_t node, const Resources& amount, Time from, Time to);
+  // Undoes an Add of the same arguments.
+  void Remove(int32_t node, const Resources& amount, Time from, Time to);
+  void Add(const Allocation& alloc, Time from, Time to);
+  void Remove(const Allocation& alloc, Time from, Time to);
+
+  // Least free amount, per component, on `node` over [from, to) (from < to).
+  Resources FreeOver(int32_t node, Time from, Time to) const;
+  // Earliest s >= from, s < limit, with `need` free on `node` over [s, s + duration).
+  // Candidate times after origin() are rounded up to a multiple of `resolution` (>= 1).
+  // Returns kNever when there is none.
+  Time EarliestFit(int32_t node, const Resources& need, Time from, int64_t duration, Time limit,
+                   int64_t resolution = 1) const;
+  // The first time > t at which usage on `node` drops, or kNever.
+  Time NextRelease(int32_t node, Time t) const;
+  // Number of steps on `node` (for tests and memory accounting).
+  size_t steps(int32_t node) const { return nodes_[node].steps.size(); }
+
+ private:
+  struct Step {
+    Time time;       // the step covers [time, next step's time)
+    Resources used;
+  };
+  struct NodeLine {
+    Resources capacity;
+    std::vector<Step> steps;  // steps[0].time == origin_, strictly increasing times
+  };
+
+  // Index of the step covering t (t >= origin_).
+  static size_t StepAt(const NodeLine& line, Time t);
+  // Ensures a step starts exactly at t and returns its index.
+  static size_t SplitAt(NodeLine& line, Time t);
+  void Apply(int32_t node, const Resources& delta, Time from, Time to, bool merge);
+
+  Time origin_ = 0;
+  std::vector<NodeLine> nodes_;
+};
+
+}  // namespace loom::sched

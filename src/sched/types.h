@@ -1,0 +1,109 @@
+// Value types shared by the scheduling core: time, allocations, running and pending jobs,
+// and the input and output of one scheduling pass. Pure values; thread-compatible.
+//
+// The core never reads a clock: every pass is given `now`. Times are seconds on any epoch
+// the driver chooses (trace time in the simulator, Unix time in the controller).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/job_state.h"
+#include "model/node.h"
+#include "model/partition.h"
+#include "model/resources.h"
+
+namespace loom::sched {
+
+using Time = int64_t;
+// A time later than any real one: "never" for searches, "forever" for interval ends.
+inline constexpr Time kNever = INT64_MAX / 4;
+
+inline Time SaturatingAdd(Time t, int64_t d) { return (d >= kNever - t) ? kNever : t + d; }
+
+using model::Resources;
+using JobId = uint64_t;
+
+// The part of one node that a job holds.
+struct NodeAlloc {
+  int32_t node = 0;  // index into Cluster::nodes
+  Resources amount;
+  friend bool operator==(const NodeAlloc&, const NodeAlloc&) = default;
+};
+using Allocation = std::vector<NodeAlloc>;
+
+// The static picture of the cluster for a pass: nodes and partitions.
+struct Cluster {
+  std::vector<model::Node> nodes;
+  std::vector<model::Partition> partitions;
+};
+
+struct RunningJob {
+  JobId id = 0;
+  Allocation alloc;
+  Time start = 0;
+  Time end = 0;  // predicted end: start + time limit (or estimate); kNever when unlimited
+};
+
+// A reservation a job holds across passes (conservative backfilling keeps them).
+struct Reservation {
+  Time start = 0;
+  Allocation alloc;
+  uint64_t decided_seq = 0;  // when this start time was last decided (a global counter)
+};
+
+struct PendingJob {
+  JobId id = 0;
+  Time submit = 0;
+  int64_t priority = 0;     // higher runs first; ties by submit time, then id
+  int32_t partition = 0;    // index into Cluster::partitions
+  std::string constraint;   // --constraint expression, empty for none
+  model::JobShape shape;
+  int64_t estimate = 0;     // seconds the scheduler assumes the job runs (its time limit)
+  // A job that may not start for a reason other than resources (held, dependency, begin
+  // time) has blocked = that reason; the scheduler only reports it.
+  model::PendingReason blocked = model::PendingReason::kNone;
+  std::optional<Reservation> reservation;
+};
+
+// What caused a pass; reference policies act differently on each (SIM-CONVENTIONS.md).
+enum class PassTrigger : uint8_t { kSubmit, kTermination, kPeriodic };
+
+struct PassInput {
+  const Cluster* cluster = nullptr;
+  std::span<const RunningJob> running;
+  std::span<const PendingJob> pending;  // any order; the pass orders them by priority
+  Time now = 0;
+  PassTrigger trigger = PassTrigger::kPeriodic;
+  uint64_t next_decision_seq = 0;
+};
+
+struct JobStart {
+  int32_t pending_index = 0;  // index into PassInput::pending
+  Allocation alloc;
+  bool backfilled = false;  // started out of priority order
+};
+
+struct PassStats {
+  int64_t jobs_tested = 0;    // pending jobs the pass looked at
+  int64_t reservations = 0;   // reservations made
+  int64_t started = 0;
+  int64_t backfilled = 0;
+};
+
+struct PassOutput {
+  std::vector<JobStart> starts;  // in start order
+  // Persistent reservations after the pass, by pending index (policies that keep them).
+  std::vector<std::pair<int32_t, Reservation>> reservations;
+  // Reservations made and dropped within this pass (EASY's head, Slurm's blocked jobs),
+  // by pending index. Reported so the backfill invariant can be checked.
+  std::vector<std::pair<int32_t, Reservation>> transient_reservations;
+  std::vector<model::PendingReason> reasons;  // per pending index (kNone for started jobs)
+  uint64_t next_decision_seq = 0;
+  PassStats stats;
+};
+
+}  // namespace loom::sched

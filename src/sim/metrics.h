@@ -1,0 +1,41 @@
+// Summary metrics of a simulation, as the published backfilling studies define them
+// (SIM-CONVENTIONS.md, "Metrics"): over all jobs, no warm-up cut; wait = start - submit;
+// flow = wait + run; bounded slowdown = max(1, flow / max(10 s, run)); utilization =
+// sum(run * cpus) / (makespan * machine cpus), makespan = max(start + run) - min(submit).
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/simulator.h"
+
+namespace loom::sim {
+
+struct Summary {
+  std::string policy;
+  int64_t jobs = 0;
+  int64_t makespan_s = 0;
+  double utilization = 0;
+  double mean_wait_s = 0;
+  double median_wait_s = 0;
+  double p95_wait_s = 0;
+  double max_wait_s = 0;
+  double mean_flow_time_s = 0;
+  double mean_bounded_slowdown = 0;
+  double max_bounded_slowdown = 0;
+  int64_t backfilled = 0;
+  int64_t passes = 0;
+};
+
+double BoundedSlowdown(const JobRecord& r);
+// Percentile by nearest rank (the smallest value with at least p% of values at or below
+// it); `sorted` must be ascending and non-empty.
+double Percentile(const std::vector<double>& sorted, double p);
+// Median: the middle value, or the mean of the two middle values.
+double Median(const std::vector<double>& sorted);
+
+Summary Summarize(const SimResult& result);
+
+}  // namespace loom::sim

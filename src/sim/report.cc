@@ -1,0 +1,216 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+
+namespace loom::sim {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+}  // namespace
+
+void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows) {
+  os << "trace: " << h.trace << "  machine: " << h.machine_cpus << " CPUs  jobs: "
+     << (rows.empty() ? 0 : rows.front().jobs) << " of " << h.jobs_in_trace << " ("
+     << h.dropped << " filtered out";
+  if (h.bad_lines > 0) os << ", " << h.bad_lines << " malformed lines skipped";
+  os << ")\n";
+  os << "estimate: " << h.estimate << "  backfill order: " << h.backfill_order << "\n";
+  if (h.estimates_from_runtime) {
+    os << "note: the trace has no requested times; the run time is used as the requested time\n";
+  }
+  struct Line {
+    const char* name;
+    std::string (*value)(const Summary&);
+  };
+  const Line lines[] = {
+      {"jobs", [](const Summary& s) { return core::StrCat(s.jobs); }},
+      {"makespan (s)", [](const Summary& s) { return core::StrCat(s.makespan_s); }},
+      {"utilization", [](const Summary& s) { return Fixed(s.utilization, 4); }},
+      {"mean wait (s)", [](const Summary& s) { return Fixed(s.mean_wait_s, 1); }},
+      {"median wait (s)", [](const Summary& s) { return Fixed(s.median_wait_s, 1); }},
+      {"p95 wait (s)", [](const Summary& s) { return Fixed(s.p95_wait_s, 1); }},
+      {"max wait (s)", [](const Summary& s) { return Fixed(s.max_wait_s, 0); }},
+      {"mean flow time (s)", [](const Summary& s) { return Fixed(s.mean_flow_time_s, 1); }},
+      {"mean bounded slowdown", [](const Summary& s) { return Fixed(s.mean_bounded_slowdown, 2); }},
+      {"max bounded slowdown", [](const Summary& s) { return Fixed(s.max_bounded_slowdown, 1); }},
+      {"backfilled jobs", [](const Summary& s) { return core::StrCat(s.backfilled); }},
+  };
+  const int name_w = 23;
+  int col_w = 14;
+  for (const Summary& s : rows) col_w = std::max<int>(col_w, static_cast<int>(s.policy.size()) + 2);
+  os << std::left << std::setw(name_w) << "";
+  for (const Summary& s : rows) os << std::right << std::setw(col_w) << s.policy;
+  os << "\n";
+  for (const Line& l : lines) {
+    os << std::left << std::setw(name_w) << l.name;
+    for (const Summary& s : rows) os << std::right << std::setw(col_w) << l.value(s);
+    os << "\n";
+  }
+}
+
+void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const Summary& s : rows) {
+    nlohmann::ordered_json o;
+    o["policy"] = s.policy;
+    o["jobs"] = s.jobs;
+    o["makespan_s"] = s.makespan_s;
+    o["utilization"] = s.utilization;
+    o["mean_wait_s"] = s.mean_wait_s;
+    o["median_wait_s"] = s.median_wait_s;
+    o["p95_wait_s"] = s.p95_wait_s;
+    o["max_wait_s"] = s.max_wait_s;
+    o["mean_flow_time_s"] = s.mean_flow_time_s;
+    o["mean_bounded_slowdown"] = s.mean_bounded_slowdown;
+    o["max_bounded_slowdown"] = s.max_bounded_slowdown;
+    o["backfilled_jobs"] = s.backfilled;
+    o["trace"] = h.trace;
+    o["machine_cpus"] = h.machine_cpus;
+    o["estimate"] = h.estimate;
+    o["backfill_order"] = h.backfill_order;
+    o["estimates_from_runtime"] = h.estimates_from_runtime;
+    arr.push_back(std::move(o));
+  }
+  os << arr.dump(2) << "\n";
+}
+
+void WriteJobsCsv(std::ostream& os, const std::vector<SimResult>& results) {
+  os << "policy,job,submit,start,end,wait,run,estimate,cpus,gpus,nodes,backfilled,"
+        "bounded_slowdown\n";
+  for (const SimResult& res : results) {
+    for (const JobRecord& r : res.jobs) {
+      os << res.policy << ',' << r.id << ',' << r.submit << ',' << r.start << ',' << r.end << ','
+         << (r.start - r.submit) << ',' << r.run << ',' << r.estimate << ',' << r.cpus << ','
+         << r.gpus << ',' << r.nodes << ',' << (r.backfilled ? 1 : 0) << ','
+         << Fixed(BoundedSlowdown(r), 4) << '\n';
+    }
+  }
+}
+
+namespace {
+
+// Time-weighted averages of the samples over `buckets` equal spans of the run.
+void WriteSeries(std::ostream& os, const SimResult& res, int buckets) {
+  const auto& s = res.samples;
+  if (s.empty()) return;
+  Time t0 = s.front().time, t1 = s.back().time;
+  if (t1 <= t0) t1 = t0 + 1;
+  double span = static_cast<double>(t1 - t0) / buckets;
+  std::vector<double> util(buckets, 0), queue(buckets, 0), weight(buckets, 0);
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    // Sample i holds from s[i].time until s[i+1].time; spread it over the buckets it spans.
+    double a = static_cast<double>(s[i].time - t0), b = static_cast<double>(s[i + 1].time - t0);
+    int ba = std::min(buckets - 1, static_cast<int>(a / span));
+    int bb = std::min(buckets - 1, static_cast<int>(b / span));
+    for (int k = ba; k <= bb; ++k) {
+      double lo = std::max(a, k * span), hi = std::min(b, (k + 1) * span);
+      if (hi <= lo) continue;
+      double w = hi - lo;
+      util[k] += w * static_cast<double>(s[i].busy_cpus) / std::max<int64_t>(1, res.total_cpus);
+      queue[k] += w * static_cast<double>(s[i].queued);
+      weight[k] += w;
+    }
+  }
+  for (int k = 0; k < buckets; ++k) {
+    if (weight[k] <= 0) continue;
+    os << (static_cast<double>(t0) + (k + 0.5) * span) / 86400.0 << ' ' << util[k] / weight[k]
+       << ' ' << queue[k] / weight[k] << '\n';
+  }
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+Status WritePlots(const std::string& dir, const ReportHeader& h,
+                  const std::vector<SimResult>& results) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::PermissionDeniedError(
+        core::StrCat("cannot create plot directory '", dir, "': ", std::strerror(errno)));
+  }
+  for (const SimResult& res : results) {
+    std::ofstream series(dir + "/series-" + res.policy + ".dat");
+    WriteSeries(series, res, 1000);
+    std::ofstream cdf(dir + "/wait-cdf-" + res.policy + ".dat");
+    std::vector<double> waits;
+    for (const JobRecord& r : res.jobs) waits.push_back(static_cast<double>(r.start - r.submit));
+    std::sort(waits.begin(), waits.end());
+    size_t step = std::max<size_t>(1, waits.size() / 2000);
+    for (size_t i = 0; i < waits.size(); i += step) {
+      cdf << std::max(1.0, waits[i]) << ' ' << static_cast<double>(i + 1) / waits.size() << '\n';
+    }
+    if (!waits.empty()) cdf << std::max(1.0, waits.back()) << " 1\n";
+    if (!series || !cdf) {
+      return absl::DataLossError(core::StrCat("cannot write plot data in '", dir, "'"));
+    }
+  }
+  std::ofstream gp(dir + "/plots.gp");
+  for (const char* fmt : {"png", "svg"}) {
+    bool png = std::strcmp(fmt, "png") == 0;
+    std::string term = png ? "set terminal pngcairo size 1100,650 noenhanced"
+                           : "set terminal svg size 1100,650 noenhanced";
+    auto plot = [&](const std::string& file, const std::string& title, const std::string& xl,
+                    const std::string& yl, const std::string& data_prefix, const char* cols,
+                    bool logx) {
+      gp << term << "\nset output " << Quote(dir + "/" + file + "." + fmt) << "\nset title "
+         << Quote(title + " - " + h.trace) << "\nset xlabel " << Quote(xl) << "\nset ylabel "
+         << Quote(yl) << "\nset key outside right\nset grid\n"
+         << (logx ? "set logscale x\n" : "unset logscale x\n") << "plot ";
+      for (size_t i = 0; i < results.size(); ++i) {
+        gp << (i ? ", " : "") << Quote(dir + "/" + data_prefix + results[i].policy + ".dat")
+           << " using " << cols << " with lines lw 1.5 title " << Quote(results[i].policy);
+      }
+      gp << "\n";
+    };
+    plot("utilization", "Utilization over time", "time (days)", "busy CPUs / total", "series-",
+         "1:2", false);
+    plot("queue", "Queue length over time", "time (days)", "waiting jobs", "series-", "1:3",
+         false);
+    plot("wait-cdf", "Wait time CDF", "wait (s, log scale)", "fraction of jobs", "wait-cdf-",
+         "1:2", true);
+  }
+  gp.close();
+  if (!gp) return absl::DataLossError(core::StrCat("cannot write '", dir, "/plots.gp'"));
+  std::string cmd = "gnuplot " + Quote(dir + "/plots.gp") + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return absl::UnavailableError("cannot run gnuplot");
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) output += buf;
+  int rc = ::pclose(p);
+  if (rc != 0) {
+    return absl::UnavailableError(core::StrCat(
+        "gnuplot failed (is it installed? scripts/install-deps installs it): ", output));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace loom::sim

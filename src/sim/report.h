@@ -1,0 +1,34 @@
+// Reports of simulation runs: a side-by-side table, JSON (one object per policy), a per-job
+// CSV, and gnuplot charts. Functions write to the stream or directory they are given.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/metrics.h"
+#include "sim/simulator.h"
+
+namespace loom::sim {
+
+struct ReportHeader {
+  std::string trace;
+  int64_t machine_cpus = 0;
+  int64_t jobs_in_trace = 0;   // job lines before filtering
+  int64_t dropped = 0;
+  int64_t bad_lines = 0;
+  std::string estimate;        // "requested" or "exact"
+  std::string backfill_order;  // "queue" or "sjf"
+  bool estimates_from_runtime = false;
+};
+
+void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
+void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
+void WriteJobsCsv(std::ostream& os, const std::vector<SimResult>& results);
+// Writes data files, a gnuplot script and PNG + SVG charts (utilization and queue length
+// over time, wait-time CDF per policy) into `dir`, running gnuplot.
+Status WritePlots(const std::string& dir, const ReportHeader& h,
+                  const std::vector<SimResult>& results);
+
+}  // namespace loom::sim
