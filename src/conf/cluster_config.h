@@ -1,0 +1,274 @@
+// ClusterConfig: the validated, typed content of a slurm.conf (nodes, partitions, scheduler,
+// selection, priority and preemption settings) as produced by ParseSlurmConf/LoadSlurmConf.
+// A pure value built once by the parser and then only read: share it as
+// std::shared_ptr<const ClusterConfig>. Thread-compatible (const access is thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/diagnostic.h"
+#include "core/time_format.h"
+
+namespace loom::conf {
+
+// Count limits written as UNLIMITED/INFINITE (MaxNodes=UNLIMITED).
+inline constexpr int32_t kUnlimitedNodes = INT32_MAX;
+// default_time_s when a partition sets no DefaultTime (its MaxTime applies).
+inline constexpr int64_t kTimeNotSet = -1;
+
+// ---------------------------------------------------------------------------------- nodes
+
+// Node State= as slurm.conf allows it; UNKNOWN (the default) lets the node's daemon decide.
+enum class NodeState { kUnknown, kCloud, kDown, kDrain, kFail, kFailing, kFuture };
+std::string_view NodeStateName(NodeState s);  // "UNKNOWN", "CLOUD", ...
+
+// One entry of a node's Gres= list: "gpu:a100:8" is {gpu, a100, 8}; "gpu:8" has no type.
+struct GresSpec {
+  std::string name;  // "gpu", "mps", "shard", ... (as in GresTypes)
+  std::string type;  // "a100"; empty when untyped
+  int64_t count = 0;
+  bool no_consume = false;
+
+  friend bool operator==(const GresSpec&, const GresSpec&) = default;
+};
+
+// One node, after hostlist expansion of its NodeName line and NodeName=DEFAULT merging.
+struct NodeConfig {
+  std::string name;
+  std::string hostname;  // NodeHostname; defaults to name
+  std::string addr;      // NodeAddr; defaults to hostname
+  int32_t port = 0;      // slurmd port of this node (Port= or SlurmdPort)
+
+  int32_t cpus = 1;
+  int32_t boards = 1;
+  int32_t sockets = 1;  // total sockets (boards * sockets_per_board)
+  int32_t sockets_per_board = 1;
+  int32_t cores_per_socket = 1;
+  int32_t threads_per_core = 1;
+  int64_t real_memory_mb = 1;  // Slurm's default RealMemory is 1 MB
+  int64_t tmp_disk_mb = 0;
+
+  std::vector<GresSpec> gres;
+  std::vector<std::string> features;  // Feature= / Features=, in the order written
+  uint32_t weight = 1;
+  NodeState state = NodeState::kUnknown;
+  std::string reason;
+
+  // Keys Slurm knows on NodeName lines that Loom does not act on yet (canonical key -> value).
+  std::map<std::string, std::string> other_keys;
+  SourceLocation defined_at;
+
+  // Sum of the counts of GRES `name`, all types ("gpu" -> all GPUs of the node).
+  int64_t GresCount(std::string_view name) const;
+  // Count of GRES `name` of type `type` (case-insensitive on the type).
+  int64_t GresCount(std::string_view name, std::string_view type) const;
+  int64_t GpuCount() const { return GresCount("gpu"); }
+  // GPU counts per type, in the order the Gres list names them; untyped GPUs under "".
+  std::vector<std::pair<std::string, int64_t>> GpusByType() const;
+  bool HasFeature(std::string_view feature) const;
+};
+
+// ----------------------------------------------------------------------------- partitions
+
+enum class PartitionState { kUp, kDown, kDrain, kInactive };
+std::string_view PartitionStateName(PartitionState s);
+
+// OverSubscribe=NO|YES[:N]|EXCLUSIVE|FORCE[:N] (older name: Shared=).
+enum class OverSubscribe { kNo, kYes, kExclusive, kForce };
+std::string_view OverSubscribeName(OverSubscribe o);
+
+// One weight of a TRESBillingWeights / PriorityWeightTRES list. `tres` is lower-cased
+// ("cpu", "mem", "node", "gres/gpu", "gres/gpu:a100", "license/matlab"); the weight of
+// "mem" is per megabyte (a "G" suffix in the file is divided out).
+struct TresWeight {
+  std::string tres;
+  double weight = 0;
+
+  friend bool operator==(const TresWeight&, const TresWeight&) = default;
+};
+
+// PreemptMode, globally or per partition: one base mode plus the GANG and WITHIN flags.
+struct PreemptMode {
+  enum class Base { kOff, kCancel, kRequeue, kSuspend };
+  Base base = Base::kOff;
+  bool gang = false;
+  bool within = false;
+
+  std::string ToString() const;  // "OFF", "REQUEUE", "SUSPEND,GANG", ...
+  friend bool operator==(const PreemptMode&, const PreemptMode&) = default;
+};
+
+struct PartitionConfig {
+  std::string name;
+  std::vector<std::string> nodes;  // in node definition order, no duplicates
+  bool is_default = false;
+  int64_t max_time_s = core::kUnlimitedSeconds;
+  int64_t default_time_s = kTimeNotSet;  // kTimeNotSet: MaxTime applies
+  int32_t min_nodes = 0;
+  int32_t max_nodes = kUnlimitedNodes;
+  int32_t priority_tier = 1;
+  int32_t priority_job_factor = 1;
+  PartitionState state = PartitionState::kUp;
+  OverSubscribe oversubscribe = OverSubscribe::kNo;
+  int32_t oversubscribe_count = 1;  // jobs per resource for YES/FORCE (default 4)
+  std::string qos;
+  std::vector<std::string> allow_accounts;  // empty: all accounts
+  std::vector<std::string> allow_groups;    // empty: all groups
+  bool exclusive_user = false;
+  std::vector<TresWeight> billing_weights;  // TRESBillingWeights; empty: none set
+  std::optional<PreemptMode> preempt_mode;  // unset: the global PreemptMode applies
+  int64_t grace_time_s = 0;
+  // Memory defaults/limits in MB; 0 means "not set here" (the global value applies).
+  int64_t def_mem_per_cpu_mb = 0;
+  int64_t def_mem_per_node_mb = 0;
+  int64_t max_mem_per_cpu_mb = 0;
+  int64_t max_mem_per_node_mb = 0;
+  int64_t def_mem_per_gpu_mb = 0;
+
+  std::map<std::string, std::string> other_keys;  // known to Slurm, not acted on yet
+  SourceLocation defined_at;
+
+  bool HasNode(std::string_view node) const;
+};
+
+// ------------------------------------------------------------------------------ scheduler
+
+enum class SchedulerType { kBackfill, kBuiltin };
+std::string_view SchedulerTypeName(SchedulerType t);  // "sched/backfill", "sched/builtin"
+
+// SchedulerParameters, with Slurm's documented defaults.
+struct SchedulerParams {
+  int32_t bf_interval_s = 30;    // -1 disables the backfill loop
+  int32_t bf_window_min = 1440;  // minutes
+  int32_t bf_resolution_s = 60;
+  int32_t bf_max_job_test = 500;
+  int32_t bf_max_job_start = 0;  // 0: no limit
+  int32_t bf_max_job_part = 0;   // 0: no limit
+  int32_t bf_max_job_user = 0;   // 0: no limit
+  int32_t bf_max_time_s = -1;    // -1: not set (bf_interval applies)
+  bool bf_continue = false;
+  int32_t bf_min_age_reserve_s = 0;
+  int32_t default_queue_depth = 100;
+  int32_t partition_job_depth = 0;  // 0: no limit
+  int32_t sched_interval_s = 60;    // -1 disables the main loop
+  int32_t sched_max_job_start = 0;  // 0: no limit
+
+  // Options Slurm knows that Loom does not act on yet, in file order ("defer", "").
+  std::vector<std::pair<std::string, std::string>> other_options;
+
+  // bf_max_time_s when set, else bf_interval_s.
+  int32_t EffectiveBfMaxTime() const { return bf_max_time_s >= 0 ? bf_max_time_s : bf_interval_s; }
+};
+
+// ------------------------------------------------------------------------------ selection
+
+enum class SelectType { kConsTres, kConsRes, kLinear };
+std::string_view SelectTypeName(SelectType t);  // "select/cons_tres", ...
+
+// SelectTypeParameters.
+struct SelectParams {
+  // The consumable unit: CR_CPU, CR_Core, CR_Socket, or CR_Memory (memory only).
+  enum class Unit { kCpu, kCore, kSocket, kMemory };
+  Unit unit = Unit::kCore;
+  bool memory = true;                    // memory is consumable (*_Memory and CR_Memory)
+  bool lln = false;                      // CR_LLN
+  bool pack_nodes = false;               // CR_Pack_Nodes
+  bool one_task_per_core = false;        // CR_ONE_TASK_PER_CORE
+  bool core_default_dist_block = false;  // CR_CORE_DEFAULT_DIST_BLOCK
+  std::vector<std::string> other_flags;  // known to Slurm, not acted on yet
+
+  std::string ToString() const;  // e.g. "CR_Core_Memory,CR_LLN"
+};
+
+// ------------------------------------------------------------------------------- priority
+
+enum class PriorityType { kBasic, kMultifactor };
+std::string_view PriorityTypeName(PriorityType t);
+
+struct PriorityParams {
+  PriorityType type = PriorityType::kBasic;
+  int64_t weight_age = 0;
+  int64_t weight_assoc = 0;
+  int64_t weight_fairshare = 0;
+  int64_t weight_job_size = 0;
+  int64_t weight_partition = 0;
+  int64_t weight_qos = 0;
+  std::vector<TresWeight> weight_tres;    // PriorityWeightTRES
+  int64_t max_age_s = 7 * 86400;          // PriorityMaxAge (default 7-0)
+  int64_t decay_half_life_s = 7 * 86400;  // PriorityDecayHalfLife; 0 disables decay
+  bool favor_small = false;
+};
+
+// ----------------------------------------------------------------------------- preemption
+
+enum class PreemptType { kNone, kPartitionPrio, kQos };
+std::string_view PreemptTypeName(PreemptType t);  // "preempt/none", ...
+
+// ------------------------------------------------------------------------------- cluster
+
+struct ControllerHost {
+  std::string name;  // SlurmctldHost=name(addr): the name part
+  std::string addr;  // the address part; defaults to name
+
+  friend bool operator==(const ControllerHost&, const ControllerHost&) = default;
+};
+
+struct ClusterConfig {
+  std::string cluster_name;
+  std::vector<ControllerHost> controllers;  // primary first, then backups
+  int32_t slurmctld_port = 6817;
+  int32_t slurmctld_port_count = 1;  // SlurmctldPort=6817-6818 gives 2
+  int32_t slurmd_port = 6818;
+  std::string slurm_user = "root";
+  std::string state_save_location = "/var/spool/slurmctld";
+
+  std::vector<std::string> gres_types;  // GresTypes, lower-cased
+  std::vector<NodeConfig> nodes;        // definition order
+  std::vector<PartitionConfig> partitions;
+
+  SchedulerType scheduler_type = SchedulerType::kBackfill;
+  SchedulerParams scheduler;
+  SelectType select_type = SelectType::kLinear;  // Slurm 22.05's default
+  SelectParams select;
+  PriorityParams priority;
+  PreemptType preempt_type = PreemptType::kNone;
+  PreemptMode preempt_mode;
+  std::string topology_plugin = "topology/none";
+  std::vector<std::string> accounting_storage_tres;  // AccountingStorageTRES, lower-cased
+  // Cluster-wide TRESBillingWeights (a Loom extension; Slurm sets them per partition):
+  // used by partitions that set none of their own.
+  std::vector<TresWeight> billing_weights;
+
+  int32_t max_job_count = 10000;
+  int32_t max_array_size = 1001;
+  // Memory defaults/limits in MB; 0 means unlimited/not set, as in Slurm.
+  int64_t def_mem_per_cpu_mb = 0;
+  int64_t def_mem_per_node_mb = 0;
+  int64_t max_mem_per_cpu_mb = 0;
+  int64_t max_mem_per_node_mb = 0;
+  int64_t def_mem_per_gpu_mb = 0;
+  int32_t slurmd_timeout_s = 300;
+  int32_t kill_wait_s = 30;
+  int32_t min_job_age_s = 300;
+  int32_t return_to_service = 0;
+
+  // Keys Slurm accepts that Loom does not act on yet: canonical key -> raw value, for
+  // `scontrol show config`.
+  std::map<std::string, std::string> other_keys;
+  // Every file read, the main file first, then includes in the order they were read.
+  std::vector<std::string> source_files;
+
+  const NodeConfig* FindNode(std::string_view name) const;
+  const PartitionConfig* FindPartition(std::string_view name) const;
+  // The partition with Default=YES, or nullptr when none is marked.
+  const PartitionConfig* DefaultPartition() const;
+  // Billing weights that apply to jobs in `partition`: its own, else the cluster-wide ones.
+  const std::vector<TresWeight>& BillingWeightsFor(const PartitionConfig& partition) const;
+};
+
+}  // namespace loom::conf
