@@ -1,0 +1,303 @@
+#include "conf/internal/globals.h"
+
+#include <cctype>
+
+#include "conf/internal/key_table.h"
+#include "conf/internal/nodes.h"
+#include "conf/internal/partitions.h"
+#include "core/strings.h"
+
+namespace loom::conf::internal {
+namespace {
+
+using core::StrCat;
+
+constexpr int64_t kMaxU32 = 4294967295;
+constexpr int64_t kMaxI32 = INT32_MAX;
+constexpr int64_t kMaxMb = int64_t{1} << 50;
+
+bool IsRepeatable(std::string_view key) { return key == "SlurmctldHost"; }
+
+bool IsLegacyController(std::string_view key) {
+  return key == "ControlMachine" || key == "ControlAddr" || key == "BackupController" ||
+         key == "BackupAddr";
+}
+
+}  // namespace
+
+void GlobalKeys::Add(const SourceLocation& at, const KeyValue& kv) {
+  std::optional<std::string_view> canonical = CanonicalKey(Scope::kGlobal, kv.key);
+  if (!canonical) {
+    ctx_->Error(at, kv.key, UnknownKeyMessage(Scope::kGlobal, kv.key));
+    return;
+  }
+  std::string key(*canonical);
+  if (!IsRepeatable(key)) {
+    auto [it, inserted] = seen_.emplace(key, at);
+    if (!inserted) {
+      ctx_->Warn(at, kv.key,
+                 StrCat(key, " is set more than once (also at ", it->second.ToString(),
+                        "); the last value wins"));
+    }
+  }
+  Apply(at, key, kv);
+}
+
+void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const KeyValue& kv) {
+  ClusterConfig& cfg = ctx_->config();
+  std::string_view value = core::Trim(kv.value);
+  auto set_i32 = [&](int32_t* field, int64_t min, int64_t max) {
+    if (auto v = ctx_->Int(at, kv, min, max)) *field = static_cast<int32_t>(*v);
+  };
+  auto set_i64 = [&](int64_t* field, int64_t min, int64_t max) {
+    if (auto v = ctx_->Int(at, kv, min, max)) *field = *v;
+  };
+  auto non_empty = [&](std::string* field, std::string_view what) {
+    if (value.empty()) {
+      ctx_->BadValue(at, kv.key, kv.value, what);
+    } else {
+      *field = std::string(value);
+    }
+  };
+
+  if (key == "ClusterName") {
+    std::string lower = core::ToLower(value);
+    if (value.empty() || lower.find_first_of(" \t,()") != std::string::npos) {
+      ctx_->BadValue(at, kv.key, kv.value, "a cluster name");
+      return;
+    }
+    if (lower != value) {
+      ctx_->Warn(
+          at, kv.key,
+          StrCat("ClusterName ", value, " is used in lower case (", lower, "), as Slurm does"));
+    }
+    cfg.cluster_name = lower;
+  } else if (key == "SlurmctldHost") {
+    StatusOr<ControllerHost> h = ParseControllerHost(value);
+    if (!h.ok()) {
+      ctx_->BadValue(at, kv.key, kv.value, "host or host(address), e.g. ctl1(10.0.0.1)");
+      return;
+    }
+    for (const ControllerHost& prev : cfg.controllers) {
+      if (prev.name == h->name) {
+        ctx_->Error(at, kv.key, StrCat("SlurmctldHost ", h->name, " is listed twice"));
+        return;
+      }
+    }
+    cfg.controllers.push_back(std::move(*h));
+  } else if (IsLegacyController(key)) {
+    legacy_controller_[std::string(key)] = {at, std::string(value)};
+  } else if (key == "SlurmctldPort") {
+    size_t dash = value.find('-');
+    std::optional<int64_t> lo = core::ParseInt(value.substr(0, dash));
+    std::optional<int64_t> hi =
+        dash == std::string_view::npos ? lo : core::ParseInt(value.substr(dash + 1));
+    if (!lo || !hi || *lo < 1 || *hi > 65535 || *lo > *hi) {
+      ctx_->BadValue(at, kv.key, kv.value, "a port (1-65535) or a range such as 6817-6818");
+      return;
+    }
+    cfg.slurmctld_port = static_cast<int32_t>(*lo);
+    cfg.slurmctld_port_count = static_cast<int32_t>(*hi - *lo + 1);
+  } else if (key == "SlurmdPort") {
+    set_i32(&cfg.slurmd_port, 1, 65535);
+  } else if (key == "SlurmUser") {
+    non_empty(&cfg.slurm_user, "a user name");
+  } else if (key == "StateSaveLocation") {
+    non_empty(&cfg.state_save_location, "a directory");
+  } else if (key == "GresTypes") {
+    std::vector<std::string> types;
+    for (const std::string& t : SplitList(value)) {
+      std::string lower = core::ToLower(t);
+      bool ok = true;
+      for (char c : lower) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+      if (!ok) {
+        ctx_->BadValue(at, kv.key, kv.value, "a comma list of GRES names, e.g. gpu,mps");
+        return;
+      }
+      types.push_back(std::move(lower));
+    }
+    cfg.gres_types = std::move(types);
+  } else if (key == "SchedulerType") {
+    if (auto c = ctx_->Choice(at, kv, {"sched/backfill", "sched/builtin"})) {
+      cfg.scheduler_type = static_cast<SchedulerType>(*c);
+    }
+  } else if (key == "SchedulerParameters") {
+    SchedulerParams params;  // a later SchedulerParameters line replaces the earlier one
+    ParseSchedulerParameters(ctx_, at, kv, &params);
+    cfg.scheduler = std::move(params);
+  } else if (key == "SelectType") {
+    if (auto c = ctx_->Choice(at, kv, {"select/cons_tres", "select/cons_res", "select/linear"})) {
+      cfg.select_type = static_cast<SelectType>(*c);
+    }
+  } else if (key == "SelectTypeParameters") {
+    SelectParams params;
+    if (ParseSelectTypeParameters(ctx_, at, kv, &params)) {
+      cfg.select = std::move(params);
+      select_params_given_ = true;
+    }
+  } else if (key == "PriorityType") {
+    if (auto c = ctx_->Choice(at, kv, {"priority/basic", "priority/multifactor"})) {
+      cfg.priority.type = static_cast<PriorityType>(*c);
+    }
+  } else if (key == "PriorityWeightAge") {
+    set_i64(&cfg.priority.weight_age, 0, kMaxU32);
+  } else if (key == "PriorityWeightAssoc") {
+    set_i64(&cfg.priority.weight_assoc, 0, kMaxU32);
+  } else if (key == "PriorityWeightFairshare") {
+    set_i64(&cfg.priority.weight_fairshare, 0, kMaxU32);
+  } else if (key == "PriorityWeightJobSize") {
+    set_i64(&cfg.priority.weight_job_size, 0, kMaxU32);
+  } else if (key == "PriorityWeightPartition") {
+    set_i64(&cfg.priority.weight_partition, 0, kMaxU32);
+  } else if (key == "PriorityWeightQOS") {
+    set_i64(&cfg.priority.weight_qos, 0, kMaxU32);
+  } else if (key == "PriorityWeightTRES") {
+    if (auto w = ctx_->TresWeights(at, kv)) cfg.priority.weight_tres = std::move(*w);
+  } else if (key == "PriorityMaxAge") {
+    if (auto d = ctx_->Duration(at, kv)) cfg.priority.max_age_s = *d;
+  } else if (key == "PriorityDecayHalfLife") {
+    if (auto d = ctx_->Duration(at, kv)) cfg.priority.decay_half_life_s = *d;
+  } else if (key == "PriorityFavorSmall") {
+    if (auto b = ctx_->Bool(at, kv)) cfg.priority.favor_small = *b;
+  } else if (key == "PreemptType") {
+    if (auto c = ctx_->Choice(at, kv, {"preempt/none", "preempt/partition_prio", "preempt/qos"})) {
+      cfg.preempt_type = static_cast<PreemptType>(*c);
+    }
+  } else if (key == "PreemptMode") {
+    if (auto m = ParsePreemptMode(value)) {
+      cfg.preempt_mode = *m;
+    } else {
+      ctx_->BadValue(at, kv.key, kv.value,
+                     "OFF, CANCEL, REQUEUE or SUSPEND, optionally with GANG and/or WITHIN "
+                     "(e.g. SUSPEND,GANG)");
+    }
+  } else if (key == "TopologyPlugin") {
+    if (auto c = ctx_->Choice(at, kv,
+                              {"topology/none", "topology/tree", "topology/block",
+                               "topology/3d_torus", "topology/hypercube", "topology/default"})) {
+      cfg.topology_plugin = core::ToLower(value);
+    }
+  } else if (key == "AccountingStorageTRES") {
+    std::vector<std::string> tres;
+    for (const std::string& t : SplitList(value)) {
+      std::string name = CanonicalTres(t);
+      if (!IsValidTresName(name)) {
+        ctx_->Error(at, kv.key,
+                    StrCat("invalid value '", kv.value, "' for ", kv.key, ": '", t,
+                           "' is not a TRES name (e.g. gres/gpu, gres/gpu:a100, license/NAME, "
+                           "bb/NAME, fs/disk, energy)"));
+        return;
+      }
+      tres.push_back(std::move(name));
+    }
+    cfg.accounting_storage_tres = std::move(tres);
+  } else if (key == "TRESBillingWeights") {
+    if (auto w = ctx_->TresWeights(at, kv)) {
+      cfg.billing_weights = std::move(*w);
+      ctx_->Warn(at, kv.key,
+                 "TRESBillingWeights as a global key is a Loom extension (it applies to "
+                 "partitions that set none); Slurm only accepts it on PartitionName lines");
+    }
+  } else if (key == "MaxJobCount") {
+    set_i32(&cfg.max_job_count, 1, kMaxI32);
+  } else if (key == "MaxArraySize") {
+    set_i32(&cfg.max_array_size, 0, 4000001);
+  } else if (key == "DefMemPerCPU") {
+    set_i64(&cfg.def_mem_per_cpu_mb, 0, kMaxMb);
+  } else if (key == "DefMemPerNode") {
+    set_i64(&cfg.def_mem_per_node_mb, 0, kMaxMb);
+  } else if (key == "DefMemPerGPU") {
+    set_i64(&cfg.def_mem_per_gpu_mb, 0, kMaxMb);
+  } else if (key == "MaxMemPerCPU") {
+    if (auto v = ctx_->IntOrUnlimited(at, kv, 0, kMaxMb, 0)) cfg.max_mem_per_cpu_mb = *v;
+  } else if (key == "MaxMemPerNode") {
+    if (auto v = ctx_->IntOrUnlimited(at, kv, 0, kMaxMb, 0)) cfg.max_mem_per_node_mb = *v;
+  } else if (key == "SlurmdTimeout") {
+    set_i32(&cfg.slurmd_timeout_s, 0, 65533);
+  } else if (key == "KillWait") {
+    set_i32(&cfg.kill_wait_s, 0, 65533);
+  } else if (key == "MinJobAge") {
+    set_i32(&cfg.min_job_age_s, 0, kMaxI32);
+  } else if (key == "ReturnToService") {
+    set_i32(&cfg.return_to_service, 0, 2);
+  } else if (key == "SchedulerAuth") {
+    cfg.other_keys[std::string(key)] = kv.value;
+    ctx_->Warn(at, kv.key, "SchedulerAuth is defunct in Slurm and ignored");
+  } else {
+    cfg.other_keys[std::string(key)] = kv.value;
+    ctx_->WarnNotActedOn(at, kv.key);
+  }
+}
+
+void GlobalKeys::Finish() {
+  ClusterConfig& cfg = ctx_->config();
+  if (!legacy_controller_.empty()) {
+    const auto& any = *legacy_controller_.begin();
+    if (!cfg.controllers.empty()) {
+      ctx_->Error(any.second.first, any.first,
+                  StrCat(any.first,
+                         " cannot be combined with SlurmctldHost; list each controller as "
+                         "SlurmctldHost=name(addr), primary first"));
+    } else {
+      auto get = [&](const char* k) -> std::string {
+        auto it = legacy_controller_.find(k);
+        return it == legacy_controller_.end() ? "" : it->second.second;
+      };
+      std::string primary = get("ControlMachine"), backup = get("BackupController");
+      if (primary.empty()) {
+        ctx_->Error(any.second.first, any.first,
+                    StrCat(any.first, " needs ControlMachine; better, use SlurmctldHost"));
+      } else {
+        std::string addr = get("ControlAddr");
+        cfg.controllers.push_back({primary, addr.empty() ? primary : addr});
+        if (!backup.empty()) {
+          std::string baddr = get("BackupAddr");
+          cfg.controllers.push_back({backup, baddr.empty() ? backup : baddr});
+        }
+        ctx_->Warn(any.second.first, any.first,
+                   "ControlMachine/ControlAddr/BackupController/BackupAddr are deprecated; "
+                   "use SlurmctldHost=name(addr), once per controller");
+      }
+    }
+  }
+  if (!select_params_given_ && cfg.select_type == SelectType::kLinear) {
+    cfg.select.unit = SelectParams::Unit::kCpu;  // whole nodes; memory not consumable
+    cfg.select.memory = false;
+  }
+  auto where = [&](const char* k) { return seen_.find(k); };
+  for (auto [a, b] :
+       {std::pair{"DefMemPerCPU", "DefMemPerNode"}, std::pair{"MaxMemPerCPU", "MaxMemPerNode"}}) {
+    auto ia = where(a), ib = where(b);
+    if (ia != seen_.end() && ib != seen_.end()) {
+      const SourceLocation& later = ia->second.line > ib->second.line ? ia->second : ib->second;
+      ctx_->Error(later, b,
+                  StrCat(a, " (", ia->second.ToString(), ") and ", b, " (", ib->second.ToString(),
+                         ") are mutually exclusive; set one"));
+    }
+  }
+  if (cfg.priority.type == PriorityType::kBasic) {
+    for (const auto& [k, at] : seen_) {
+      if (k.rfind("PriorityWeight", 0) == 0 || k == "PriorityDecayHalfLife" ||
+          k == "PriorityMaxAge" || k == "PriorityFavorSmall") {
+        ctx_->Warn(at, k,
+                   StrCat(k,
+                          " has no effect with PriorityType=priority/basic; set "
+                          "PriorityType=priority/multifactor"));
+      }
+    }
+  }
+  for (const std::string& t : cfg.accounting_storage_tres) {
+    if (t.rfind("gres/", 0) != 0) continue;
+    std::string name =
+        t.substr(5, t.find(':') == std::string::npos ? std::string::npos : t.find(':') - 5);
+    bool listed = false;
+    for (const std::string& g : cfg.gres_types) listed = listed || g == name;
+    if (!listed) {
+      auto it = where("AccountingStorageTRES");
+      ctx_->Warn(it == seen_.end() ? SourceLocation{} : it->second, "AccountingStorageTRES",
+                 StrCat("AccountingStorageTRES tracks ", t, " but GresTypes does not list ", name));
+    }
+  }
+}
+
+}  // namespace loom::conf::internal
