@@ -35,10 +35,13 @@ struct NodeAlloc {
 };
 using Allocation = std::vector<NodeAlloc>;
 
-// The static picture of the cluster for a pass: nodes and partitions.
+// The static picture of the cluster for a pass: nodes and partitions. A driver that
+// changes nodes or partitions in place bumps `generation`, so that what a planner derived
+// from them (which nodes each kind of job may use) is derived again.
 struct Cluster {
   std::vector<model::Node> nodes;
   std::vector<model::Partition> partitions;
+  uint64_t generation = 0;
 };
 
 struct RunningJob {

@@ -256,8 +256,10 @@ class Engine {
 
 StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::vector<SimJob> jobs,
                              sched::Policy& policy, const SimOptions& opts) {
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
+  auto by_submit = [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; };
+  if (!std::is_sorted(jobs.begin(), jobs.end(), by_submit)) {
+    std::stable_sort(jobs.begin(), jobs.end(), by_submit);
+  }
   Engine engine(cluster, std::move(jobs), policy, opts);
   return engine.Run();
 }

@@ -1,8 +1,10 @@
 #include "sim/swf.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 
@@ -21,18 +23,22 @@ bool ParseField(const char*& p, const char* end, double* out) {
     ++p;
   }
   const char* start = p;
-  double v = 0;
-  while (p < end && *p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
+  int64_t whole = 0;
+  while (p < end && static_cast<unsigned>(*p - '0') < 10 && p - start < 18) {
+    whole = whole * 10 + (*p++ - '0');
+  }
+  double v = static_cast<double>(whole);
+  while (p < end && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
   if (p < end && *p == '.') {
     ++p;
     double scale = 0.1;
-    while (p < end && *p >= '0' && *p <= '9') {
+    while (p < end && static_cast<unsigned>(*p - '0') < 10) {
       v += (*p++ - '0') * scale;
       scale *= 0.1;
     }
   }
   if (p == start) return false;
-  if (p < end && *p != ' ' && *p != '\t' && *p != '\r') return false;
+  if (p < end && *p != ' ' && *p != '\t') return false;
   *out = neg ? -v : v;
   return true;
 }
@@ -60,36 +66,40 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
   SwfTrace trace;
   trace.name = std::string(name);
   trace.estimates_from_runtime = opts.estimate_from_runtime;
+  // The fields the conventions use (1-based): 1, 2, 4, 5, 8, 9, 12.
   struct Raw {
-    double f[18];
+    double f1, f2, f4, f5, f8, f9, f12;
     int64_t line;
   };
   std::vector<Raw> raws;
-  raws.reserve(text.size() / 80);
+  raws.reserve(text.size() / 64);
   int64_t max_procs = 0, max_nodes = 0;
   int64_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  const char* p = text.data();
+  const char* const text_end = text.data() + text.size();
+  while (p < text_end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', text_end - p));
+    if (nl == nullptr) nl = text_end;
+    const char* q = p;
+    const char* line_end = nl;
+    p = nl + 1;
     ++line_no;
-    std::string_view t = core::Trim(line);
-    if (t.empty()) continue;
-    if (t.front() == ';') {
+    while (q < line_end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    while (line_end > q && (line_end[-1] == ' ' || line_end[-1] == '\t' ||
+                            line_end[-1] == '\r')) {
+      --line_end;
+    }
+    if (q == line_end) continue;
+    std::string_view t(q, static_cast<size_t>(line_end - q));
+    if (*q == ';') {
       HeaderValue(t, "MaxProcs", &max_procs) || HeaderValue(t, "MaxNodes", &max_nodes);
       continue;
     }
-    Raw r;
-    r.line = line_no;
-    const char* p = t.data();
-    const char* end = t.data() + t.size();
+    double f[18];
     int n = 0;
     bool ok = true;
-    for (; n < 18 && ok; ++n) ok = ParseField(p, end, &r.f[n]);
-    while (ok && p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
-    if (!ok || p != end) {
+    for (; n < 18 && ok; ++n) ok = ParseField(q, line_end, &f[n]);
+    if (!ok || q != line_end) {
       if (opts.skip_bad_lines) {
         ++trace.bad_lines;
         continue;
@@ -98,7 +108,7 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
           name, ":", line_no, ": malformed SWF job line (expected 18 numeric fields): '",
           t.substr(0, 120), "'; pass --skip-bad-lines to skip such lines"));
     }
-    raws.push_back(r);
+    raws.push_back(Raw{f[0], f[1], f[3], f[4], f[7], f[8], f[11], line_no});
   }
   trace.job_lines = static_cast<int64_t>(raws.size());
   trace.max_nodes = max_nodes;
@@ -112,7 +122,7 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
   trace.jobs.reserve(raws.size());
   for (const Raw& r : raws) {
     // Rule 3, in this order (fields are 1-based in the conventions).
-    double f2 = r.f[1], f4 = r.f[3], f5 = r.f[4], f8 = r.f[7], f9 = r.f[8];
+    double f2 = r.f2, f4 = r.f4, f5 = r.f5, f8 = r.f8, f9 = r.f9;
     if (opts.estimate_from_runtime && f9 <= 0) f9 = f4;
     bool keep = true;
     if (f5 > m) keep = false;
@@ -133,45 +143,95 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
       continue;
     }
     SwfJob j;
-    j.id = static_cast<int64_t>(r.f[0]);
+    j.id = static_cast<int64_t>(r.f1);
     j.line = r.line;
     j.submit = static_cast<int64_t>(std::floor(f2));
     j.run = std::max<int64_t>(1, static_cast<int64_t>(std::floor(f4)));
     j.procs = static_cast<int32_t>(f8);
     j.estimate = static_cast<int64_t>(std::ceil(f9));
     if (j.run > j.estimate) j.run = j.estimate;
-    j.user = static_cast<int32_t>(r.f[11]);
+    j.user = static_cast<int32_t>(r.f12);
     trace.jobs.push_back(j);
   }
   return trace;
 }
 
-StatusOr<SwfTrace> ReadSwfFile(const std::string& path, const SwfReadOptions& opts) {
-  gzFile f = gzopen(path.c_str(), "rb");
+namespace {
+
+// Reads the whole file into memory.
+StatusOr<std::string> ReadAll(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return absl::NotFoundError(
         core::StrCat("cannot open trace '", path, "': ", std::strerror(errno)));
   }
-  gzbuffer(f, 1 << 17);
-  std::string text;
+  std::string data;
   char buf[1 << 16];
-  while (true) {
-    int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      return absl::DataLossError(core::StrCat("cannot read trace '", path, "': ", msg));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return absl::DataLossError(core::StrCat("cannot read trace '", path, "'"));
+  return data;
+}
+
+// Inflates a gzip file held in memory. A single-member file whose trailer states its size
+// is inflated in one call (libdeflate, several times faster than zlib's streaming); any
+// other gzip file is streamed through zlib.
+StatusOr<std::string> Gunzip(const std::string& path, const std::string& gz) {
+  if (gz.size() >= 18) {
+    uint32_t isize = 0;
+    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);  // little-endian on every target
+    std::string out(isize, '\0');
+    libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+    size_t in_used = 0, out_size = 0;
+    libdeflate_result r = libdeflate_gzip_decompress_ex(d, gz.data(), gz.size(), out.data(),
+                                                        out.size(), &in_used, &out_size);
+    libdeflate_free_decompressor(d);
+    if (r == LIBDEFLATE_SUCCESS && in_used == gz.size() && out_size == isize) return out;
   }
-  gzclose(f);
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) return absl::InternalError("zlib init failed");
+  std::string out;
+  char buf[1 << 16];
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END && zs.avail_in > 0) {
+      out.append(buf, sizeof buf - zs.avail_out);
+      inflateReset(&zs);  // concatenated gzip members
+      rc = Z_OK;
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&zs);
+      return absl::DataLossError(core::StrCat("trace '", path, "' is not valid gzip data (",
+                                              zs.msg ? zs.msg : "corrupt stream", ")"));
+    }
+    out.append(buf, sizeof buf - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<SwfTrace> ReadSwfFile(const std::string& path, const SwfReadOptions& opts) {
+  ASSIGN_OR_RETURN(std::string data, ReadAll(path));
+  bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+              static_cast<unsigned char>(data[1]) == 0x8b;
+  if (gzip) {
+    ASSIGN_OR_RETURN(data, Gunzip(path, data));
+  }
   std::string_view base = path;
   if (size_t slash = base.rfind('/'); slash != std::string_view::npos) {
     base = base.substr(slash + 1);
   }
-  return ParseSwf(text, base, opts);
+  return ParseSwf(data, base, opts);
 }
 
 }  // namespace loom::sim

@@ -24,20 +24,32 @@ class ConservativePolicy final : public Policy {
     using model::PendingReason;
     policy_internal::BeginPass(in, out);
     const Cluster& cluster = *in.cluster;
-    planner_.Reset(cluster, in.now, in.running);
     cluster_ = &cluster;
     std::vector<int32_t> queue = QueueOrder(cluster, in.pending);
     uint64_t seq = in.next_decision_seq;
 
-    // The reservations as they stand, put back on the timeline. One that no longer fits
-    // (a node went away) is dropped and placed again below.
+    // The reservations as they stand go on the timeline with the running jobs. One that no
+    // longer fits (a node went away) is dropped and placed again below.
+    planner_.Reset(cluster, in.now, in.running);
     res_.assign(in.pending.size(), std::nullopt);
+    kept_.clear();
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
       if (!job.reservation || job.blocked != PendingReason::kNone) continue;
-      if (!Holdable(*job.reservation, job.estimate)) continue;
+      if (!Usable(*job.reservation)) continue;
       res_[idx] = job.reservation;
-      planner_.Hold(job.reservation->alloc, job.reservation->start, job.estimate);
+      Time end = SaturatingAdd(job.reservation->start, job.estimate);
+      for (const NodeAlloc& a : job.reservation->alloc) {
+        kept_.push_back(Timeline::Interval{a.node, a.amount, job.reservation->start, end});
+      }
+    }
+    if (!kept_.empty()) {
+      planner_.Reset(cluster, in.now, in.running, kept_);
+      if (!NoneOverbooked()) {
+        // Some reservation collides with another (capacity shrank): place them all anew.
+        res_.assign(in.pending.size(), std::nullopt);
+        planner_.Reset(cluster, in.now, in.running);
+      }
     }
 
     Allocation alloc;
@@ -105,12 +117,19 @@ class ConservativePolicy final : public Policy {
   }
 
  private:
-  bool Holdable(const Reservation& r, int64_t estimate) const {
-    Time end = SaturatingAdd(r.start, estimate);
+  // Whether a reservation's nodes still exist and take work.
+  bool Usable(const Reservation& r) const {
     for (const NodeAlloc& a : r.alloc) {
-      if (a.node < 0 || a.node >= planner_.timeline().num_nodes()) return false;
+      if (a.node < 0 || a.node >= static_cast<int32_t>(cluster_->nodes.size())) return false;
       if (!cluster_->nodes[a.node].Schedulable()) return false;
-      if (!planner_.timeline().FreeOver(a.node, r.start, end).Covers(a.amount)) return false;
+    }
+    return true;
+  }
+  bool NoneOverbooked() const {
+    const Timeline& t = planner_.timeline();
+    for (int32_t n = 0; n < t.num_nodes(); ++n) {
+      Resources f = t.FreeOver(n, t.origin(), kNever);
+      if (f.cpus < 0 || f.gpus < 0 || f.mem_mb < 0) return false;
     }
     return true;
   }
@@ -119,6 +138,7 @@ class ConservativePolicy final : public Policy {
   Planner planner_;
   const Cluster* cluster_ = nullptr;
   std::vector<std::optional<Reservation>> res_;
+  std::vector<Timeline::Interval> kept_;
   std::vector<int32_t> starting_;
   std::vector<char> backfilled_;
 };

@@ -2,73 +2,91 @@
 
 #include <algorithm>
 
-#include "core/strings.h"
 #include "sched/select/constraint.h"
 
 namespace loom::sched {
 
-void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob> running) {
-  if (cluster_ != &cluster || node_order_.size() != cluster.nodes.size()) {
+void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob> running,
+                    std::span<const Timeline::Interval> also_held) {
+  if (cluster_ != &cluster || generation_ != cluster.generation ||
+      node_order_.size() != cluster.nodes.size()) {
     node_order_.resize(cluster.nodes.size());
     for (size_t i = 0; i < node_order_.size(); ++i) node_order_[i] = static_cast<int32_t>(i);
     std::stable_sort(node_order_.begin(), node_order_.end(), [&](int32_t a, int32_t b) {
       return cluster.nodes[a].weight < cluster.nodes[b].weight;
     });
+    eligible_cache_.clear();
+    last_eligible_ = 0;
+    generation_ = cluster.generation;
   }
   cluster_ = &cluster;
   now_ = now;
-  eligible_cache_.clear();
   caps_.clear();
   for (const model::Node& n : cluster.nodes) caps_.push_back(n.capacity);
   holdings_.clear();
   for (const RunningJob& r : running) {
     if (r.end <= now) continue;
-    for (const NodeAlloc& a : r.alloc) holdings_.push_back({a.node, a.amount, r.end});
+    for (const NodeAlloc& a : r.alloc) holdings_.push_back({a.node, a.amount, now, r.end});
   }
+  holdings_.insert(holdings_.end(), also_held.begin(), also_held.end());
   timeline_.Build(caps_, now, holdings_);
 }
 
 const std::vector<int32_t>& Planner::Eligible(const PendingJob& job,
                                               model::PendingReason* reason) {
-  std::string key = core::StrCat(job.partition, '\x1f', job.constraint, '\x1f',
-                                 job.shape.gpu_type);
-  auto [it, inserted] = eligible_cache_.try_emplace(key);
-  EligibleSet& set = it->second;
-  if (inserted) {
-    const Cluster& c = *cluster_;
-    StatusOr<FeatureExpr> expr = FeatureExpr::Parse(job.constraint);
-    if (job.partition < 0 || job.partition >= static_cast<int32_t>(c.partitions.size())) {
-      set.reason = model::PendingReason::kPartitionDown;
-    } else if (!expr.ok()) {
-      set.reason = model::PendingReason::kBadConstraints;
-    } else {
-      const model::Partition& p = c.partitions[job.partition];
-      std::vector<char> member(c.nodes.size(), 0);
-      for (int32_t n : p.nodes) member[n] = 1;
-      bool any_feature_match = false;
-      for (int32_t n : node_order_) {
-        if (!member[n]) continue;
-        const model::Node& node = c.nodes[n];
-        if (!expr->Matches(node.features)) continue;
-        any_feature_match = true;
-        if (!job.shape.gpu_type.empty() && node.gpu_type != job.shape.gpu_type) continue;
-        if (!node.Schedulable()) continue;
-        set.nodes.push_back(n);
-      }
-      if (set.nodes.empty()) {
-        set.reason = any_feature_match ? model::PendingReason::kResources
-                                       : model::PendingReason::kBadConstraints;
-      }
-      if (p.state != model::PartitionState::kUp) {
-        set.nodes.clear();
-        set.reason = p.state == model::PartitionState::kInactive
-                         ? model::PendingReason::kPartitionInactive
-                         : model::PendingReason::kPartitionDown;
-      }
+  auto matches = [&](const EligibleSet& e) {
+    return e.partition == job.partition && e.constraint == job.constraint &&
+           e.gpu_type == job.shape.gpu_type;
+  };
+  if (last_eligible_ >= eligible_cache_.size() || !matches(eligible_cache_[last_eligible_])) {
+    size_t i = 0;
+    while (i < eligible_cache_.size() && !matches(eligible_cache_[i])) ++i;
+    if (i == eligible_cache_.size()) {
+      eligible_cache_.push_back(
+          EligibleSet{job.partition, job.constraint, job.shape.gpu_type, {}, {}});
+      Fill(eligible_cache_.back());
     }
+    last_eligible_ = i;
   }
+  const EligibleSet& set = eligible_cache_[last_eligible_];
   if (reason) *reason = set.reason;
   return set.nodes;
+}
+
+void Planner::Fill(EligibleSet& set) const {
+  const Cluster& c = *cluster_;
+  StatusOr<FeatureExpr> expr = FeatureExpr::Parse(set.constraint);
+  if (set.partition < 0 || set.partition >= static_cast<int32_t>(c.partitions.size())) {
+    set.reason = model::PendingReason::kPartitionDown;
+    return;
+  }
+  if (!expr.ok()) {
+    set.reason = model::PendingReason::kBadConstraints;
+    return;
+  }
+  const model::Partition& p = c.partitions[set.partition];
+  if (p.state != model::PartitionState::kUp) {
+    set.reason = p.state == model::PartitionState::kInactive
+                     ? model::PendingReason::kPartitionInactive
+                     : model::PendingReason::kPartitionDown;
+    return;
+  }
+  std::vector<char> member(c.nodes.size(), 0);
+  for (int32_t n : p.nodes) member[n] = 1;
+  bool any_feature_match = false;
+  for (int32_t n : node_order_) {
+    if (!member[n]) continue;
+    const model::Node& node = c.nodes[n];
+    if (!expr->Matches(node.features)) continue;
+    any_feature_match = true;
+    if (!set.gpu_type.empty() && node.gpu_type != set.gpu_type) continue;
+    if (!node.Schedulable()) continue;
+    set.nodes.push_back(n);
+  }
+  if (set.nodes.empty()) {
+    set.reason = any_feature_match ? model::PendingReason::kResources
+                                   : model::PendingReason::kBadConstraints;
+  }
 }
 
 bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
@@ -80,9 +98,8 @@ bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
       const Resources& cap = timeline_.capacity(n);
       Resources need = MinNodeNeed(job.shape, cap);
       if (!cap.Covers(need)) continue;
-      Resources free = timeline_.FreeOver(n, start, end);
-      if (free.Covers(need)) {
-        scratch_.push_back(Candidate{n, free, cap});
+      if (timeline_.FitsOver(n, need, start, end)) {
+        scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), cap});
         return SelectNodes(job.shape, scratch_, out);
       }
     }

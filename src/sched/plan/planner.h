@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sched/plan/timeline.h"
@@ -19,8 +18,10 @@ namespace loom::sched {
 class Planner {
  public:
   // Rebuilds the timeline at `now` from the running jobs: each holds its allocation over
-  // [now, end). A job whose predicted end is not after `now` holds nothing.
-  void Reset(const Cluster& cluster, Time now, std::span<const RunningJob> running);
+  // [now, end). A job whose predicted end is not after `now` holds nothing. `also_held`
+  // adds more holdings at once (kept reservations), cheaper than Hold() one by one.
+  void Reset(const Cluster& cluster, Time now, std::span<const RunningJob> running,
+             std::span<const Timeline::Interval> also_held = {});
 
   Time now() const { return now_; }
   Timeline& timeline() { return timeline_; }
@@ -45,22 +46,30 @@ class Planner {
   }
 
  private:
+  // The nodes one kind of job may use. Passes see few kinds (partition, constraint and
+  // GPU type combinations), so a short list searched in order beats hashing a key.
   struct EligibleSet {
+    int32_t partition;
+    std::string constraint;
+    std::string gpu_type;
     std::vector<int32_t> nodes;
     model::PendingReason reason = model::PendingReason::kNone;
   };
+  void Fill(EligibleSet& set) const;
   Time EarliestSingleNode(const PendingJob& job, const std::vector<int32_t>& nodes, Time from,
                           Time limit, int64_t resolution, Allocation* out);
   Time EarliestMultiNode(const PendingJob& job, const std::vector<int32_t>& nodes, Time from,
                          Time limit, int64_t resolution, Allocation* out);
 
   const Cluster* cluster_ = nullptr;
+  uint64_t generation_ = 0;
   Time now_ = 0;
   Timeline timeline_;
   std::vector<int32_t> node_order_;  // all nodes by (weight, index)
-  std::unordered_map<std::string, EligibleSet> eligible_cache_;
+  std::vector<EligibleSet> eligible_cache_;
+  size_t last_eligible_ = 0;
   std::vector<Resources> caps_;
-  std::vector<Timeline::Holding> holdings_;
+  std::vector<Timeline::Interval> holdings_;
   std::vector<Candidate> scratch_;
   std::vector<Time> scratch_times_;
 };

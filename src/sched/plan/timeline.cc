@@ -15,37 +15,41 @@ void Timeline::Reset(std::span<const Resources> capacity, Time origin) {
 }
 
 void Timeline::Build(std::span<const Resources> capacity, Time origin,
-                     std::vector<Holding>& holdings) {
+                     std::vector<Interval>& intervals) {
   Reset(capacity, origin);
-  std::sort(holdings.begin(), holdings.end(), [](const Holding& a, const Holding& b) {
-    return a.node != b.node ? a.node < b.node : a.end < b.end;
+  // Each interval becomes two events, +amount at its start and -amount at its end.
+  events_.clear();
+  for (const Interval& iv : intervals) {
+    Time from = std::max(iv.from, origin);
+    if (iv.to <= from) continue;
+    events_.push_back(Event{iv.node, from, iv.amount});
+    if (iv.to < kNever) events_.push_back(Event{iv.node, iv.to, Resources{} - iv.amount});
+  }
+  std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+    return a.node != b.node ? a.node < b.node : a.time < b.time;
   });
-  size_t i = 0;
-  while (i < holdings.size()) {
-    const int32_t node = holdings[i].node;
-    size_t j = i;
-    Resources total;
-    for (; j < holdings.size() && holdings[j].node == node; ++j) {
-      if (holdings[j].end > origin) total += holdings[j].amount;
-    }
+  for (size_t i = 0; i < events_.size();) {
+    const int32_t node = events_[i].node;
     std::vector<Step>& steps = nodes_[node].steps;
-    steps[0].used = total;
-    for (size_t k = i; k < j; ++k) {
-      const Holding& h = holdings[k];
-      if (h.end <= origin || h.end >= kNever) continue;
-      total -= h.amount;
-      if (steps.back().time == h.end) {
-        steps.back().used = total;
-      } else {
-        steps.push_back(Step{h.end, total});
+    Resources level;
+    while (i < events_.size() && events_[i].node == node) {
+      const Time t = events_[i].time;
+      for (; i < events_.size() && events_[i].node == node && events_[i].time == t; ++i) {
+        level += events_[i].delta;
+      }
+      if (steps.back().time == t) {
+        steps.back().used = level;
+      } else if (!(steps.back().used == level)) {
+        steps.push_back(Step{t, level});
       }
     }
-    i = j;
   }
 }
 
 size_t Timeline::StepAt(const NodeLine& line, Time t) {
-  // Last step with time <= t. Lines are short; binary search keeps long ones cheap.
+  // Last step with time <= t. Most questions are about now, the first step.
+  if (line.steps.size() == 1 || t < line.steps[1].time) return 0;
+  // Binary search keeps long lines cheap.
   auto it = std::upper_bound(line.steps.begin(), line.steps.end(), t,
                              [](Time v, const Step& s) { return v < s.time; });
   return static_cast<size_t>(it - line.steps.begin()) - 1;
@@ -100,15 +104,27 @@ void Timeline::Remove(const Allocation& alloc, Time from, Time to) {
 Resources Timeline::FreeOver(int32_t node, Time from, Time to) const {
   const NodeLine& line = nodes_[node];
   from = std::max(from, origin_);
-  Resources peak = line.steps[StepAt(line, from)].used;
-  for (size_t i = StepAt(line, from) + 1; i < line.steps.size() && line.steps[i].time < to;
-       ++i) {
+  size_t i = StepAt(line, from);
+  Resources peak = line.steps[i].used;
+  for (++i; i < line.steps.size() && line.steps[i].time < to; ++i) {
     const Resources& u = line.steps[i].used;
     peak.cpus = std::max(peak.cpus, u.cpus);
     peak.gpus = std::max(peak.gpus, u.gpus);
     peak.mem_mb = std::max(peak.mem_mb, u.mem_mb);
   }
   return line.capacity - peak;
+}
+
+bool Timeline::FitsOver(int32_t node, const Resources& need, Time from, Time to) const {
+  const NodeLine& line = nodes_[node];
+  if (!line.capacity.Covers(need)) return false;
+  const Resources room = line.capacity - need;
+  size_t i = StepAt(line, std::max(from, origin_));
+  if (!room.Covers(line.steps[i].used)) return false;
+  for (++i; i < line.steps.size() && line.steps[i].time < to; ++i) {
+    if (!room.Covers(line.steps[i].used)) return false;
+  }
+  return true;
 }
 
 Time Timeline::EarliestFit(int32_t node, const Resources& need, Time from, int64_t duration,

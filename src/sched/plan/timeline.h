@@ -25,15 +25,16 @@ class Timeline {
   int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
   const Resources& capacity(int32_t node) const { return nodes_[node].capacity; }
 
-  // Usage `amount` on `node` from origin() until `end`.
-  struct Holding {
+  // Usage `amount` on `node` over [from, to).
+  struct Interval {
     int32_t node;
     Resources amount;
-    Time end;
+    Time from;
+    Time to;
   };
-  // Empty timeline at `origin`, then every holding added, in O(n log n) (the way a pass
-  // loads its running jobs).
-  void Build(std::span<const Resources> capacity, Time origin, std::vector<Holding>& holdings);
+  // Empty timeline at `origin`, then every interval added, in O(n log n) (the way a pass
+  // loads its running jobs and kept reservations). Reorders `intervals`.
+  void Build(std::span<const Resources> capacity, Time origin, std::vector<Interval>& intervals);
 
   // Adds `amount` on `node` over [from, to); parts before origin() are ignored.
   void Add(int32_t node, const Resources& amount, Time from, Time to);
@@ -44,6 +45,8 @@ class Timeline {
 
   // Least free amount, per component, on `node` over [from, to) (from < to).
   Resources FreeOver(int32_t node, Time from, Time to) const;
+  // Whether `need` is free on `node` over all of [from, to).
+  bool FitsOver(int32_t node, const Resources& need, Time from, Time to) const;
   // Earliest s >= from, s < limit, with `need` free on `node` over [s, s + duration).
   // Candidate times after origin() are rounded up to a multiple of `resolution` (>= 1).
   // Returns kNever when there is none.
@@ -70,8 +73,15 @@ class Timeline {
   static size_t SplitAt(NodeLine& line, Time t);
   void Apply(int32_t node, const Resources& delta, Time from, Time to, bool merge);
 
+  struct Event {
+    int32_t node;
+    Time time;
+    Resources delta;
+  };
+
   Time origin_ = 0;
   std::vector<NodeLine> nodes_;
+  std::vector<Event> events_;  // scratch for Build
 };
 
 }  // namespace loom::sched
