@@ -1,12 +1,14 @@
-# loom_test(<name> [LIBS lib...] [ARGS arg...])
-# Builds <name>.cc (next to the code it tests) into a GoogleTest binary and registers it with
-# CTest. Tests run from the source directory so fixtures can be found by relative path.
-function(loom_test name)
+# loom_test(<path> [LIBS lib...] [ARGS arg...])
+# Builds <path>.cc (next to the code it tests; a path relative to the current directory,
+# e.g. plan/timeline_test) into a GoogleTest binary named after the file and registers it
+# with CTest. Tests run from the source root so fixtures can be found by relative path.
+function(loom_test path)
   if(NOT LOOM_BUILD_TESTS)
     return()
   endif()
+  get_filename_component(name ${path} NAME)
   cmake_parse_arguments(T "" "" "LIBS;ARGS" ${ARGN})
-  add_executable(${name} ${name}.cc)
+  add_executable(${name} ${path}.cc)
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     LOOM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" LOOM_SHARED_DIR="${LOOM_SHARED_DIR}")

@@ -15,7 +15,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "conf/slurm_conf.h"
 #include "core/strings.h"
+#include "sched/config.h"
 #include "sched/backfill/policy.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
@@ -67,7 +69,7 @@ int Fail(const std::string& msg) {
 int RunSim(int argc, char** argv) {
   CLI::App app{"Replay a workload trace through Loom's scheduler and compare policies.", "sim"};
   std::string trace_path, policies = "fcfs,easy,conservative,slurm", estimate = "requested";
-  std::string order = "queue", jobs_out, plot_dir;
+  std::string order = "queue", jobs_out, plot_dir, config_path;
   bool json = false, skip_bad = false, from_runtime = false, check = false;
   int64_t machine_procs = 0;
   sched::PolicyOptions popts;
@@ -94,6 +96,9 @@ int RunSim(int argc, char** argv) {
   app.add_flag("--check", check,
                "verify that no reserved job started later than its reservation "
                "(meaningful with --estimate exact) and exit 1 if one did");
+  app.add_option("--config", config_path,
+                 "slurm.conf whose SchedulerParameters (bf_*) the slurm policy uses; "
+                 "--bf-* options override them");
   app.add_option("--bf-window", popts.bf_window_s, "slurm policy: bf_window in seconds")
       ->capture_default_str();
   app.add_option("--bf-resolution", popts.bf_resolution_s,
@@ -108,6 +113,17 @@ int RunSim(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!config_path.empty()) {
+    std::vector<conf::Diagnostic> warnings;
+    auto config = conf::LoadSlurmConf(config_path, &warnings);
+    if (!config.ok()) return Fail(std::string(config.status().message()));
+    sched::PolicyOptions from = sched::PolicyOptionsFromConfig(*config);
+    if (app.count("--bf-window")) from.bf_window_s = popts.bf_window_s;
+    if (app.count("--bf-resolution")) from.bf_resolution_s = popts.bf_resolution_s;
+    if (app.count("--bf-interval")) from.bf_interval_s = popts.bf_interval_s;
+    if (app.count("--bf-max-job-test")) from.bf_max_job_test = popts.bf_max_job_test;
+    popts = from;
   }
   popts.order = order == "sjf" ? sched::BackfillOrder::kShortestFirst : sched::BackfillOrder::kQueue;
 

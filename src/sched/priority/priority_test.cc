@@ -1,0 +1,40 @@
+#include "sched/priority/priority.h"
+
+#include <gtest/gtest.h>
+
+namespace loom::sched {
+namespace {
+
+TEST(Multifactor, WeightedSumOfFactors) {
+  MultifactorWeights w{.age = 1000, .job_size = 500, .partition = 2000, .qos = 100,
+                       .max_age_s = 1000};
+  ClusterTotals totals{.nodes = 10, .cpus = 100, .max_partition_job_factor = 4};
+  PriorityInputs in{.eligible_since = 0, .nodes = 5, .cpus = 20, .partition_job_factor = 2,
+                    .qos_factor = 0.5};
+  // age 500/1000 -> 500; size max(5/10, 20/100) -> 250; partition 2/4 -> 1000; qos -> 50.
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 250 + 1000 + 50);
+  // Age saturates at PriorityMaxAge.
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 5000), 1000 + 250 + 1000 + 50);
+  w.favor_small = true;
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 250 + 1000 + 50);
+  in.nodes = 1;
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 400 + 1000 + 50);
+}
+
+TEST(QueueOrder, TierThenPriorityThenSubmitThenId) {
+  Cluster c;
+  c.partitions.resize(2);
+  c.partitions[0].priority_tier = 1;
+  c.partitions[1].priority_tier = 5;
+  std::vector<PendingJob> jobs(5);
+  jobs[0] = {.id = 1, .submit = 10, .priority = 100, .partition = 0};
+  jobs[1] = {.id = 2, .submit = 5, .priority = 100, .partition = 0};
+  jobs[2] = {.id = 3, .submit = 20, .priority = 1, .partition = 1};  // higher tier first
+  jobs[3] = {.id = 4, .submit = 10, .priority = 500, .partition = 0};
+  jobs[4] = {.id = 0, .submit = 10, .priority = 100, .partition = 0};
+  std::vector<int32_t> want = {2, 3, 1, 4, 0};
+  EXPECT_EQ(QueueOrder(c, jobs), want);
+}
+
+}  // namespace
+}  // namespace loom::sched

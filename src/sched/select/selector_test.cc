@@ -1,0 +1,111 @@
+#include "sched/select/selector.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/select/constraint.h"
+
+namespace loom::sched {
+namespace {
+
+const Resources kNode{.cpus = 64, .gpus = 8, .mem_mb = 512000};
+
+TEST(Selector, CoreLevelSingleNodeTakesTheFirstThatFits) {
+  model::JobShape s{.ntasks = 4, .cpus_per_task = 8, .mem_per_cpu_mb = 1000, .gpus_per_node = 2};
+  std::vector<Candidate> c = {{0, Resources{.cpus = 16, .gpus = 8, .mem_mb = 512000}, kNode},
+                              {1, kNode, kNode}};
+  Allocation a;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].node, 1);
+  EXPECT_EQ(a[0].amount, (Resources{.cpus = 32, .gpus = 2, .mem_mb = 32000}));
+}
+
+TEST(Selector, MemoryAndGpusLimitTasks) {
+  model::JobShape s{.ntasks = 1, .cpus_per_task = 1, .mem_per_node_mb = 600000};
+  EXPECT_EQ(TasksThatFit(s, kNode, kNode), 0);
+  s.mem_per_node_mb = 0;
+  s.mem_per_cpu_mb = 100000;
+  EXPECT_EQ(TasksThatFit(s, kNode, kNode), 1);  // 5 CPUs' worth of memory, 1 task asked
+  s.ntasks = 10;
+  EXPECT_EQ(TasksThatFit(s, kNode, kNode), 5);
+  s.gpus_per_node = 9;
+  EXPECT_EQ(TasksThatFit(s, kNode, kNode), 0);
+}
+
+TEST(Selector, ExclusiveNeedsAWholeIdleNode) {
+  model::JobShape s{.min_nodes = 2, .max_nodes = 2, .ntasks = 2, .exclusive = true};
+  std::vector<Candidate> c = {{0, Resources{.cpus = 63, .gpus = 8, .mem_mb = 512000}, kNode},
+                              {1, kNode, kNode},
+                              {2, kNode, kNode}};
+  Allocation a;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].node, 1);
+  EXPECT_EQ(a[1].node, 2);
+  EXPECT_EQ(a[0].amount, kNode);
+}
+
+TEST(Selector, MultiNodeSpreadsTasksAndHonoursNodeBounds) {
+  // -N 2 -n 10: every node gets at least one task; at most two nodes.
+  model::JobShape s{.min_nodes = 2, .max_nodes = 2, .ntasks = 10};
+  std::vector<Candidate> c = {{0, Resources{.cpus = 3}, Resources{.cpus = 8}},
+                              {1, Resources{.cpus = 8}, Resources{.cpus = 8}},
+                              {2, Resources{.cpus = 8}, Resources{.cpus = 8}}};
+  Allocation a;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].node, 0);
+  EXPECT_EQ(a[0].amount.cpus, 3);
+  EXPECT_EQ(a[1].node, 1);
+  EXPECT_EQ(a[1].amount.cpus, 7);
+  // -N 1-2 -n 14: the preferred first node is too small to reach 14 within two nodes,
+  // so the roomiest nodes are taken instead.
+  s = model::JobShape{.min_nodes = 1, .max_nodes = 2, .ntasks = 14};
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].node, 1);
+  EXPECT_EQ(a[1].node, 2);
+  EXPECT_EQ(a[0].amount.cpus + a[1].amount.cpus, 14);
+  s.ntasks = 17;
+  EXPECT_FALSE(SelectNodes(s, c, &a));
+}
+
+TEST(Selector, NtasksPerNode) {
+  model::JobShape s{.min_nodes = 3, .max_nodes = 3, .ntasks = 12, .ntasks_per_node = 4};
+  std::vector<Candidate> c = {{0, Resources{.cpus = 3}, Resources{.cpus = 8}},
+                              {1, Resources{.cpus = 8}, Resources{.cpus = 8}},
+                              {2, Resources{.cpus = 4}, Resources{.cpus = 8}},
+                              {3, Resources{.cpus = 5}, Resources{.cpus = 8}}};
+  Allocation a;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 3u);
+  for (const auto& na : a) EXPECT_EQ(na.amount.cpus, 4);
+  EXPECT_EQ(a[0].node, 1);
+  c.pop_back();
+  EXPECT_FALSE(SelectNodes(s, c, &a));
+}
+
+TEST(FeatureExpr, AndOrParentheses) {
+  auto e = FeatureExpr::Parse("a100&(ib|roce)");
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::vector<std::string> n1 = {"a100", "ib"}, n2 = {"a100"}, n3 = {"h100", "roce"};
+  EXPECT_TRUE(e->Matches(n1));
+  EXPECT_FALSE(e->Matches(n2));
+  EXPECT_FALSE(e->Matches(n3));
+  auto o = FeatureExpr::Parse("h100|a100&bigmem");  // & binds tighter
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->Matches(n3));
+  EXPECT_FALSE(o->Matches(n2));
+  EXPECT_TRUE(FeatureExpr::Parse("")->Matches(n2));
+}
+
+TEST(FeatureExpr, ErrorsSayWhere) {
+  for (const char* bad : {"a&", "(a|b", "a||b", "a*2", "a b", "&a"}) {
+    auto e = FeatureExpr::Parse(bad);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(std::string(e.status().message()).find("position"), std::string::npos) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace loom::sched
