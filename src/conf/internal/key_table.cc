@@ -554,19 +554,28 @@ std::optional<std::string_view> CanonicalKey(Scope scope, std::string_view key) 
 int EditDistance(std::string_view a_in, std::string_view b_in) {
   std::string a = core::ToLower(a_in), b = core::ToLower(b_in);
   const size_t n = a.size(), m = b.size();
-  std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1));
-  for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
-  for (size_t j = 0; j <= m; ++j) d[0][j] = static_cast<int>(j);
+  // Three rolling rows of the DP table: i-2, i-1 and i.
+  std::vector<int> rows(3 * (m + 1));
+  int* prev2 = rows.data();
+  int* prev = prev2 + (m + 1);
+  int* cur = prev + (m + 1);
+  for (size_t j = 0; j <= m; ++j) prev[j] = static_cast<int>(j);
   for (size_t i = 1; i <= n; ++i) {
+    cur[0] = static_cast<int>(i);
     for (size_t j = 1; j <= m; ++j) {
       int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      int v = std::min(std::min(prev[j] + 1, cur[j - 1] + 1), prev[j - 1] + cost);
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        v = std::min(v, prev2[j - 2] + 1);
       }
+      cur[j] = v;
     }
+    int* recycled = prev2;
+    prev2 = prev;
+    prev = cur;
+    cur = recycled;
   }
-  return d[n][m];
+  return prev[m];
 }
 
 std::optional<std::string_view> ClosestMatch(std::string_view word,
@@ -576,7 +585,8 @@ std::optional<std::string_view> ClosestMatch(std::string_view word,
   std::optional<std::string_view> best;
   int best_d = limit + 1;
   for (std::string_view c : candidates) {
-    if (c.size() > word.size() + 3 || c.size() + 3 < word.size()) continue;
+    const size_t lim = static_cast<size_t>(limit);
+    if (c.size() > word.size() + lim || c.size() + lim < word.size()) continue;
     int d = EditDistance(word, c);
     if (d < best_d) {
       best_d = d;
