@@ -30,6 +30,15 @@ TEST(NodeConfig, HostlistExpandsInOrder) {
               HasSubstr(ErrorAt(3) + "invalid value 'n[3-1]' for NodeName:"));
 }
 
+TEST(NodeConfig, TooManyNodesIsAnError) {
+  auto c = ParseBody(
+      "NodeName=a[1-65536]\nNodeName=b[1-65536]\nNodeName=c[1-65536]\n"
+      "NodeName=d[1-65536]\n");
+  EXPECT_THAT(ErrorText(c), HasSubstr(ErrorAt(6) + "invalid value 'd[1-65536]' for NodeName: it "
+                                                   "names 65536 hosts, more than the 200000 "
+                                                   "nodes a configuration may define in all"));
+}
+
 TEST(NodeConfig, DefaultLinesApplyToLaterLinesOnly) {
   auto c = ParseBody(
       "NodeName=early\n"

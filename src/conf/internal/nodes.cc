@@ -56,11 +56,17 @@ std::optional<int64_t> ParseGresCount(std::string_view s) {
   return *v * mult;
 }
 
-// Expands a hostlist, refusing more hosts than a config may define before expanding.
-StatusOr<std::vector<std::string>> ExpandLimited(std::string_view expr) {
+// Expands a hostlist, refusing (before expanding) more than `max_hosts` names.
+StatusOr<std::vector<std::string>> ExpandLimited(std::string_view expr,
+                                                 size_t max_hosts = NodeTable::kMaxNodes) {
   StatusOr<core::Hostlist> list =
       core::Hostlist::Parse(expr, static_cast<int64_t>(NodeTable::kMaxNodes));
   if (!list.ok()) return list.status();
+  if (static_cast<size_t>(list->size()) > max_hosts) {
+    return absl::ResourceExhaustedError(StrCat("it names ", list->size(), " hosts, more than the ",
+                                               NodeTable::kMaxNodes,
+                                               " nodes a configuration may define in all"));
+  }
   return list->Expand();
 }
 
@@ -319,8 +325,9 @@ std::optional<NodeTable::Topology> NodeTable::DeriveTopology(const SourceLocatio
 
 std::optional<std::vector<std::string>> NodeTable::Expand(const SourceLocation& at,
                                                           std::string_view key,
-                                                          std::string_view value) {
-  StatusOr<std::vector<std::string>> names = ExpandLimited(value);
+                                                          std::string_view value,
+                                                          size_t max_hosts) {
+  StatusOr<std::vector<std::string>> names = ExpandLimited(value, max_hosts);
   if (!names.ok()) {
     ctx_->Error(at, key,
                 StrCat("invalid value '", value, "' for ", key, ": ",
@@ -352,7 +359,8 @@ void NodeTable::AddNodeLine(const Statement& st) {
   }
   Spec merged = defaults_;
   merged.MergeFrom(spec);
-  std::optional<std::vector<std::string>> names = Expand(at, head.key, head.value);
+  std::optional<std::vector<std::string>> names =
+      Expand(at, head.key, head.value, kMaxNodes - nodes_.size());
   if (!names) return;
   const size_t n = names->size();
   auto per_node =

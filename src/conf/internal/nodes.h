@@ -80,8 +80,10 @@ class NodeTable {
 
   bool ParseSpec(const Statement& st, Spec* spec);
   std::optional<Topology> DeriveTopology(const SourceLocation& at, const Spec& spec);
+  // Expands a hostlist value of `key`; more than `max_hosts` names is an error.
   std::optional<std::vector<std::string>> Expand(const SourceLocation& at, std::string_view key,
-                                                 std::string_view value);
+                                                 std::string_view value,
+                                                 size_t max_hosts = kMaxNodes);
   std::optional<NodeState> ParseState(const SourceLocation& at, const KeyValue& kv);
 
   ParseContext* ctx_;

@@ -222,12 +222,20 @@ void PartitionTable::AddLine(const Statement& st) {
 void PartitionTable::Finish(const NodeTable& nodes) {
   ClusterConfig& cfg = ctx_->config();
   const PartitionConfig* first_default = nullptr;
+  size_t memberships = 0;
   for (Pending& p : pending_) {
     PartitionConfig& part = p.partition;
     const SourceLocation& at = part.defined_at;
     if (p.nodes_expr && !core::Trim(*p.nodes_expr).empty()) {
       if (std::optional<std::vector<size_t>> idx =
               nodes.Resolve(p.nodes_at, "Nodes", *p.nodes_expr)) {
+        memberships += idx->size();
+        if (memberships > kMaxMemberships) {
+          ctx_->Error(p.nodes_at, "Nodes",
+                      StrCat("partitions list more than ", kMaxMemberships,
+                             " nodes in total; is a Nodes= hostlist mistyped?"));
+          break;
+        }
         for (size_t i : *idx) part.nodes.push_back(cfg.nodes[i].name);
       }
     }

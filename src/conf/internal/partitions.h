@@ -20,6 +20,10 @@ std::optional<PreemptMode> ParsePreemptMode(std::string_view value);
 
 class PartitionTable {
  public:
+  // Upper bound on the sum of the partitions' node counts (each partition holds its node
+  // names), far above any real cluster.
+  static constexpr size_t kMaxMemberships = 5000000;
+
   explicit PartitionTable(ParseContext* ctx) : ctx_(ctx) {}
 
   void AddLine(const Statement& st);  // first pair is PartitionName=
