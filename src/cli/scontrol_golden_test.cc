@@ -1,0 +1,215 @@
+// Runs the built `scontrol` (a link to the loom binary) as a user would and compares its
+// standard output, standard error and exit status with Slurm 22.05.8's for every row of
+// tests/data/slurm-22.05.8-scontrol-hostlist-golden.tsv, plus the offline scontrol outputs of the
+// reference cluster.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+
+extern char** environ;
+
+namespace loom::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs scontrol with `args`, without SLURM_NODELIST unless `env` sets it.
+Result Scontrol(const std::vector<std::string>& args,
+                const std::map<std::string, std::string>& env = {}) {
+  char out_path[] = "/tmp/scontrol_test_out_XXXXXX";
+  char err_path[] = "/tmp/scontrol_test_err_XXXXXX";
+  int out_fd = mkstemp(out_path);
+  int err_fd = mkstemp(err_path);
+  EXPECT_GE(out_fd, 0);
+  EXPECT_GE(err_fd, 0);
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry = *e;
+    if (entry.substr(0, 15) == "SLURM_NODELIST=") continue;
+    env_strings.emplace_back(entry);
+  }
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  std::vector<std::string> argv_strings = {LOOM_SCONTROL_BIN};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  pid_t pid = 0;
+  Result r;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0) << "cannot run " << argv[0] << ": " << std::strerror(rc);
+  if (rc == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  close(out_fd);
+  close(err_fd);
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+// "a b c" joined by `sep` in the TSV -> "a\nb\nc\n" as printed.
+std::string Lines(std::string_view joined, char sep) {
+  if (joined.empty()) return "";
+  std::string out;
+  for (std::string_view line : core::Split(joined, sep)) out += core::StrCat(line, "\n");
+  return out;
+}
+
+TEST(ScontrolGoldenTest, EveryRowByteForByte) {
+  std::ifstream in(LOOM_SOURCE_DIR "/tests/data/slurm-22.05.8-scontrol-hostlist-golden.tsv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // header
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    ++rows;
+    std::vector<std::string_view> f = core::Split(line, '\t');
+    ASSERT_EQ(f.size(), 6u) << line;
+    std::string input(f[0]);
+    SCOPED_TRACE(core::StrCat("input `", input, "'"));
+
+    Result hostnames = Scontrol({"show", "hostnames", input});
+    EXPECT_EQ(hostnames.exit_status, std::atoi(std::string(f[1]).c_str()));
+    EXPECT_EQ(hostnames.out, Lines(f[2], ' '));
+    EXPECT_EQ(hostnames.err, Lines(f[3], '|'));
+
+    if (!f[4].empty()) {
+      std::string hosts;
+      for (std::string_view h : core::Split(f[2], ' '))
+        hosts += core::StrCat(hosts.empty() ? "" : ",", h);
+      Result hostlist = Scontrol({"show", "hostlist", hosts});
+      EXPECT_EQ(hostlist.exit_status, std::atoi(std::string(f[4]).c_str()));
+      EXPECT_EQ(hostlist.out, core::StrCat(f[5], "\n"));
+      EXPECT_EQ(hostlist.err, "");
+    }
+  }
+  EXPECT_GE(rows, 55);
+}
+
+// bench/slurm-ref/reference-outputs-noacct/{01,02,03,76}-*.txt
+TEST(ScontrolGoldenTest, ReferenceClusterOutputs) {
+  Result r = Scontrol({"show", "hostnames", "gpu-[01-04,07]"});
+  EXPECT_EQ(r.out, "gpu-01\ngpu-02\ngpu-03\ngpu-04\ngpu-07\n");
+  EXPECT_EQ(r.exit_status, 0);
+  r = Scontrol({"show", "hostlist", "gpu-01,gpu-02,gpu-03"});
+  EXPECT_EQ(r.out, "gpu-[01-03]\n");
+  EXPECT_EQ(r.exit_status, 0);
+  r = Scontrol({"show", "hostlistsorted", "gpu-03,gpu-01,gpu-02,n[001-003],gpu-10"});
+  EXPECT_EQ(r.out, "gpu-[01-03,10],n[001-003]\n");
+  EXPECT_EQ(r.exit_status, 0);
+  r = Scontrol({"show", "hostnames", "gpu-[01-"});
+  EXPECT_EQ(r.out, "gpu-]\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.exit_status, 0);
+}
+
+// Behaviours checked against Slurm 22.05.8's scontrol by hand.
+TEST(ScontrolTest, CommandLineLikeSlurm) {
+  EXPECT_EQ(Scontrol({"show", "hostnames"}).err, "scontrol: error: host list is empty\n");
+  EXPECT_EQ(Scontrol({"show", "hostnames"}, {{"SLURM_NODELIST", "a[1-2]"}}).out, "a1\na2\n");
+  EXPECT_EQ(Scontrol({"show", "hostn", "n[1-2]"}).out, "n1\nn2\n");
+  EXPECT_EQ(Scontrol({"SHOW", "HOSTNAMES=n[1-2]"}).out, "n1\nn2\n");
+  EXPECT_EQ(Scontrol({"show", "hostnames", "n1", "-o"}).out, "n1\n");  // options anywhere
+  EXPECT_EQ(Scontrol({"show", "hostnames", "--", "-5"}).out, "-5\n");
+  EXPECT_EQ(Scontrol({"show", "hostlists", "n2,n1"}).out, "n[1-2]\n");
+
+  Result r = Scontrol({"show", "hostlist", "n[3-1]"});
+  EXPECT_EQ(r.exit_status, 1);  // unlike show hostnames
+  EXPECT_EQ(
+      r.err,
+      "scontrol: error: _parse_single_range: Invalid range: `3-1'\nInvalid hostlist: n[3-1]\n");
+  r = Scontrol({"show", "hostnames", "n1", "n2"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err, "too many arguments for keyword:show\n");
+  r = Scontrol({"show", "host", "n1"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err, "invalid entity:host for keyword:show \n");
+  EXPECT_EQ(Scontrol({"-Q", "show", "host", "n1"}).err, "");
+  r = Scontrol({"sh", "hostnames", "n1"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err, "invalid keyword: sh\n");
+  r = Scontrol({"-q"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err,
+            "scontrol: invalid option -- 'q'\nTry \"scontrol --help\" for more information\n");
+  r = Scontrol({"show", "hostlist"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err, "invalid encode argument\n");
+  r = Scontrol({"show", "hostlist", "/nonexistent/hosts"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_EQ(r.err, "Can not open /nonexistent/hosts\n");
+}
+
+TEST(ScontrolTest, HostFile) {
+  char path[] = "/tmp/scontrol_hosts_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string content = "n1\nn2\n n3,n5\n";
+  ASSERT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  close(fd);
+  EXPECT_EQ(Scontrol({"show", "hostlist", path}).out, "n[1-3,5]\n");
+  EXPECT_EQ(Scontrol({"show", "hostlistsorted", path}).out, "n[1-3,5]\n");
+  // show hostnames does not read files.
+  EXPECT_EQ(Scontrol({"show", "hostnames", path}).out, std::string(path) + "\n");
+  unlink(path);
+}
+
+TEST(ScontrolTest, OtherCommandsNeedTheController) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"show", "job", "1"},
+                                             {"show", "nodes"},
+                                             {"update", "NodeName=n1", "State=DRAIN"},
+                                             {"ping"}}) {
+    Result r = Scontrol(args);
+    EXPECT_EQ(r.exit_status, 1) << args[0];
+    EXPECT_THAT(r.err, HasSubstr("needs the Loom controller")) << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace loom::cli
