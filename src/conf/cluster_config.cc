@@ -190,7 +190,7 @@ const PartitionConfig* ClusterConfig::DefaultPartition() const {
   return nullptr;
 }
 
-const std::vector<TresWeight>& ClusterConfig::BillingWeightsFor(
+const core::TresBillingWeights& ClusterConfig::BillingWeightsFor(
     const PartitionConfig& partition) const {
   return partition.billing_weights.empty() ? billing_weights : partition.billing_weights;
 }

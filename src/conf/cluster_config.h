@@ -13,6 +13,7 @@
 
 #include "conf/diagnostic.h"
 #include "core/time_format.h"
+#include "core/tres.h"
 
 namespace loom::conf {
 
@@ -82,16 +83,6 @@ std::string_view PartitionStateName(PartitionState s);
 enum class OverSubscribe { kNo, kYes, kExclusive, kForce };
 std::string_view OverSubscribeName(OverSubscribe o);
 
-// One weight of a TRESBillingWeights / PriorityWeightTRES list. `tres` is lower-cased
-// ("cpu", "mem", "node", "gres/gpu", "gres/gpu:a100", "license/matlab"); the weight of
-// "mem" is per megabyte (a "G" suffix in the file is divided out).
-struct TresWeight {
-  std::string tres;
-  double weight = 0;
-
-  friend bool operator==(const TresWeight&, const TresWeight&) = default;
-};
-
 // PreemptMode, globally or per partition: one base mode plus the GANG and WITHIN flags.
 struct PreemptMode {
   enum class Base { kOff, kCancel, kRequeue, kSuspend };
@@ -120,8 +111,9 @@ struct PartitionConfig {
   std::vector<std::string> allow_accounts;  // empty: all accounts
   std::vector<std::string> allow_groups;    // empty: all groups
   bool exclusive_user = false;
-  std::vector<TresWeight> billing_weights;  // TRESBillingWeights; empty: none set
-  std::optional<PreemptMode> preempt_mode;  // unset: the global PreemptMode applies
+  core::TresBillingWeights billing_weights;  // TRESBillingWeights; empty: none set
+  std::string billing_weights_text;          // the value as written, for display
+  std::optional<PreemptMode> preempt_mode;   // unset: the global PreemptMode applies
   int64_t grace_time_s = 0;
   // Memory defaults/limits in MB; 0 means "not set here" (the global value applies).
   int64_t def_mem_per_cpu_mb = 0;
@@ -198,7 +190,10 @@ struct PriorityParams {
   int64_t weight_job_size = 0;
   int64_t weight_partition = 0;
   int64_t weight_qos = 0;
-  std::vector<TresWeight> weight_tres;    // PriorityWeightTRES
+  // PriorityWeightTRES ("CPU=1000,Mem=2000,GRES/gpu=3000"): a weight per TRES, read with the
+  // same rules as TRESBillingWeights.
+  core::TresBillingWeights weight_tres;
+  std::string weight_tres_text;
   int64_t max_age_s = 7 * 86400;          // PriorityMaxAge (default 7-0)
   int64_t decay_half_life_s = 7 * 86400;  // PriorityDecayHalfLife; 0 disables decay
   bool favor_small = false;
@@ -239,10 +234,12 @@ struct ClusterConfig {
   PreemptType preempt_type = PreemptType::kNone;
   PreemptMode preempt_mode;
   std::string topology_plugin = "topology/none";
-  std::vector<std::string> accounting_storage_tres;  // AccountingStorageTRES, lower-cased
+  // AccountingStorageTRES, each name in core::CanonicalTresName's form ("gres/gpu:a100").
+  std::vector<std::string> accounting_storage_tres;
   // Cluster-wide TRESBillingWeights (a Loom extension; Slurm sets them per partition):
   // used by partitions that set none of their own.
-  std::vector<TresWeight> billing_weights;
+  core::TresBillingWeights billing_weights;
+  std::string billing_weights_text;
 
   int32_t max_job_count = 10000;
   int32_t max_array_size = 1001;
@@ -268,7 +265,7 @@ struct ClusterConfig {
   // The partition with Default=YES, or nullptr when none is marked.
   const PartitionConfig* DefaultPartition() const;
   // Billing weights that apply to jobs in `partition`: its own, else the cluster-wide ones.
-  const std::vector<TresWeight>& BillingWeightsFor(const PartitionConfig& partition) const;
+  const core::TresBillingWeights& BillingWeightsFor(const PartitionConfig& partition) const;
 };
 
 }  // namespace loom::conf

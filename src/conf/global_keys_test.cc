@@ -154,8 +154,10 @@ TEST(Priority, MultifactorWeights) {
   EXPECT_EQ(p.weight_partition, 20);
   EXPECT_EQ(p.weight_qos, 30);
   EXPECT_EQ(p.weight_assoc, 40);
-  EXPECT_THAT(p.weight_tres, ElementsAre(TresWeight{"cpu", 1000}, TresWeight{"mem", 2000},
-                                         TresWeight{"gres/gpu", 3000}));
+  EXPECT_DOUBLE_EQ(p.weight_tres.WeightFor("cpu"), 1000);
+  EXPECT_DOUBLE_EQ(p.weight_tres.WeightFor("mem"), 2000);
+  EXPECT_DOUBLE_EQ(p.weight_tres.WeightFor("gres/gpu"), 3000);
+  EXPECT_EQ(p.weight_tres_text, "CPU=1000,Mem=2000,GRES/gpu=3000");
   EXPECT_EQ(p.max_age_s, 14 * 86400);
   EXPECT_EQ(p.decay_half_life_s, 7 * 86400 + 12 * 3600);
   EXPECT_TRUE(p.favor_small);
@@ -227,7 +229,7 @@ TEST(GlobalKeys, CrossKeyChecks) {
   EXPECT_TRUE(ParseBody("AccountingStorageTRES=gres/gpu\n", &warnings).ok());
   EXPECT_THAT(WarningText(warnings), HasSubstr("GresTypes does not list gpu"));
   EXPECT_THAT(ErrorText(ParseBody("AccountingStorageTRES=gpu\n")),
-              HasSubstr("'gpu' is not a TRES name"));
+              HasSubstr("invalid value 'gpu' for AccountingStorageTRES: unknown TRES 'gpu'"));
   EXPECT_THAT(ErrorText(ParseBody("TopologyPlugin=topology/fat\n")),
               HasSubstr("for TopologyPlugin: expected topology/none, topology/tree"));
 }

@@ -156,17 +156,9 @@ TEST(ParsePreemptMode, Forms) {
   EXPECT_FALSE(ParsePreemptMode("GANG,GANG").has_value());
 }
 
-TEST(TresNames, Validity) {
-  for (const char* ok : {"cpu", "mem", "node", "billing", "energy", "gres/gpu", "gres/gpu:a100",
-                         "license/matlab", "bb/datawarp", "fs/disk", "ic/ofed"}) {
-    EXPECT_TRUE(IsValidTresName(ok)) << ok;
-  }
-  for (const char* bad : {"gpu", "gres/", "gres/gpu:", "gres/:a", "license/a:b", "foo/bar",
-                          "gres/gpu:a:b", "cpu/x"}) {
-    EXPECT_FALSE(IsValidTresName(bad)) << bad;
-  }
-  EXPECT_EQ(CanonicalTres(" GRES/gpu:A100 "), "gres/gpu:a100");
+TEST(SplitTopLevelCommas, KeepsBracketsTogether) {
   EXPECT_THAT(SplitTopLevelCommas("a[1,2],b, c[3-4,6]"), ElementsAre("a[1,2]", "b", "c[3-4,6]"));
+  EXPECT_THAT(SplitList(" a, ,b "), ElementsAre("a", "b"));
 }
 
 }  // namespace

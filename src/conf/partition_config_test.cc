@@ -179,19 +179,18 @@ TEST(PartitionConfig, BillingWeightsAndMemoryLimits) {
       "DefMemPerCPU=2000 MaxMemPerNode=UNLIMITED PreemptMode=SUSPEND,GANG GraceTime=30\n");
   ASSERT_TRUE(c.ok()) << ErrorText(c);
   const PartitionConfig& p = c->partitions[0];
-  ASSERT_EQ(p.billing_weights.size(), 3u);
-  EXPECT_DOUBLE_EQ(p.billing_weights[1].weight, 1024);
-  EXPECT_EQ(p.billing_weights[2].tres, "gres/gpu:a100");
+  EXPECT_DOUBLE_EQ(p.billing_weights.WeightFor("mem"), 1024);
+  EXPECT_DOUBLE_EQ(p.billing_weights.WeightFor("gres/gpu:a100"), 64);
   EXPECT_EQ(p.def_mem_per_cpu_mb, 2000);
   EXPECT_EQ(p.max_mem_per_node_mb, 0);
   ASSERT_TRUE(p.preempt_mode.has_value());
   EXPECT_EQ(p.preempt_mode->ToString(), "SUSPEND,GANG");
   EXPECT_EQ(p.grace_time_s, 30);
   EXPECT_THAT(ErrorText(WithNodes("PartitionName=a TRESBillingWeights=CPU=x\n")),
-              HasSubstr("invalid value 'CPU=x' for TRESBillingWeights: expected a comma list "
-                        "of TRES=weight"));
+              HasSubstr("invalid value 'CPU=x' for TRESBillingWeights: weight 'x' for cpu is "
+                        "not a number; expected a comma list of TRES=weight"));
   EXPECT_THAT(ErrorText(WithNodes("PartitionName=a TRESBillingWeights=GPU=1\n")),
-              HasSubstr("'gpu' is not a TRES name"));
+              HasSubstr("invalid value 'GPU=1' for TRESBillingWeights: unknown TRES 'GPU'"));
   EXPECT_THAT(ErrorText(WithNodes("PartitionName=a DefMemPerCPU=1 DefMemPerNode=2\n")),
               HasSubstr("DefMemPerCPU and DefMemPerNode are mutually exclusive"));
 }
@@ -202,8 +201,8 @@ TEST(PartitionConfig, GlobalBillingWeightsAreAFallback) {
       "TRESBillingWeights=CPU=2\nPartitionName=a\nPartitionName=b TRESBillingWeights=CPU=3\n",
       &warnings);
   ASSERT_TRUE(c.ok()) << ErrorText(c);
-  EXPECT_DOUBLE_EQ(c->BillingWeightsFor(c->partitions[0])[0].weight, 2);
-  EXPECT_DOUBLE_EQ(c->BillingWeightsFor(c->partitions[1])[0].weight, 3);
+  EXPECT_DOUBLE_EQ(c->BillingWeightsFor(c->partitions[0]).WeightFor("cpu"), 2);
+  EXPECT_DOUBLE_EQ(c->BillingWeightsFor(c->partitions[1]).WeightFor("cpu"), 3);
   EXPECT_THAT(WarningText(warnings), HasSubstr("Loom extension"));
 }
 

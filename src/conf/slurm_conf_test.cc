@@ -120,14 +120,11 @@ TEST(SlurmConfSyntax, QuotedValuesKeepSpaces) {
       "NodeName=n1\n"
       "PartitionName=p Nodes=n1 TRESBillingWeights=\"CPU=1.0,Mem=0.25G,GRES/gpu=2.0\"\n");
   ASSERT_TRUE(c.ok()) << ErrorText(c);
-  const auto& w = c->partitions[0].billing_weights;
-  ASSERT_EQ(w.size(), 3u);
-  EXPECT_EQ(w[0].tres, "cpu");
-  EXPECT_DOUBLE_EQ(w[0].weight, 1.0);
-  EXPECT_EQ(w[1].tres, "mem");
-  EXPECT_DOUBLE_EQ(w[1].weight, 0.25 / 1024);  // per MB
-  EXPECT_EQ(w[2].tres, "gres/gpu");
-  EXPECT_DOUBLE_EQ(w[2].weight, 2.0);
+  const core::TresBillingWeights& w = c->partitions[0].billing_weights;
+  EXPECT_DOUBLE_EQ(w.WeightFor("cpu"), 1.0);
+  EXPECT_DOUBLE_EQ(w.WeightFor("mem"), 0.25 / 1024);  // per MB
+  EXPECT_DOUBLE_EQ(w.WeightFor("gres/gpu"), 2.0);
+  EXPECT_EQ(c->partitions[0].billing_weights_text, "CPU=1.0,Mem=0.25G,GRES/gpu=2.0");
 }
 
 TEST(SlurmConfSyntax, SyntaxErrorsNameTheLine) {

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (config.ok()) {
     for (const loom::conf::NodeConfig& n : config->nodes) sink += n.GpuCount() + n.cpus;
     for (const loom::conf::PartitionConfig& p : config->partitions) {
-      sink += p.nodes.size() + config->BillingWeightsFor(p).size();
+      sink += p.nodes.size() + (config->BillingWeightsFor(p).empty() ? 0 : 1);
     }
     sink += config->select.ToString().size() + config->preempt_mode.ToString().size();
   } else {

@@ -1,7 +1,6 @@
 #include "conf/internal/context.h"
 
 #include <cctype>
-#include <cmath>
 
 #include "core/strings.h"
 #include "core/time_format.h"
@@ -92,69 +91,30 @@ std::optional<size_t> ParseContext::Choice(const SourceLocation& at, const KeyVa
   return std::nullopt;
 }
 
-std::optional<std::vector<TresWeight>> ParseContext::TresWeights(const SourceLocation& at,
-                                                                 const KeyValue& kv) {
-  constexpr std::string_view kExpected =
-      "a comma list of TRES=weight, e.g. CPU=1.0,Mem=0.25G,GRES/gpu=2.0 (a K, M, G or T "
-      "suffix on the Mem weight gives the weight per that unit)";
-  std::vector<TresWeight> out;
-  for (const std::string& item : SplitList(kv.value)) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      BadValue(at, kv.key, kv.value, kExpected);
-      return std::nullopt;
-    }
-    std::string name = CanonicalTres(core::Trim(std::string_view(item).substr(0, eq)));
-    std::string_view w = core::Trim(std::string_view(item).substr(eq + 1));
-    if (!IsValidTresName(name)) {
-      Error(at, kv.key,
-            StrCat("invalid value '", kv.value, "' for ", kv.key, ": '", name,
-                   "' is not a TRES name (cpu, mem, node, energy, billing, gres/NAME[:TYPE], "
-                   "license/NAME, bb/NAME, fs/NAME, ic/NAME)"));
-      return std::nullopt;
-    }
-    double scale = 1.0;
-    if (!w.empty() && std::isalpha(static_cast<unsigned char>(w.back()))) {
-      if (name != "mem") {
-        BadValue(at, kv.key, kv.value, kExpected);
-        return std::nullopt;
-      }
-      switch (std::toupper(static_cast<unsigned char>(w.back()))) {
-        case 'K':
-          scale = 1024.0;
-          break;
-        case 'M':
-          scale = 1.0;
-          break;
-        case 'G':
-          scale = 1.0 / 1024;
-          break;
-        case 'T':
-          scale = 1.0 / (1024.0 * 1024);
-          break;
-        case 'P':
-          scale = 1.0 / (1024.0 * 1024 * 1024);
-          break;
-        default:
-          BadValue(at, kv.key, kv.value, kExpected);
-          return std::nullopt;
-      }
-      w.remove_suffix(1);
-    }
-    std::optional<double> d = core::ParseDouble(w);
-    if (!d || !std::isfinite(*d) || *d < 0) {
-      BadValue(at, kv.key, kv.value, kExpected);
-      return std::nullopt;
-    }
-    for (const TresWeight& prev : out) {
-      if (prev.tres == name) {
-        Error(at, kv.key, StrCat(kv.key, " names '", name, "' twice"));
-        return std::nullopt;
-      }
-    }
-    out.push_back({std::move(name), *d * scale});
+std::optional<core::TresBillingWeights> ParseContext::TresWeights(const SourceLocation& at,
+                                                                  const KeyValue& kv) {
+  StatusOr<core::TresBillingWeights> w = core::TresBillingWeights::Parse(kv.value);
+  if (w.ok()) return std::move(*w);
+  // The reason without core's "invalid TRESBillingWeights '<text>': " prefix.
+  std::string why(w.status().message());
+  std::string prefix = StrCat("'", kv.value, "': ");
+  if (size_t pos = why.find(prefix); pos != std::string::npos) {
+    why = why.substr(pos + prefix.size());
   }
-  return out;
+  Error(at, kv.key,
+        StrCat("invalid value '", kv.value, "' for ", kv.key, ": ", why,
+               "; expected a comma list of TRES=weight, e.g. CPU=1.0,Mem=0.25G,GRES/gpu=2.0"));
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseContext::TresName(const SourceLocation& at, const KeyValue& kv,
+                                                  std::string_view name) {
+  StatusOr<std::string> canonical = core::CanonicalTresName(core::Trim(name));
+  if (canonical.ok()) return std::move(*canonical);
+  Error(at, kv.key,
+        StrCat("invalid value '", kv.value, "' for ", kv.key, ": ",
+               std::string(canonical.status().message())));
+  return std::nullopt;
 }
 
 std::vector<std::string> SplitList(std::string_view value) {
@@ -184,33 +144,6 @@ std::vector<std::string> SplitTopLevelCommas(std::string_view value) {
   std::string_view t = core::Trim(cur);
   if (!t.empty()) out.emplace_back(t);
   return out;
-}
-
-std::string CanonicalTres(std::string_view tres) { return core::ToLower(core::Trim(tres)); }
-
-bool IsValidTresName(std::string_view tres) {
-  constexpr std::string_view kPlain[] = {"cpu",     "mem",  "node", "energy",
-                                         "billing", "vmem", "pages"};
-  for (std::string_view p : kPlain) {
-    if (tres == p) return true;
-  }
-  size_t slash = tres.find('/');
-  if (slash == std::string_view::npos) return false;
-  std::string_view kind = tres.substr(0, slash), name = tres.substr(slash + 1);
-  if (name.empty() || name.find('/') != std::string_view::npos) return false;
-  for (char c : name) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '=' || c == ',') return false;
-  }
-  if (kind == "gres") {
-    size_t colon = name.find(':');
-    if (colon == 0 || (colon != std::string_view::npos &&
-                       (colon + 1 == name.size() || name.find(':', colon + 1) != name.npos))) {
-      return false;
-    }
-    return true;
-  }
-  if (name.find(':') != std::string_view::npos) return false;
-  return kind == "license" || kind == "bb" || kind == "fs" || kind == "ic";
 }
 
 }  // namespace loom::conf::internal

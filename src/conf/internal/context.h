@@ -13,6 +13,7 @@
 #include "conf/cluster_config.h"
 #include "conf/diagnostic.h"
 #include "conf/internal/lexer.h"
+#include "core/tres.h"
 
 namespace loom::conf::internal {
 
@@ -49,8 +50,12 @@ class ParseContext {
   // One of `choices` (case-insensitive); returns its index.
   std::optional<size_t> Choice(const SourceLocation& at, const KeyValue& kv,
                                std::initializer_list<std::string_view> choices);
-  // "Name=weight[unit],..." as TRESBillingWeights / PriorityWeightTRES write it.
-  std::optional<std::vector<TresWeight>> TresWeights(const SourceLocation& at, const KeyValue& kv);
+  // "Name=weight[unit],..." as TRESBillingWeights / PriorityWeightTRES write it
+  // (core::TresBillingWeights::Parse).
+  std::optional<core::TresBillingWeights> TresWeights(const SourceLocation& at, const KeyValue& kv);
+  // A TRES name in core::CanonicalTresName's form, or nullopt after reporting.
+  std::optional<std::string> TresName(const SourceLocation& at, const KeyValue& kv,
+                                      std::string_view name);
 
  private:
   ClusterConfig* config_;
@@ -63,13 +68,5 @@ std::vector<std::string> SplitList(std::string_view value);
 
 // Splits on commas that are not inside [...] (hostlist expressions: "a[1-2,4],b").
 std::vector<std::string> SplitTopLevelCommas(std::string_view value);
-
-// Lower-cases a TRES name's type part ("GRES/gpu:A100" -> "gres/gpu:a100"); TRES names are
-// case-insensitive in Slurm.
-std::string CanonicalTres(std::string_view tres);
-
-// Checks that `tres` names a TRES Slurm can track: cpu, mem, node, energy, billing, vmem,
-// pages, or gres/<name>[:type], license/<name>, bb/<name>, fs/<name>, ic/<name>.
-bool IsValidTresName(std::string_view tres);
 
 }  // namespace loom::conf::internal

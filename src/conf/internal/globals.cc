@@ -152,7 +152,10 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
   } else if (key == "PriorityWeightQOS") {
     set_i64(&cfg.priority.weight_qos, 0, kMaxU32);
   } else if (key == "PriorityWeightTRES") {
-    if (auto w = ctx_->TresWeights(at, kv)) cfg.priority.weight_tres = std::move(*w);
+    if (auto w = ctx_->TresWeights(at, kv)) {
+      cfg.priority.weight_tres = std::move(*w);
+      cfg.priority.weight_tres_text = kv.value;
+    }
   } else if (key == "PriorityMaxAge") {
     if (auto d = ctx_->Duration(at, kv)) cfg.priority.max_age_s = *d;
   } else if (key == "PriorityDecayHalfLife") {
@@ -180,20 +183,15 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
   } else if (key == "AccountingStorageTRES") {
     std::vector<std::string> tres;
     for (const std::string& t : SplitList(value)) {
-      std::string name = CanonicalTres(t);
-      if (!IsValidTresName(name)) {
-        ctx_->Error(at, kv.key,
-                    StrCat("invalid value '", kv.value, "' for ", kv.key, ": '", t,
-                           "' is not a TRES name (e.g. gres/gpu, gres/gpu:a100, license/NAME, "
-                           "bb/NAME, fs/disk, energy)"));
-        return;
-      }
-      tres.push_back(std::move(name));
+      std::optional<std::string> name = ctx_->TresName(at, kv, t);
+      if (!name) return;
+      tres.push_back(std::move(*name));
     }
     cfg.accounting_storage_tres = std::move(tres);
   } else if (key == "TRESBillingWeights") {
     if (auto w = ctx_->TresWeights(at, kv)) {
       cfg.billing_weights = std::move(*w);
+      cfg.billing_weights_text = kv.value;
       ctx_->Warn(at, kv.key,
                  "TRESBillingWeights as a global key is a Loom extension (it applies to "
                  "partitions that set none); Slurm only accepts it on PartitionName lines");

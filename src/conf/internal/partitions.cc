@@ -135,7 +135,10 @@ void PartitionTable::Apply(const SourceLocation& at, const std::string& key, con
   } else if (key == "ExclusiveUser") {
     if (auto b = ctx_->Bool(at, kv)) part.exclusive_user = *b;
   } else if (key == "TRESBillingWeights") {
-    if (auto w = ctx_->TresWeights(at, kv)) part.billing_weights = std::move(*w);
+    if (auto w = ctx_->TresWeights(at, kv)) {
+      part.billing_weights = std::move(*w);
+      part.billing_weights_text = kv.value;
+    }
   } else if (key == "PreemptMode") {
     if (auto m = ParsePreemptMode(kv.value)) {
       part.preempt_mode = *m;
