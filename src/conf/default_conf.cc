@@ -24,11 +24,14 @@ PriorityWeightQOS=1000
 GresTypes=gpu
 ReturnToService=2
 
-NodeName=gpu-[01-02] NodeAddr=127.0.0.1 Port=17001-17002 CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=512000 Gres=gpu:a100:8 Features=gpu,a100
-NodeName=cpu-[01-02] NodeAddr=127.0.0.1 Port=17003-17004 CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=256000 Features=cpu
+NodeName=DEFAULT CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1
+NodeName=gpu-[01-02] NodeAddr=127.0.0.1 Port=17001-17002 RealMemory=512000 Gres=gpu:a100:8 \
+    Features=gpu,a100
+NodeName=cpu-[01-02] NodeAddr=127.0.0.1 Port=17003-17004 RealMemory=256000 Features=cpu
 
 PartitionName=cpu Nodes=cpu-[01-02] Default=YES MaxTime=1-00:00:00 State=UP
-PartitionName=gpu Nodes=gpu-[01-02] MaxTime=7-00:00:00 State=UP TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=16.0"
+PartitionName=gpu Nodes=gpu-[01-02] MaxTime=7-00:00:00 State=UP \
+    TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=16.0"
 )";
   return kText;
 }
