@@ -1,3 +1,4 @@
+// TRES strings as slurmctld prints them, and billing as slurm.conf(5) documents it.
 #include "core/tres.h"
 
 #include <gmock/gmock.h>
