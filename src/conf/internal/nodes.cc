@@ -207,9 +207,8 @@ std::optional<NodeState> NodeTable::ParseState(const SourceLocation& at, const K
   return std::nullopt;
 }
 
-bool NodeTable::ParseSpec(const Statement& st, Spec* spec) {
+void NodeTable::ParseSpec(const Statement& st, Spec* spec) {
   const SourceLocation& at = st.location;
-  const size_t errors_before = ctx_->errors().size();
   std::set<std::string> seen;
   for (size_t i = 1; i < st.pairs.size(); ++i) {
     const KeyValue& kv = st.pairs[i];
@@ -281,7 +280,6 @@ bool NodeTable::ParseSpec(const Statement& st, Spec* spec) {
       ctx_->WarnNotActedOn(at, kv.key, "on NodeName lines");
     }
   }
-  return ctx_->errors().size() == errors_before;
 }
 
 std::optional<NodeTable::Topology> NodeTable::DeriveTopology(const SourceLocation& at,

@@ -78,7 +78,8 @@ class NodeTable {
     std::vector<size_t> members;
   };
 
-  bool ParseSpec(const Statement& st, Spec* spec);
+  // Reads the options of a NodeName line into `spec`; bad values are reported and skipped.
+  void ParseSpec(const Statement& st, Spec* spec);
   std::optional<Topology> DeriveTopology(const SourceLocation& at, const Spec& spec);
   // Expands a hostlist value of `key`; more than `max_hosts` names is an error.
   std::optional<std::vector<std::string>> Expand(const SourceLocation& at, std::string_view key,
