@@ -19,6 +19,7 @@
 #include "core/strings.h"
 #include "sched/config.h"
 #include "sched/backfill/policy.h"
+#include "sim/builtin_trace.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -73,7 +74,8 @@ int RunSim(int argc, char** argv) {
   bool json = false, skip_bad = false, from_runtime = false, check = false;
   int64_t machine_procs = 0;
   sched::PolicyOptions popts;
-  app.add_option("--trace", trace_path, "SWF trace file (plain or .gz)")->required();
+  app.add_option("--trace", trace_path,
+                 "SWF trace file (plain or .gz); default: the built-in KTH SP2 trace");
   app.add_option("--policy", policies,
                  "comma-separated policies: fcfs, easy, conservative, slurm")
       ->capture_default_str();
@@ -140,11 +142,14 @@ int RunSim(int argc, char** argv) {
   ropts.skip_bad_lines = skip_bad;
   ropts.machine_procs = machine_procs;
   ropts.estimate_from_runtime = from_runtime;
-  auto trace = sim::ReadSwfFile(trace_path, ropts);
+  auto trace = trace_path.empty()
+                   ? sim::DecodeSwf(std::string(sim::BuiltinTraceGz()), sim::BuiltinTraceName(),
+                                    ropts)
+                   : sim::ReadSwfFile(trace_path, ropts);
   if (!trace.ok()) return Fail(std::string(trace.status().message()));
   if (trace->jobs.empty()) {
     return Fail(core::StrCat(
-        "no job of '", trace_path, "' passes the input filter (", trace->dropped,
+        "no job of '", trace->name, "' passes the input filter (", trace->dropped,
         " dropped); traces without requested times need --estimate-from-runtime"));
   }
   sched::Cluster cluster = sim::SwfCluster(*trace);

@@ -29,6 +29,17 @@ bool ParseFields(std::string_view s, std::vector<int64_t>* out) {
   return out->size() <= 3;
 }
 
+// Durations past a million days are typos, and would not print back in a form that parses.
+constexpr int64_t kMaxDays = 1'000'000;
+
+StatusOr<int64_t> Capped(int64_t seconds, std::string_view text) {
+  if (seconds > kMaxDays * 86400) {
+    return absl::InvalidArgumentError(
+        StrCat("invalid time '", text, "': longer than ", kMaxDays, " days"));
+  }
+  return seconds;
+}
+
 }  // namespace
 
 StatusOr<int64_t> ParseDuration(std::string_view text) {
@@ -43,21 +54,21 @@ StatusOr<int64_t> ParseDuration(std::string_view text) {
   if (dash != std::string_view::npos) {
     std::string_view d = s.substr(0, dash);
     std::optional<int64_t> dv = ParseInt(d);
-    if (d.empty() || d.front() == '+' || !dv || *dv < 0 || *dv > 1'000'000) return BadTime(text);
+    if (d.empty() || d.front() == '+' || !dv || *dv < 0 || *dv > kMaxDays) return BadTime(text);
     days = *dv;
     if (!ParseFields(s.substr(dash + 1), &f)) return BadTime(text);
     // D-HH, D-HH:MM, D-HH:MM:SS
     int64_t h = f[0], m = f.size() > 1 ? f[1] : 0, sec = f.size() > 2 ? f[2] : 0;
-    return ((days * 24 + h) * 60 + m) * 60 + sec;
+    return Capped(((days * 24 + h) * 60 + m) * 60 + sec, text);
   }
   if (!ParseFields(s, &f)) return BadTime(text);
   switch (f.size()) {
     case 1:
-      return f[0] * 60;  // MM
+      return Capped(f[0] * 60, text);  // MM
     case 2:
-      return f[0] * 60 + f[1];  // MM:SS
+      return Capped(f[0] * 60 + f[1], text);  // MM:SS
     default:
-      return (f[0] * 60 + f[1]) * 60 + f[2];  // HH:MM:SS
+      return Capped((f[0] * 60 + f[1]) * 60 + f[2], text);  // HH:MM:SS
   }
 }
 

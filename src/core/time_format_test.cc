@@ -29,6 +29,12 @@ TEST(ParseDuration, RejectsMalformedWithTheTextInTheMessage) {
   }
 }
 
+TEST(ParseDuration, RejectsMoreThanAMillionDays) {
+  EXPECT_FALSE(ParseDuration("77777792:0:45").ok());
+  EXPECT_FALSE(ParseDuration("1000001-00").ok());
+  EXPECT_TRUE(ParseDuration("1000000-00").ok());
+}
+
 TEST(FormatDuration, SlurmLayouts) {
   EXPECT_EQ(FormatDuration(3600), "01:00:00");
   EXPECT_EQ(FormatDuration(7 * 86400), "7-00:00:00");

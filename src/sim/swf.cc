@@ -220,18 +220,23 @@ StatusOr<std::string> Gunzip(const std::string& path, const std::string& gz) {
 
 }  // namespace
 
-StatusOr<SwfTrace> ReadSwfFile(const std::string& path, const SwfReadOptions& opts) {
-  ASSIGN_OR_RETURN(std::string data, ReadAll(path));
+StatusOr<SwfTrace> DecodeSwf(std::string data, std::string_view name,
+                             const SwfReadOptions& opts) {
   bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
               static_cast<unsigned char>(data[1]) == 0x8b;
   if (gzip) {
-    ASSIGN_OR_RETURN(data, Gunzip(path, data));
+    ASSIGN_OR_RETURN(data, Gunzip(std::string(name), data));
   }
+  return ParseSwf(data, name, opts);
+}
+
+StatusOr<SwfTrace> ReadSwfFile(const std::string& path, const SwfReadOptions& opts) {
+  ASSIGN_OR_RETURN(std::string data, ReadAll(path));
   std::string_view base = path;
   if (size_t slash = base.rfind('/'); slash != std::string_view::npos) {
     base = base.substr(slash + 1);
   }
-  return ParseSwf(data, base, opts);
+  return DecodeSwf(std::move(data), base, opts);
 }
 
 }  // namespace loom::sim

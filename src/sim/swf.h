@@ -43,6 +43,9 @@ struct SwfTrace {
 
 // Reads `path` (gzip'd or plain). Errors name the file and, for bad lines, the line.
 StatusOr<SwfTrace> ReadSwfFile(const std::string& path, const SwfReadOptions& opts);
+// Reads a trace held in memory (gzip'd or plain); `name` is used in messages.
+StatusOr<SwfTrace> DecodeSwf(std::string data, std::string_view name,
+                             const SwfReadOptions& opts);
 // Parses trace text; `name` is used in messages.
 StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
                             const SwfReadOptions& opts);
