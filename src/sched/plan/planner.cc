@@ -1,6 +1,7 @@
 #include "sched/plan/planner.h"
 
 #include <algorithm>
+#include <queue>
 
 #include "sched/select/constraint.h"
 
@@ -15,12 +16,19 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     std::stable_sort(node_order_.begin(), node_order_.end(), [&](int32_t a, int32_t b) {
       return cluster.nodes[a].weight < cluster.nodes[b].weight;
     });
+    pos_.resize(node_order_.size());
+    for (size_t p = 0; p < node_order_.size(); ++p) pos_[node_order_[p]] = static_cast<int32_t>(p);
     eligible_cache_.clear();
     last_eligible_ = 0;
     generation_ = cluster.generation;
   }
   cluster_ = &cluster;
   now_ = now;
+  for (EligibleSet& set : eligible_cache_) {
+    set.memo.clear();
+    set.memo_next = 0;
+  }
+
   caps_.clear();
   for (const model::Node& n : cluster.nodes) caps_.push_back(n.capacity);
   holdings_.clear();
@@ -30,10 +38,47 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
   }
   holdings_.insert(holdings_.end(), also_held.begin(), also_held.end());
   timeline_.Build(caps_, now, holdings_);
+
+  events_.clear();
+  scratch_free_.resize(node_order_.size());
+  for (size_t p = 0; p < node_order_.size(); ++p) {
+    const int32_t n = node_order_[p];
+    scratch_free_[p] = timeline_.FreeOver(n, now, now + 1);
+    for (size_t k = 1; k < timeline_.steps(n); ++k) {
+      events_.emplace_hint(events_.end(), timeline_.step_time(n, k), n);
+    }
+  }
+  free_now_.Build(scratch_free_);
 }
 
-const std::vector<int32_t>& Planner::Eligible(const PendingJob& job,
-                                              model::PendingReason* reason) {
+void Planner::Touch(int32_t node, Time start, Time end) {
+  if (start <= now_) {
+    free_now_.Set(pos_[node], timeline_.FreeOver(node, now_, now_ + 1));
+  } else {
+    events_.emplace(start, node);
+  }
+  if (end < kNever) events_.emplace(end, node);
+}
+
+void Planner::Hold(const Allocation& alloc, Time start, int64_t duration) {
+  Time end = SaturatingAdd(start, duration);
+  for (const NodeAlloc& a : alloc) {
+    timeline_.Add(a.node, a.amount, start, end);
+    Touch(a.node, start, end);
+  }
+}
+
+void Planner::Release(const Allocation& alloc, Time start, int64_t duration) {
+  Time end = SaturatingAdd(start, duration);
+  for (const NodeAlloc& a : alloc) {
+    timeline_.Remove(a.node, a.amount, start, end);
+    Touch(a.node, start, end);
+  }
+  // Something became free: earlier answers are no longer lower bounds.
+  for (EligibleSet& set : eligible_cache_) set.memo.clear();
+}
+
+Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
   auto matches = [&](const EligibleSet& e) {
     return e.partition == job.partition && e.constraint == job.constraint &&
            e.gpu_type == job.shape.gpu_type;
@@ -42,19 +87,24 @@ const std::vector<int32_t>& Planner::Eligible(const PendingJob& job,
     size_t i = 0;
     while (i < eligible_cache_.size() && !matches(eligible_cache_[i])) ++i;
     if (i == eligible_cache_.size()) {
-      eligible_cache_.push_back(
-          EligibleSet{job.partition, job.constraint, job.shape.gpu_type, {}, {}});
+      eligible_cache_.push_back(EligibleSet{job.partition, job.constraint, job.shape.gpu_type});
       Fill(eligible_cache_.back());
     }
     last_eligible_ = i;
   }
-  const EligibleSet& set = eligible_cache_[last_eligible_];
+  return eligible_cache_[last_eligible_];
+}
+
+const std::vector<int32_t>& Planner::Eligible(const PendingJob& job,
+                                              model::PendingReason* reason) {
+  const EligibleSet& set = SetFor(job);
   if (reason) *reason = set.reason;
   return set.nodes;
 }
 
 void Planner::Fill(EligibleSet& set) const {
   const Cluster& c = *cluster_;
+  set.member.assign(c.nodes.size(), 0);
   StatusOr<FeatureExpr> expr = FeatureExpr::Parse(set.constraint);
   if (set.partition < 0 || set.partition >= static_cast<int32_t>(c.partitions.size())) {
     set.reason = model::PendingReason::kPartitionDown;
@@ -71,17 +121,18 @@ void Planner::Fill(EligibleSet& set) const {
                      : model::PendingReason::kPartitionDown;
     return;
   }
-  std::vector<char> member(c.nodes.size(), 0);
-  for (int32_t n : p.nodes) member[n] = 1;
+  std::vector<char> in_partition(c.nodes.size(), 0);
+  for (int32_t n : p.nodes) in_partition[n] = 1;
   bool any_feature_match = false;
   for (int32_t n : node_order_) {
-    if (!member[n]) continue;
+    if (!in_partition[n]) continue;
     const model::Node& node = c.nodes[n];
     if (!expr->Matches(node.features)) continue;
     any_feature_match = true;
     if (!set.gpu_type.empty() && node.gpu_type != set.gpu_type) continue;
     if (!node.Schedulable()) continue;
     set.nodes.push_back(n);
+    set.member[n] = 1;
   }
   if (set.nodes.empty()) {
     set.reason = any_feature_match ? model::PendingReason::kResources
@@ -89,82 +140,204 @@ void Planner::Fill(EligibleSet& set) const {
   }
 }
 
+Resources Planner::Probe(const model::JobShape& shape) {
+  // A whole-node request needs all of a node, whatever its size: look for any free CPU
+  // and check the node itself.
+  if (shape.exclusive) return Resources{.cpus = 1};
+  return MinNodeNeed(shape, Resources{});
+}
+
 bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
-  const std::vector<int32_t>& nodes = Eligible(job, nullptr);
-  Time end = SaturatingAdd(start, job.estimate);
+  EligibleSet& set = SetFor(job);
+  if (set.nodes.empty()) return false;
+  if (start <= now_) return FitsNow(job, set, out);
+  return FitsByScan(job, set, start, out);
+}
+
+bool Planner::FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out) {
+  const Time end = SaturatingAdd(now_, job.estimate);
+  const Resources probe = Probe(job.shape);
   scratch_.clear();
-  if (SingleNode(job.shape)) {
-    for (int32_t n : nodes) {
-      const Resources& cap = timeline_.capacity(n);
-      Resources need = MinNodeNeed(job.shape, cap);
-      if (!cap.Covers(need)) continue;
-      if (timeline_.FitsOver(n, need, start, end)) {
-        scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), cap});
-        return SelectNodes(job.shape, scratch_, out);
-      }
-    }
-    return false;
+  for (int32_t p = free_now_.FirstCovering(probe, 0); p >= 0;
+       p = free_now_.FirstCovering(probe, p + 1)) {
+    const int32_t n = node_order_[p];
+    if (!set.member[n]) continue;
+    const Resources& cap = timeline_.capacity(n);
+    const Resources need = MinNodeNeed(job.shape, cap);
+    if (!timeline_.FitsOver(n, need, now_, end)) continue;
+    scratch_.push_back(Candidate{n, timeline_.FreeOver(n, now_, end), cap});
+    if (SingleNode(job.shape)) break;
   }
-  for (int32_t n : nodes) {
-    scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), timeline_.capacity(n)});
+  return SelectNodes(job.shape, scratch_, out);
+}
+
+bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time start,
+                         Allocation* out) {
+  const Time end = SaturatingAdd(start, job.estimate);
+  scratch_.clear();
+  for (int32_t n : set.nodes) {
+    const Resources& cap = timeline_.capacity(n);
+    if (!timeline_.FitsOver(n, MinNodeNeed(job.shape, cap), start, end)) continue;
+    scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), cap});
+    if (SingleNode(job.shape)) break;
   }
   return SelectNodes(job.shape, scratch_, out);
 }
 
 Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                             Allocation* out) {
-  const std::vector<int32_t>& nodes = Eligible(job, nullptr);
-  if (nodes.empty() || from >= limit) return kNever;
-  if (SingleNode(job.shape)) return EarliestSingleNode(job, nodes, from, limit, resolution, out);
-  return EarliestMultiNode(job, nodes, from, limit, resolution, out);
+  EligibleSet& set = SetFor(job);
+  resolution = std::max<int64_t>(1, resolution);
+  if (set.nodes.empty() || from >= limit) return kNever;
+  if (from > now_) return EarliestByScan(job, set, from, limit, resolution, out);
+  if (SingleNode(job.shape) && !job.shape.exclusive) {
+    return EarliestSingleNode(job, set, limit, resolution, out);
+  }
+  return EarliestMultiNode(job, set, limit, resolution, out);
 }
 
-Time Planner::EarliestSingleNode(const PendingJob& job, const std::vector<int32_t>& nodes,
-                                 Time from, Time limit, int64_t resolution, Allocation* out) {
+Time Planner::EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time limit,
+                                 int64_t resolution, Allocation* out) {
+  const Resources need = MinNodeNeed(job.shape, Resources{});
+  const int64_t d = job.estimate;
+  // The best a smaller, shorter request could do is a lower bound for this one.
+  Time lower = now_;
+  for (const Memo& m : set.memo) {
+    if (m.resolution != resolution || !need.Covers(m.need) || d < m.duration) continue;
+    if (m.result >= kNever) {
+      if (m.limit >= limit) return kNever;
+      continue;
+    }
+    lower = std::max(lower, m.result);
+  }
+  auto remember = [&](Time result) {
+    Memo m{need, d, limit, resolution, result};
+    if (set.memo.size() < 64) {
+      set.memo.push_back(m);
+    } else {
+      set.memo[set.memo_next++ % set.memo.size()] = m;
+    }
+    return result;
+  };
+  if (lower <= now_ && FitsNow(job, set, out)) return remember(now_);
+
+  // A node first fits at now or where one of its steps begins (rounded up to the
+  // resolution), so sweeping step boundaries in time order and trying each node at each of
+  // its boundaries finds the earliest start; later boundaries can only tie with it.
   Time best = kNever;
   int32_t best_node = -1;
-  for (int32_t n : nodes) {
-    const Resources& cap = timeline_.capacity(n);
-    Resources need = MinNodeNeed(job.shape, cap);
-    // Only a strictly earlier start can beat the best node so far (nodes come in order).
-    Time t = timeline_.EarliestFit(n, need, from, job.estimate, std::min(best, limit),
-                                   resolution);
-    if (t < best) {
-      best = t;
-      best_node = n;
-      if (best <= from) break;
-    }
+  Time sweep_from = std::max(now_ + 1, lower - resolution + 1);
+  for (auto it = events_.lower_bound({sweep_from, INT32_MIN});
+       it != events_.end() && it->first < limit && it->first <= best; ++it) {
+    const int32_t n = it->second;
+    if (!set.member[n]) continue;
+    Time t = std::max(it->first, lower);
+    t = (t + resolution - 1) / resolution * resolution;
+    if (t > best || t >= limit) continue;
+    if (t == best && pos_[n] > pos_[best_node]) continue;
+    if (!timeline_.FitsOver(n, need, t, SaturatingAdd(t, d))) continue;
+    best = t;
+    best_node = n;
   }
-  if (best_node < 0) return kNever;
+  if (best >= limit) return remember(kNever);
   out->assign(1, NodeAlloc{best_node, AmountFor(job.shape, job.shape.ntasks,
                                                 timeline_.capacity(best_node))});
-  return best;
+  return remember(best);
 }
 
-Time Planner::EarliestMultiNode(const PendingJob& job, const std::vector<int32_t>& nodes,
-                                Time from, Time limit, int64_t resolution, Allocation* out) {
+Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time limit,
+                                int64_t resolution, Allocation* out) {
+  if (FitsNow(job, set, out)) return now_;
   const size_t k = static_cast<size_t>(std::max(1, job.shape.min_nodes));
-  if (nodes.size() < k) return kNever;
+  if (set.nodes.size() < k) return kNever;
+  const int64_t d = job.estimate;
+  // Nodes become usable at the times their own earliest fit says; a start needs k of them
+  // usable at once. Sweep step boundaries and fits together in time order.
+  using Fit = std::pair<Time, int32_t>;
+  std::priority_queue<Fit, std::vector<Fit>, std::greater<>> fits;
+  std::vector<int32_t>& usable = scratch_nodes_;
+  usable.clear();
+  std::vector<char> in_usable(cluster_->nodes.size(), 0);
+  // Nodes that can host a part now stay usable until one of their steps says otherwise.
+  const Resources probe = Probe(job.shape);
+  for (int32_t p = free_now_.FirstCovering(probe, 0); p >= 0;
+       p = free_now_.FirstCovering(probe, p + 1)) {
+    const int32_t n = node_order_[p];
+    if (set.member[n] && timeline_.FitsOver(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
+                                            now_, SaturatingAdd(now_, d))) {
+      in_usable[n] = 1;
+      usable.push_back(n);
+    }
+  }
+  auto it = events_.lower_bound({now_ + 1, INT32_MIN});
+  while (true) {
+    Time next_event = it != events_.end() ? it->first : kNever;
+    Time next_fit = fits.empty() ? kNever : fits.top().first;
+    if (std::min(next_event, next_fit) >= limit) return kNever;
+    if (next_event <= next_fit) {
+      const int32_t n = it->second;
+      ++it;
+      if (!set.member[n]) continue;
+      Time t = timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
+                                     next_event, d, limit, resolution);
+      if (t < limit) fits.emplace(t, n);
+      continue;
+    }
+    const Time s = next_fit;
+    while (!fits.empty() && fits.top().first == s) {
+      const int32_t n = fits.top().second;
+      fits.pop();
+      if (!in_usable[n]) {
+        in_usable[n] = 1;
+        usable.push_back(n);
+      }
+    }
+    if (usable.size() < k) continue;
+    // Keep the nodes that still fit at s (others come back through a later step), and
+    // try to place the job on them in selection order.
+    const Time end = SaturatingAdd(s, d);
+    size_t w = 0;
+    for (int32_t n : usable) {
+      if (timeline_.FitsOver(n, MinNodeNeed(job.shape, timeline_.capacity(n)), s, end)) {
+        usable[w++] = n;
+      } else {
+        in_usable[n] = 0;
+      }
+    }
+    usable.resize(w);
+    if (usable.size() < k) continue;
+    std::sort(usable.begin(), usable.end(),
+              [&](int32_t a, int32_t b) { return pos_[a] < pos_[b]; });
+    scratch_.clear();
+    for (int32_t n : usable) {
+      scratch_.push_back(Candidate{n, timeline_.FreeOver(n, s, end), timeline_.capacity(n)});
+    }
+    if (SelectNodes(job.shape, scratch_, out)) return s;
+  }
+}
+
+Time Planner::EarliestByScan(const PendingJob& job, EligibleSet& set, Time from, Time limit,
+                             int64_t resolution, Allocation* out) {
+  const size_t k = static_cast<size_t>(std::max(1, job.shape.min_nodes));
+  if (set.nodes.size() < k) return kNever;
+  std::vector<Time> times;
   Time s = from;
   while (s < limit) {
-    // No start is possible before at least k nodes can each host a part of the job.
-    scratch_times_.clear();
-    for (int32_t n : nodes) {
-      const Resources& cap = timeline_.capacity(n);
-      scratch_times_.push_back(timeline_.EarliestFit(n, MinNodeNeed(job.shape, cap), s,
-                                                     job.estimate, limit, resolution));
+    times.clear();
+    for (int32_t n : set.nodes) {
+      times.push_back(timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
+                                            s, job.estimate, limit, resolution));
     }
-    std::nth_element(scratch_times_.begin(), scratch_times_.begin() + (k - 1),
-                     scratch_times_.end());
-    Time bound = scratch_times_[k - 1];
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                     times.end());
+    Time bound = times[k - 1];
     if (bound >= limit) return kNever;
     s = std::max(s, bound);
-    if (FitsAt(job, s, out)) return s;
-    // Try again when something is next released on one of the nodes.
+    if (FitsByScan(job, set, s, out)) return s;
     Time next = kNever;
-    for (int32_t n : nodes) next = std::min(next, timeline_.NextRelease(n, s));
+    for (int32_t n : set.nodes) next = std::min(next, timeline_.NextRelease(n, s));
     if (next >= kNever) return kNever;
-    if (resolution > 1) next = (next + resolution - 1) / resolution * resolution;
+    next = (next + resolution - 1) / resolution * resolution;
     s = std::max(next, s + 1);
   }
   return kNever;

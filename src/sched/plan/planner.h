@@ -2,13 +2,25 @@
 // running jobs, plus the questions policies ask of it — can this job start at t, when is the
 // earliest it can start, reserve or release its resources. Also caches, per pass, which
 // nodes each kind of job may use (partition, node state, --constraint, GPU type).
+//
+// Searches stay fast on large clusters without changing their answers:
+//  - a FreeIndex over the nodes (in selection order) finds the nodes with enough free now;
+//  - a node can first fit a job at now or where one of its steps begins, so later starts
+//    are found by sweeping the cluster's step boundaries in time order, stopping at the
+//    best start found so far;
+//  - within a pass nothing is freed (except by Release), so a single-node job cannot start
+//    before a job with a smaller request and a shorter estimate could: those results are
+//    remembered per kind of job and used as lower bounds.
 // Not thread-safe; one planner per pass.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "sched/plan/free_index.h"
 #include "sched/plan/timeline.h"
 #include "sched/select/selector.h"
 #include "sched/types.h"
@@ -24,7 +36,6 @@ class Planner {
              std::span<const Timeline::Interval> also_held = {});
 
   Time now() const { return now_; }
-  Timeline& timeline() { return timeline_; }
   const Timeline& timeline() const { return timeline_; }
 
   // The nodes `job` may use, in selection order (Weight, then configuration order).
@@ -34,44 +45,68 @@ class Planner {
   // Whether `job` fits over [start, start + estimate); fills `out` with its allocation.
   bool FitsAt(const PendingJob& job, Time start, Allocation* out);
   // Earliest start in [from, limit) at which `job` fits for its estimate, or kNever.
-  // Start times after now are rounded up to a multiple of `resolution`.
+  // Start times after now are rounded up to a multiple of `resolution`. Among nodes that
+  // allow the same earliest start, selection order decides.
   Time EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                      Allocation* out);
 
-  void Hold(const Allocation& alloc, Time start, int64_t duration) {
-    timeline_.Add(alloc, start, SaturatingAdd(start, duration));
-  }
-  void Release(const Allocation& alloc, Time start, int64_t duration) {
-    timeline_.Remove(alloc, start, SaturatingAdd(start, duration));
-  }
+  // Holds `alloc` over [start, start + duration) / gives it back.
+  void Hold(const Allocation& alloc, Time start, int64_t duration);
+  void Release(const Allocation& alloc, Time start, int64_t duration);
 
  private:
+  // A single-node search's answer, kept as a lower bound for larger, longer requests.
+  struct Memo {
+    Resources need;
+    int64_t duration;
+    Time limit;
+    int64_t resolution;
+    Time result;
+  };
   // The nodes one kind of job may use. Passes see few kinds (partition, constraint and
   // GPU type combinations), so a short list searched in order beats hashing a key.
   struct EligibleSet {
     int32_t partition;
     std::string constraint;
     std::string gpu_type;
-    std::vector<int32_t> nodes;
+    std::vector<int32_t> nodes;  // in selection order
+    std::vector<char> member;    // by node index
     model::PendingReason reason = model::PendingReason::kNone;
+    std::vector<Memo> memo;
+    size_t memo_next = 0;
   };
+  EligibleSet& SetFor(const PendingJob& job);
   void Fill(EligibleSet& set) const;
-  Time EarliestSingleNode(const PendingJob& job, const std::vector<int32_t>& nodes, Time from,
-                          Time limit, int64_t resolution, Allocation* out);
-  Time EarliestMultiNode(const PendingJob& job, const std::vector<int32_t>& nodes, Time from,
-                         Time limit, int64_t resolution, Allocation* out);
+  // What the FreeIndex is asked for: the least a node must have free now.
+  static Resources Probe(const model::JobShape& shape);
+  void Touch(int32_t node, Time start, Time end);
+
+  bool FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out);
+  Time EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time limit,
+                          int64_t resolution, Allocation* out);
+  Time EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time limit,
+                         int64_t resolution, Allocation* out);
+  // The direct search every node at a time; used when `from` is later than now.
+  Time EarliestByScan(const PendingJob& job, EligibleSet& set, Time from, Time limit,
+                      int64_t resolution, Allocation* out);
+  bool FitsByScan(const PendingJob& job, const EligibleSet& set, Time start, Allocation* out);
 
   const Cluster* cluster_ = nullptr;
   uint64_t generation_ = 0;
   Time now_ = 0;
   Timeline timeline_;
   std::vector<int32_t> node_order_;  // all nodes by (weight, index)
+  std::vector<int32_t> pos_;         // node -> its place in node_order_
   std::vector<EligibleSet> eligible_cache_;
   size_t last_eligible_ = 0;
+  FreeIndex free_now_;                          // by position in node_order_
+  std::set<std::pair<Time, int32_t>> events_;   // (step boundary after now, node)
+
   std::vector<Resources> caps_;
+  std::vector<Resources> scratch_free_;
   std::vector<Timeline::Interval> holdings_;
   std::vector<Candidate> scratch_;
-  std::vector<Time> scratch_times_;
+  std::vector<int32_t> scratch_nodes_;
 };
 
 }  // namespace loom::sched

@@ -54,8 +54,9 @@ class Timeline {
                    int64_t resolution = 1) const;
   // The first time > t at which usage on `node` drops, or kNever.
   Time NextRelease(int32_t node, Time t) const;
-  // Number of steps on `node` (for tests and memory accounting).
+  // Number of steps on `node`, and when step k begins (step 0 begins at origin()).
   size_t steps(int32_t node) const { return nodes_[node].steps.size(); }
+  Time step_time(int32_t node, size_t k) const { return nodes_[node].steps[k].time; }
 
  private:
   struct Step {
