@@ -6,6 +6,47 @@
 #include "sched/select/constraint.h"
 
 namespace loom::sched {
+// Walks the base and added step boundaries together, in time order.
+class Planner::EventCursor {
+ public:
+  EventCursor(std::vector<Event>::const_iterator a, std::vector<Event>::const_iterator a_end,
+              std::set<Event>::const_iterator b, std::set<Event>::const_iterator b_end)
+      : a_(a), a_end_(a_end), b_(b), b_end_(b_end) {}
+  bool done() const { return a_ == a_end_ && b_ == b_end_; }
+  const Event& operator*() const { return TakeA() ? *a_ : *b_; }
+  const Event* operator->() const { return &**this; }
+  EventCursor& operator++() {
+    if (TakeA()) {
+      ++a_;
+    } else {
+      ++b_;
+    }
+    return *this;
+  }
+
+ private:
+  bool TakeA() const { return b_ == b_end_ || (a_ != a_end_ && *a_ < *b_); }
+  std::vector<Event>::const_iterator a_, a_end_;
+  std::set<Event>::const_iterator b_, b_end_;
+};
+
+void Planner::EnsureEvents() {
+  if (events_built_) return;
+  events_built_ = true;
+  events_base_.clear();
+  for (int32_t n = 0; n < timeline_.num_nodes(); ++n) {
+    for (size_t k = 1; k < timeline_.steps(n); ++k) {
+      events_base_.emplace_back(timeline_.step_time(n, k), n);
+    }
+  }
+  std::sort(events_base_.begin(), events_base_.end());
+}
+
+Planner::EventCursor Planner::EventsFrom(Time t) const {
+  const Event key{t, INT32_MIN};
+  return EventCursor(std::lower_bound(events_base_.begin(), events_base_.end(), key),
+                     events_base_.end(), events_added_.lower_bound(key), events_added_.end());
+}
 
 void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob> running,
                     std::span<const Timeline::Interval> also_held) {
@@ -39,25 +80,20 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
   holdings_.insert(holdings_.end(), also_held.begin(), also_held.end());
   timeline_.Build(caps_, now, holdings_);
 
-  events_.clear();
+  events_built_ = false;
+  events_added_.clear();
   scratch_free_.resize(node_order_.size());
   for (size_t p = 0; p < node_order_.size(); ++p) {
-    const int32_t n = node_order_[p];
-    scratch_free_[p] = timeline_.FreeOver(n, now, now + 1);
-    for (size_t k = 1; k < timeline_.steps(n); ++k) {
-      events_.emplace_hint(events_.end(), timeline_.step_time(n, k), n);
-    }
+    scratch_free_[p] = timeline_.FreeOver(node_order_[p], now, now + 1);
   }
   free_now_.Build(scratch_free_);
 }
 
 void Planner::Touch(int32_t node, Time start, Time end) {
-  if (start <= now_) {
-    free_now_.Set(pos_[node], timeline_.FreeOver(node, now_, now_ + 1));
-  } else {
-    events_.emplace(start, node);
-  }
-  if (end < kNever) events_.emplace(end, node);
+  if (start <= now_) free_now_.Set(pos_[node], timeline_.FreeOver(node, now_, now_ + 1));
+  if (!events_built_) return;  // the timeline has them; EnsureEvents will read them
+  if (start > now_) events_added_.emplace(start, node);
+  if (end < kNever) events_added_.emplace(end, node);
 }
 
 void Planner::Hold(const Allocation& alloc, Time start, int64_t duration) {
@@ -221,14 +257,33 @@ Time Planner::EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time l
   };
   if (lower <= now_ && FitsNow(job, set, out)) return remember(now_);
 
+  if (set.nodes.size() <= small_set_) {
+    // Few nodes: each node's own search (which jumps past blocking steps) is cheapest.
+    Time best = kNever;
+    int32_t best_node = -1;
+    for (int32_t n : set.nodes) {
+      Time t = timeline_.EarliestFit(n, need, lower, d, std::min(best, limit), resolution);
+      if (t < best) {
+        best = t;
+        best_node = n;
+        if (best <= lower) break;
+      }
+    }
+    if (best_node < 0) return remember(kNever);
+    out->assign(1, NodeAlloc{best_node, AmountFor(job.shape, job.shape.ntasks,
+                                                  timeline_.capacity(best_node))});
+    return remember(best);
+  }
+
   // A node first fits at now or where one of its steps begins (rounded up to the
   // resolution), so sweeping step boundaries in time order and trying each node at each of
   // its boundaries finds the earliest start; later boundaries can only tie with it.
   Time best = kNever;
   int32_t best_node = -1;
   Time sweep_from = std::max(now_ + 1, lower - resolution + 1);
-  for (auto it = events_.lower_bound({sweep_from, INT32_MIN});
-       it != events_.end() && it->first < limit && it->first <= best; ++it) {
+  EnsureEvents();
+  for (EventCursor it = EventsFrom(sweep_from);
+       !it.done() && it->first < limit && it->first <= best; ++it) {
     const int32_t n = it->second;
     if (!set.member[n]) continue;
     Time t = std::max(it->first, lower);
@@ -269,9 +324,10 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
       usable.push_back(n);
     }
   }
-  auto it = events_.lower_bound({now_ + 1, INT32_MIN});
+  EnsureEvents();
+  EventCursor it = EventsFrom(now_ + 1);
   while (true) {
-    Time next_event = it != events_.end() ? it->first : kNever;
+    Time next_event = !it.done() ? it->first : kNever;
     Time next_fit = fits.empty() ? kNever : fits.top().first;
     if (std::min(next_event, next_fit) >= limit) return kNever;
     if (next_event <= next_fit) {

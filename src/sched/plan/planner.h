@@ -50,6 +50,10 @@ class Planner {
   Time EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                      Allocation* out);
 
+  // Test hook: up to this many eligible nodes (default 32), a single-node search asks
+  // every node rather than sweeping step boundaries. Both give the same answers.
+  void set_small_set_for_testing(size_t n) { small_set_ = n; }
+
   // Holds `alloc` over [start, start + duration) / gives it back.
   void Hold(const Allocation& alloc, Time start, int64_t duration);
   void Release(const Allocation& alloc, Time start, int64_t duration);
@@ -91,6 +95,7 @@ class Planner {
                       int64_t resolution, Allocation* out);
   bool FitsByScan(const PendingJob& job, const EligibleSet& set, Time start, Allocation* out);
 
+  size_t small_set_ = 32;
   const Cluster* cluster_ = nullptr;
   uint64_t generation_ = 0;
   Time now_ = 0;
@@ -99,8 +104,16 @@ class Planner {
   std::vector<int32_t> pos_;         // node -> its place in node_order_
   std::vector<EligibleSet> eligible_cache_;
   size_t last_eligible_ = 0;
-  FreeIndex free_now_;                          // by position in node_order_
-  std::set<std::pair<Time, int32_t>> events_;   // (step boundary after now, node)
+  // Step boundaries after now, as (time, node), in time order: those on the timeline when
+  // a search first needed them, sorted once, and those added since (few on small clusters).
+  using Event = std::pair<Time, int32_t>;
+  class EventCursor;
+  void EnsureEvents();
+  EventCursor EventsFrom(Time t) const;
+  bool events_built_ = false;
+  std::vector<Event> events_base_;
+  std::set<Event> events_added_;
+  FreeIndex free_now_;  // by position in node_order_
 
   std::vector<Resources> caps_;
   std::vector<Resources> scratch_free_;

@@ -1,8 +1,8 @@
 #include "sched/plan/planner.h"
 
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 namespace loom::sched {
 namespace {
@@ -10,8 +10,8 @@ namespace {
 // The planner's fast searches (free-now index, step-boundary sweep, lower bounds from
 // earlier answers) must give exactly what trying every second gives.
 Time BruteForceEarliest(const Timeline& t, const Cluster& c, const PendingJob& job,
-                        const std::vector<int32_t>& order, Time now, Time horizon,
-                        int64_t res, Allocation* out) {
+                        const std::vector<int32_t>& order, Time now, Time horizon, int64_t res,
+                        Allocation* out) {
   for (Time s = now; s < horizon; ++s) {
     if (s > now && s % res != 0) continue;
     std::vector<Candidate> cands;
@@ -54,35 +54,38 @@ TEST_P(PlannerRandomTest, EarliestStartEqualsBruteForce) {
     running.push_back(RunningJob{static_cast<JobId>(i), {NodeAlloc{n, a}}, 0, now + uni(1, 60)});
   }
   for (int64_t res : {1, 7}) {
-    Planner planner;
-    planner.Reset(c, now, running);
-    for (int j = 0; j < 40; ++j) {
-      PendingJob job;
-      job.id = 1000 + j;
-      job.estimate = uni(1, 40);
-      int kind = uni(0, 9);
-      if (kind < 6) {
-        job.shape.ntasks = uni(1, 12);
-        job.shape.mem_per_node_mb = uni(0, 1) * uni(1, 500);
-        job.shape.gpus_per_node = uni(0, 5) == 0 ? uni(1, 4) : 0;
-      } else if (kind < 8) {
-        int k = uni(1, std::min(3, nodes));
-        job.shape.min_nodes = k;
-        job.shape.max_nodes = k + uni(0, 1);
-        job.shape.ntasks = k * uni(1, 6);
-      } else {
-        job.shape.exclusive = true;
-        job.shape.min_nodes = job.shape.max_nodes = uni(1, std::min(2, nodes));
-        job.shape.ntasks = job.shape.min_nodes;
+    for (size_t small_set : {size_t{0}, size_t{32}}) {
+      Planner planner;
+      planner.set_small_set_for_testing(small_set);
+      planner.Reset(c, now, running);
+      for (int j = 0; j < 40; ++j) {
+        PendingJob job;
+        job.id = 1000 + j;
+        job.estimate = uni(1, 40);
+        int kind = uni(0, 9);
+        if (kind < 6) {
+          job.shape.ntasks = uni(1, 12);
+          job.shape.mem_per_node_mb = uni(0, 1) * uni(1, 500);
+          job.shape.gpus_per_node = uni(0, 5) == 0 ? uni(1, 4) : 0;
+        } else if (kind < 8) {
+          int k = uni(1, std::min(3, nodes));
+          job.shape.min_nodes = k;
+          job.shape.max_nodes = k + uni(0, 1);
+          job.shape.ntasks = k * uni(1, 6);
+        } else {
+          job.shape.exclusive = true;
+          job.shape.min_nodes = job.shape.max_nodes = uni(1, std::min(2, nodes));
+          job.shape.ntasks = job.shape.min_nodes;
+        }
+        Allocation want_alloc, got_alloc;
+        Time want = BruteForceEarliest(planner.timeline(), c, job, order, now, now + 2000, res,
+                                       &want_alloc);
+        Time got = planner.EarliestStart(job, now, now + 2000, res, &got_alloc);
+        ASSERT_EQ(got, want) << "seed " << GetParam() << " job " << j << " res " << res;
+        if (got >= kNever) continue;
+        ASSERT_EQ(got_alloc, want_alloc) << "seed " << GetParam() << " job " << j;
+        planner.Hold(got_alloc, got, job.estimate);
       }
-      Allocation want_alloc, got_alloc;
-      Time want = BruteForceEarliest(planner.timeline(), c, job, order, now, now + 2000, res,
-                                     &want_alloc);
-      Time got = planner.EarliestStart(job, now, now + 2000, res, &got_alloc);
-      ASSERT_EQ(got, want) << "seed " << GetParam() << " job " << j << " res " << res;
-      if (got >= kNever) continue;
-      ASSERT_EQ(got_alloc, want_alloc) << "seed " << GetParam() << " job " << j;
-      planner.Hold(got_alloc, got, job.estimate);
     }
   }
 }
