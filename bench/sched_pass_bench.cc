@@ -4,14 +4,13 @@
 // multi-node). Reports the pass time and the memory a pending job costs.
 //
 //   build/bin/sched_pass_bench [--benchmark_repetitions=3]
+#include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "sched/backfill/policy.h"
 #include "sched/types.h"
@@ -43,11 +42,16 @@ World MakeWorld(int nodes, int pending, int multi_every) {
     model::Node n;
     n.name = "n" + std::to_string(i);
     switch (i % 10) {
-      case 0: case 1: case 2: case 3:
+      case 0:
+      case 1:
+      case 2:
+      case 3:
         n.capacity = {.cpus = 64, .gpus = 0, .mem_mb = 256000};
         n.weight = 1;
         break;
-      case 4: case 5: case 6:
+      case 4:
+      case 5:
+      case 6:
         n.capacity = {.cpus = 128, .gpus = 0, .mem_mb = 512000};
         n.weight = 2;
         break;
@@ -121,10 +125,10 @@ void BM_SlurmPass(benchmark::State& state) {
   state.counters["started"] = static_cast<double>(out.stats.started);
   state.counters["reserved"] = static_cast<double>(out.stats.reservations);
   state.counters["tested"] = static_cast<double>(out.stats.jobs_tested);
-  state.counters["bytes_per_pending_job"] =
-      static_cast<double>(sizeof(PendingJob)) +
-      static_cast<double>(std::max<int64_t>(0, rss1 - rss0)) * 1024.0 /
-          static_cast<double>(pending + w.running.size()) * 0;
+  state.counters["bytes_per_pending_job"] = static_cast<double>(sizeof(PendingJob)) +
+                                            static_cast<double>(std::max<int64_t>(0, rss1 - rss0)) *
+                                                1024.0 /
+                                                static_cast<double>(pending + w.running.size()) * 0;
   state.counters["world_rss_kb"] = static_cast<double>(rss1 - rss0);
   state.counters["pass_rss_kb"] = static_cast<double>(RssKb() - rss1);
 }

@@ -4,9 +4,10 @@
 #include <zlib.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "core/strings.h"
 
@@ -61,20 +62,26 @@ bool HeaderValue(std::string_view line, std::string_view key, int64_t* out) {
 
 }  // namespace
 
-StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
-                            const SwfReadOptions& opts) {
-  SwfTrace trace;
-  trace.name = std::string(name);
-  trace.estimates_from_runtime = opts.estimate_from_runtime;
-  // The fields the conventions use (1-based): 1, 2, 4, 5, 8, 9, 12.
-  struct Raw {
-    double f1, f2, f4, f5, f8, f9, f12;
-    int64_t line;
-  };
+namespace {
+
+// The fields the conventions use (1-based): 1, 2, 4, 5, 8, 9, 12.
+struct Raw {
+  double f1, f2, f4, f5, f8, f9, f12;
+  int64_t line;  // within its chunk until the chunks are joined
+};
+
+// What one stretch of whole lines of a trace holds.
+struct Chunk {
   std::vector<Raw> raws;
-  raws.reserve(text.size() / 64);
+  int64_t lines = 0;
   int64_t max_procs = 0, max_nodes = 0;
-  int64_t line_no = 0;
+  int64_t bad_lines = 0;
+  int64_t error_line = -1;  // first malformed line (when not skipping), within the chunk
+  std::string error_text;
+};
+
+void ParseChunk(std::string_view text, bool skip_bad, Chunk* c) {
+  c->raws.reserve(text.size() / 64);
   const char* p = text.data();
   const char* const text_end = text.data() + text.size();
   while (p < text_end) {
@@ -83,16 +90,15 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
     const char* q = p;
     const char* line_end = nl;
     p = nl + 1;
-    ++line_no;
+    ++c->lines;
     while (q < line_end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-    while (line_end > q && (line_end[-1] == ' ' || line_end[-1] == '\t' ||
-                            line_end[-1] == '\r')) {
+    while (line_end > q && (line_end[-1] == ' ' || line_end[-1] == '\t' || line_end[-1] == '\r')) {
       --line_end;
     }
     if (q == line_end) continue;
     std::string_view t(q, static_cast<size_t>(line_end - q));
     if (*q == ';') {
-      HeaderValue(t, "MaxProcs", &max_procs) || HeaderValue(t, "MaxNodes", &max_nodes);
+      HeaderValue(t, "MaxProcs", &c->max_procs) || HeaderValue(t, "MaxNodes", &c->max_nodes);
       continue;
     }
     double f[18];
@@ -100,23 +106,66 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
     bool ok = true;
     for (; n < 18 && ok; ++n) ok = ParseField(q, line_end, &f[n]);
     if (!ok || q != line_end) {
-      if (opts.skip_bad_lines) {
-        ++trace.bad_lines;
+      if (skip_bad) {
+        ++c->bad_lines;
         continue;
       }
-      return absl::InvalidArgumentError(core::StrCat(
-          name, ":", line_no, ": malformed SWF job line (expected 18 numeric fields): '",
-          t.substr(0, 120), "'; pass --skip-bad-lines to skip such lines"));
+      c->error_line = c->lines;
+      c->error_text = std::string(t.substr(0, 120));
+      return;
     }
-    raws.push_back(Raw{f[0], f[1], f[3], f[4], f[7], f[8], f[11], line_no});
+    c->raws.push_back(Raw{f[0], f[1], f[3], f[4], f[7], f[8], f[11], c->lines});
+  }
+}
+
+}  // namespace
+
+StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
+                            const SwfReadOptions& opts) {
+  SwfTrace trace;
+  trace.name = std::string(name);
+  trace.estimates_from_runtime = opts.estimate_from_runtime;
+  // Large traces are parsed as two halves at once, split at a line boundary.
+  Chunk parts[2];
+  size_t split = text.size();
+  if (text.size() > (1u << 20)) {
+    size_t nl = text.find('\n', text.size() / 2);
+    if (nl != std::string_view::npos) split = nl + 1;
+  }
+  if (split < text.size()) {
+    std::thread second(ParseChunk, text.substr(split), opts.skip_bad_lines, &parts[1]);
+    ParseChunk(text.substr(0, split), opts.skip_bad_lines, &parts[0]);
+    second.join();
+  } else {
+    ParseChunk(text, opts.skip_bad_lines, &parts[0]);
+  }
+  std::vector<Raw> raws = std::move(parts[0].raws);
+  int64_t max_procs = 0, max_nodes = 0, offset = 0;
+  for (int i = 0; i < 2; ++i) {
+    Chunk& c = parts[i];
+    if (c.error_line >= 0) {
+      return absl::InvalidArgumentError(
+          core::StrCat(name, ":", offset + c.error_line,
+                       ": malformed SWF job line (expected 18 numeric fields): '", c.error_text,
+                       "'; pass --skip-bad-lines to skip such lines"));
+    }
+    if (i == 1) {
+      for (Raw& r : c.raws) r.line += offset;
+      raws.insert(raws.end(), c.raws.begin(), c.raws.end());
+    }
+    if (max_procs == 0) max_procs = c.max_procs;
+    if (max_nodes == 0) max_nodes = c.max_nodes;
+    trace.bad_lines += c.bad_lines;
+    offset += c.lines;
   }
   trace.job_lines = static_cast<int64_t>(raws.size());
   trace.max_nodes = max_nodes;
   int64_t m = opts.machine_procs > 0 ? opts.machine_procs : (max_procs > 0 ? max_procs : max_nodes);
   if (m <= 0) {
-    return absl::InvalidArgumentError(core::StrCat(
-        name, ": the header gives no machine size (no '; MaxProcs:' or '; MaxNodes:' line); "
-              "give it with --machine-procs"));
+    return absl::InvalidArgumentError(
+        core::StrCat(name,
+                     ": the header gives no machine size (no '; MaxProcs:' or '; MaxNodes:' line); "
+                     "give it with --machine-procs"));
   }
   trace.machine_procs = m;
   trace.jobs.reserve(raws.size());
@@ -220,8 +269,7 @@ StatusOr<std::string> Gunzip(const std::string& path, const std::string& gz) {
 
 }  // namespace
 
-StatusOr<SwfTrace> DecodeSwf(std::string data, std::string_view name,
-                             const SwfReadOptions& opts) {
+StatusOr<SwfTrace> DecodeSwf(std::string data, std::string_view name, const SwfReadOptions& opts) {
   bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
               static_cast<unsigned char>(data[1]) == 0x8b;
   if (gzip) {

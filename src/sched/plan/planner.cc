@@ -6,6 +6,11 @@
 #include "sched/select/constraint.h"
 
 namespace loom::sched {
+namespace {
+// Earlier single-node answers kept per kind of job as lower bounds for later searches.
+constexpr size_t kMemoEntries = 1024;
+}  // namespace
+
 // Walks the base and added step boundaries together, in time order.
 class Planner::EventCursor {
  public:
@@ -131,8 +136,7 @@ Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
   return eligible_cache_[last_eligible_];
 }
 
-const std::vector<int32_t>& Planner::Eligible(const PendingJob& job,
-                                              model::PendingReason* reason) {
+const std::vector<int32_t>& Planner::Eligible(const PendingJob& job, model::PendingReason* reason) {
   const EligibleSet& set = SetFor(job);
   if (reason) *reason = set.reason;
   return set.nodes;
@@ -248,7 +252,7 @@ Time Planner::EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time l
   }
   auto remember = [&](Time result) {
     Memo m{need, d, limit, resolution, result};
-    if (set.memo.size() < 64) {
+    if (set.memo.size() < kMemoEntries) {
       set.memo.push_back(m);
     } else {
       set.memo[set.memo_next++ % set.memo.size()] = m;
@@ -295,8 +299,8 @@ Time Planner::EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time l
     best_node = n;
   }
   if (best >= limit) return remember(kNever);
-  out->assign(1, NodeAlloc{best_node, AmountFor(job.shape, job.shape.ntasks,
-                                                timeline_.capacity(best_node))});
+  out->assign(1, NodeAlloc{best_node,
+                           AmountFor(job.shape, job.shape.ntasks, timeline_.capacity(best_node))});
   return remember(best);
 }
 
@@ -318,8 +322,8 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
   for (int32_t p = free_now_.FirstCovering(probe, 0); p >= 0;
        p = free_now_.FirstCovering(probe, p + 1)) {
     const int32_t n = node_order_[p];
-    if (set.member[n] && timeline_.FitsOver(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
-                                            now_, SaturatingAdd(now_, d))) {
+    if (set.member[n] && timeline_.FitsOver(n, MinNodeNeed(job.shape, timeline_.capacity(n)), now_,
+                                            SaturatingAdd(now_, d))) {
       in_usable[n] = 1;
       usable.push_back(n);
     }
@@ -334,8 +338,8 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
       const int32_t n = it->second;
       ++it;
       if (!set.member[n]) continue;
-      Time t = timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
-                                     next_event, d, limit, resolution);
+      Time t = timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)), next_event,
+                                     d, limit, resolution);
       if (t < limit) fits.emplace(t, n);
       continue;
     }
@@ -352,22 +356,28 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
     // Keep the nodes that still fit at s (others come back through a later step), and
     // try to place the job on them in selection order.
     const Time end = SaturatingAdd(s, d);
+    scratch_.clear();
+    int64_t tasks = 0;
     size_t w = 0;
     for (int32_t n : usable) {
-      if (timeline_.FitsOver(n, MinNodeNeed(job.shape, timeline_.capacity(n)), s, end)) {
+      const Resources& cap = timeline_.capacity(n);
+      Resources free = timeline_.FreeOver(n, s, end);
+      int32_t t = TasksThatFit(job.shape, free, cap);
+      if (t > 0) {
         usable[w++] = n;
+        tasks += t;
+        scratch_.push_back(Candidate{n, free, cap});
       } else {
         in_usable[n] = 0;
       }
     }
     usable.resize(w);
-    if (usable.size() < k) continue;
-    std::sort(usable.begin(), usable.end(),
-              [&](int32_t a, int32_t b) { return pos_[a] < pos_[b]; });
-    scratch_.clear();
-    for (int32_t n : usable) {
-      scratch_.push_back(Candidate{n, timeline_.FreeOver(n, s, end), timeline_.capacity(n)});
+    // Too few nodes or too few task slots among them: no need to try placing the job.
+    if (usable.size() < k || (job.shape.ntasks_per_node == 0 && tasks < job.shape.ntasks)) {
+      continue;
     }
+    std::sort(scratch_.begin(), scratch_.end(),
+              [&](const Candidate& a, const Candidate& b) { return pos_[a.node] < pos_[b.node]; });
     if (SelectNodes(job.shape, scratch_, out)) return s;
   }
 }
@@ -381,8 +391,8 @@ Time Planner::EarliestByScan(const PendingJob& job, EligibleSet& set, Time from,
   while (s < limit) {
     times.clear();
     for (int32_t n : set.nodes) {
-      times.push_back(timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)),
-                                            s, job.estimate, limit, resolution));
+      times.push_back(timeline_.EarliestFit(n, MinNodeNeed(job.shape, timeline_.capacity(n)), s,
+                                            job.estimate, limit, resolution));
     }
     std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
                      times.end());

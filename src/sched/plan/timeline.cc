@@ -22,7 +22,11 @@ void Timeline::Build(std::span<const Resources> capacity, Time origin,
   for (const Interval& iv : intervals) {
     Time from = std::max(iv.from, origin);
     if (iv.to <= from) continue;
-    events_.push_back(Event{iv.node, from, iv.amount});
+    if (from == origin) {
+      nodes_[iv.node].steps[0].used += iv.amount;  // no event needed at the origin
+    } else {
+      events_.push_back(Event{iv.node, from, iv.amount});
+    }
     if (iv.to < kNever) events_.push_back(Event{iv.node, iv.to, Resources{} - iv.amount});
   }
   std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
@@ -31,7 +35,7 @@ void Timeline::Build(std::span<const Resources> capacity, Time origin,
   for (size_t i = 0; i < events_.size();) {
     const int32_t node = events_[i].node;
     std::vector<Step>& steps = nodes_[node].steps;
-    Resources level;
+    Resources level = steps[0].used;
     while (i < events_.size() && events_[i].node == node) {
       const Time t = events_[i].time;
       for (; i < events_.size() && events_[i].node == node && events_[i].time == t; ++i) {
