@@ -55,15 +55,13 @@ class ConservativePolicy final : public Policy {
     Allocation alloc;
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
-      PendingReason r = job.blocked != PendingReason::kNone
-                            ? job.blocked
-                            : policy_internal::LimitReason(cluster, job);
+      PendingReason r = policy_internal::UnschedulableReason(cluster, job);
       if (r != PendingReason::kNone) {
         out->reasons[idx] = r;
         continue;
       }
       std::optional<Reservation>& res = res_[idx];
-      if (res && res->start <= in.now) continue;  // C3: counts as started
+      if (res && res->start <= in.now) continue;                     // C3: counts as started
       if (res && in.trigger != PassTrigger::kTermination) continue;  // only C2 compresses
       ++out->stats.jobs_tested;
       if (res) {
@@ -77,9 +75,7 @@ class ConservativePolicy final : public Policy {
       }
       Time t = planner_.EarliestStart(job, in.now, kNever, 1, &alloc);
       if (t >= kNever) {
-        PendingReason why = PendingReason::kNone;
-        planner_.Eligible(job, &why);
-        out->reasons[idx] = why == PendingReason::kNone ? PendingReason::kResources : why;
+        out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kResources);
         continue;
       }
       res = Reservation{t, std::move(alloc), seq++};

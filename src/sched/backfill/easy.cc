@@ -32,9 +32,7 @@ class EasyPolicy final : public Policy {
     waiting_.clear();
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
-      PendingReason r = job.blocked != PendingReason::kNone
-                            ? job.blocked
-                            : policy_internal::LimitReason(cluster, job);
+      PendingReason r = policy_internal::UnschedulableReason(cluster, job);
       if (r != PendingReason::kNone) {
         out->reasons[idx] = r;
       } else {
@@ -54,9 +52,8 @@ class EasyPolicy final : public Policy {
     if (head >= waiting_.size()) return;
     const int32_t head_idx = waiting_[head];
     const PendingJob& head_job = in.pending[head_idx];
-    PendingReason why = PendingReason::kNone;
-    planner_.Eligible(head_job, &why);
-    out->reasons[head_idx] = why == PendingReason::kNone ? PendingReason::kResources : why;
+    out->reasons[head_idx] =
+        policy_internal::WaitReason(planner_, head_job, PendingReason::kResources);
     // A lone head gets no reservation (nothing could be backfilled around it).
     if (head + 1 >= waiting_.size()) return;
 
@@ -75,7 +72,7 @@ class EasyPolicy final : public Policy {
       if (planner_.FitsAt(job, in.now, &alloc)) {
         policy_internal::Start(planner_, in, idx, std::move(alloc), true, out);
       } else {
-        out->reasons[idx] = PendingReason::kPriority;
+        out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kPriority);
       }
     }
   }

@@ -22,11 +22,8 @@ class FcfsPolicy final : public Policy {
     Allocation alloc;
     for (int32_t idx : QueueOrder(cluster, in.pending)) {
       const PendingJob& job = in.pending[idx];
-      if (job.blocked != PendingReason::kNone) {
-        out->reasons[idx] = job.blocked;
-        continue;
-      }
-      if (PendingReason r = policy_internal::LimitReason(cluster, job); r != PendingReason::kNone) {
+      if (PendingReason r = policy_internal::UnschedulableReason(cluster, job);
+          r != PendingReason::kNone) {
         out->reasons[idx] = r;
         continue;
       }
@@ -39,9 +36,7 @@ class FcfsPolicy final : public Policy {
       if (planner_.FitsAt(job, in.now, &alloc)) {
         policy_internal::Start(planner_, in, idx, std::move(alloc), false, out);
       } else {
-        PendingReason why = PendingReason::kNone;
-        planner_.Eligible(job, &why);
-        out->reasons[idx] = why == PendingReason::kNone ? PendingReason::kResources : why;
+        out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kResources);
         part_blocked = 1;
       }
     }

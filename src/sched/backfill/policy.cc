@@ -23,8 +23,8 @@ StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const Policy
   if (name == "easy") return MakeEasyPolicy(opts);
   if (name == "conservative") return MakeConservativePolicy(opts);
   if (name == "slurm") return MakeSlurmPolicy(opts);
-  return absl::InvalidArgumentError(core::StrCat(
-      "unknown scheduling policy '", name, "': choose fcfs, easy, conservative or slurm"));
+  return absl::InvalidArgumentError(core::StrCat("unknown scheduling policy '", name,
+                                                 "': choose fcfs, easy, conservative or slurm"));
 }
 
 namespace policy_internal {
@@ -50,6 +50,18 @@ model::PendingReason LimitReason(const Cluster& cluster, const PendingJob& job) 
   return model::PendingReason::kNone;
 }
 
+model::PendingReason UnschedulableReason(const Cluster& cluster, const PendingJob& job) {
+  if (job.blocked != model::PendingReason::kNone) return job.blocked;
+  return LimitReason(cluster, job);
+}
+
+model::PendingReason WaitReason(Planner& planner, const PendingJob& job,
+                                model::PendingReason otherwise) {
+  model::PendingReason why = model::PendingReason::kNone;
+  planner.Eligible(job, &why);
+  return why == model::PendingReason::kNone ? otherwise : why;
+}
+
 void Start(Planner& planner, const PassInput& in, int32_t idx, Allocation alloc, bool backfilled,
            PassOutput* out) {
   planner.Hold(alloc, in.now, in.pending[idx].estimate);
@@ -62,9 +74,8 @@ void Start(Planner& planner, const PassInput& in, int32_t idx, Allocation alloc,
 void OrderCandidates(std::span<const PendingJob> jobs, BackfillOrder how,
                      std::vector<int32_t>* order) {
   if (how == BackfillOrder::kShortestFirst) {
-    std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
-      return jobs[a].estimate < jobs[b].estimate;
-    });
+    std::stable_sort(order->begin(), order->end(),
+                     [&](int32_t a, int32_t b) { return jobs[a].estimate < jobs[b].estimate; });
   }
 }
 

@@ -37,9 +37,9 @@ struct PolicyOptions {
   int64_t bf_interval_s = 30;
   int64_t bf_window_s = 1440 * 60;
   int64_t bf_resolution_s = 60;
-  int32_t bf_max_job_test = 500;   // 0: no limit
-  int32_t bf_max_job_start = 0;    // 0: no limit
-  int32_t bf_max_job_part = 0;     // 0: no limit
+  int32_t bf_max_job_test = 500;  // 0: no limit
+  int32_t bf_max_job_start = 0;   // 0: no limit
+  int32_t bf_max_job_part = 0;    // 0: no limit
   int64_t bf_min_age_reserve_s = 0;
   int32_t default_queue_depth = 100;  // jobs the event-driven main pass looks at; 0: all
 };
@@ -66,6 +66,13 @@ void BeginPass(const PassInput& in, PassOutput* out);
 // Partition limits a job can never pass (its time limit above MaxTime, node count outside
 // the partition's bounds): the reason, or kNone.
 model::PendingReason LimitReason(const Cluster& cluster, const PendingJob& job);
+// Why a job cannot be scheduled at all in this pass (held, dependency, begin time, a
+// partition limit), or kNone.
+model::PendingReason UnschedulableReason(const Cluster& cluster, const PendingJob& job);
+// Why a schedulable job waits: what its node set says (bad constraint, partition down),
+// else `otherwise` (Resources or Priority).
+model::PendingReason WaitReason(Planner& planner, const PendingJob& job,
+                                model::PendingReason otherwise);
 // Records a start and holds its resources on the planner's timeline.
 void Start(Planner& planner, const PassInput& in, int32_t idx, Allocation alloc, bool backfilled,
            PassOutput* out);

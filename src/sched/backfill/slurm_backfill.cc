@@ -41,9 +41,7 @@ class SlurmPolicy final : public Policy {
     Allocation alloc;
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
-      PendingReason r = job.blocked != PendingReason::kNone
-                            ? job.blocked
-                            : policy_internal::LimitReason(cluster, job);
+      PendingReason r = policy_internal::UnschedulableReason(cluster, job);
       if (r != PendingReason::kNone) {
         out->reasons[idx] = r;
         continue;
@@ -63,9 +61,7 @@ class SlurmPolicy final : public Policy {
         policy_internal::Start(planner_, in, idx, std::move(alloc), false, out);
         started_[idx] = 1;
       } else {
-        PendingReason why = PendingReason::kNone;
-        planner_.Eligible(job, &why);
-        out->reasons[idx] = why == PendingReason::kNone ? PendingReason::kResources : why;
+        out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kResources);
         blocked_[static_cast<size_t>(job.partition)] = 1;
       }
     }
@@ -83,8 +79,8 @@ class SlurmPolicy final : public Policy {
     Allocation alloc;
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
-      if (started_[idx] || job.blocked != PendingReason::kNone) continue;
-      if (policy_internal::LimitReason(cluster, job) != PendingReason::kNone) continue;
+      if (started_[idx]) continue;
+      if (policy_internal::UnschedulableReason(cluster, job) != PendingReason::kNone) continue;
       if (opts_.bf_max_job_test > 0 && tested >= opts_.bf_max_job_test) break;
       int32_t& part_count = per_part_[static_cast<size_t>(job.partition)];
       if (opts_.bf_max_job_part > 0 && part_count >= opts_.bf_max_job_part) continue;
@@ -100,13 +96,9 @@ class SlurmPolicy final : public Policy {
       }
       // The partition's first waiting job waits for Resources, the others for Priority.
       char& seen = part_waiting[static_cast<size_t>(job.partition)];
-      PendingReason why = PendingReason::kNone;
-      planner_.Eligible(job, &why);
-      if (why == PendingReason::kNone) {
-        why = seen ? PendingReason::kPriority : PendingReason::kResources;
-      }
+      out->reasons[idx] = policy_internal::WaitReason(
+          planner_, job, seen ? PendingReason::kPriority : PendingReason::kResources);
       seen = 1;
-      out->reasons[idx] = why;
       if (t >= kNever) continue;  // not within bf_window: no reservation
       if (in.now - job.submit < opts_.bf_min_age_reserve_s) continue;
       planner_.Hold(alloc, t, job.estimate);
