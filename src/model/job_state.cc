@@ -64,14 +64,14 @@ bool CanTransition(JobState from, JobState to) {
   switch (from) {
     case S::kPending:
       // Starts, is cancelled before running, or is rejected at launch.
-      return to == S::kRunning || to == S::kCancelled || to == S::kFailed ||
-             to == S::kDeadline || to == S::kBootFail;
+      return to == S::kRunning || to == S::kCancelled || to == S::kFailed || to == S::kDeadline ||
+             to == S::kBootFail;
     case S::kRunning:
       // Ends (through COMPLETING or directly in a simulator), is suspended or requeued.
       return to != S::kBootFail;
     case S::kSuspended:
-      return to == S::kRunning || to == S::kCancelled || to == S::kPreempted ||
-             to == S::kPending || to == S::kNodeFail || to == S::kCompleting;
+      return to == S::kRunning || to == S::kCancelled || to == S::kPreempted || to == S::kPending ||
+             to == S::kNodeFail || to == S::kCompleting;
     case S::kCompleting:
       return IsFinal(to) && to != S::kBootFail;
     default:
@@ -82,26 +82,46 @@ bool CanTransition(JobState from, JobState to) {
 
 std::string_view PendingReasonName(PendingReason r) {
   switch (r) {
-    case PendingReason::kNone: return "None";
-    case PendingReason::kPriority: return "Priority";
-    case PendingReason::kResources: return "Resources";
-    case PendingReason::kDependency: return "Dependency";
-    case PendingReason::kDependencyNeverSatisfied: return "DependencyNeverSatisfied";
-    case PendingReason::kBeginTime: return "BeginTime";
-    case PendingReason::kJobHeldUser: return "JobHeldUser";
-    case PendingReason::kJobHeldAdmin: return "JobHeldAdmin";
-    case PendingReason::kPartitionTimeLimit: return "PartitionTimeLimit";
-    case PendingReason::kPartitionNodeLimit: return "PartitionNodeLimit";
-    case PendingReason::kPartitionDown: return "PartitionDown";
-    case PendingReason::kPartitionInactive: return "PartitionInactive";
-    case PendingReason::kNodeDown: return "NodeDown";
-    case PendingReason::kBadConstraints: return "BadConstraints";
-    case PendingReason::kReqNodeNotAvail: return "ReqNodeNotAvail";
-    case PendingReason::kJobArrayTaskLimit: return "JobArrayTaskLimit";
-    case PendingReason::kInvalidQOS: return "InvalidQOS";
-    case PendingReason::kQOSMaxGRESPerUser: return "QOSMaxGRESPerUser";
-    case PendingReason::kQOSMaxJobsPerUserLimit: return "QOSMaxJobsPerUserLimit";
-    case PendingReason::kReservation: return "Reservation";
+    case PendingReason::kNone:
+      return "None";
+    case PendingReason::kPriority:
+      return "Priority";
+    case PendingReason::kResources:
+      return "Resources";
+    case PendingReason::kDependency:
+      return "Dependency";
+    case PendingReason::kDependencyNeverSatisfied:
+      return "DependencyNeverSatisfied";
+    case PendingReason::kBeginTime:
+      return "BeginTime";
+    case PendingReason::kJobHeldUser:
+      return "JobHeldUser";
+    case PendingReason::kJobHeldAdmin:
+      return "JobHeldAdmin";
+    case PendingReason::kPartitionTimeLimit:
+      return "PartitionTimeLimit";
+    case PendingReason::kPartitionNodeLimit:
+      return "PartitionNodeLimit";
+    case PendingReason::kPartitionDown:
+      return "PartitionDown";
+    case PendingReason::kPartitionInactive:
+      return "PartitionInactive";
+    case PendingReason::kNodeDown:
+      return "NodeDown";
+    case PendingReason::kBadConstraints:
+      return "BadConstraints";
+    case PendingReason::kReqNodeNotAvail:
+      return "ReqNodeNotAvail";
+    case PendingReason::kJobArrayTaskLimit:
+      return "JobArrayTaskLimit";
+    case PendingReason::kInvalidQOS:
+      return "InvalidQOS";
+    case PendingReason::kQOSMaxGRESPerUser:
+      return "QOSMaxGRESPerUser";
+    case PendingReason::kQOSMaxJobsPerUserLimit:
+      return "QOSMaxJobsPerUserLimit";
+    case PendingReason::kReservation:
+      return "Reservation";
   }
   return "None";
 }

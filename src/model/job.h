@@ -1,0 +1,46 @@
+// A job as the controller keeps it: what was asked for, where it stands in the state
+// machine, and its timestamps. Value type; thread-compatible. State changes go through
+// Transition(), which refuses steps the state machine does not allow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "model/job_state.h"
+#include "model/resources.h"
+
+namespace loom::model {
+
+using JobId = uint64_t;
+
+struct Job {
+  JobId id = 0;
+  std::string name;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+  std::string account;
+  std::string partition;
+  std::string qos;
+  std::string constraint;  // --constraint
+  JobShape shape;
+  int64_t time_limit_s = 0;  // core::kUnlimitedSeconds when unlimited
+  int64_t priority = 0;
+  int64_t nice = 0;
+
+  JobState state = JobState::kPending;
+  PendingReason reason = PendingReason::kNone;
+  int32_t exit_code = 0;
+  int64_t submit_time = 0;  // Unix seconds
+  int64_t eligible_time = 0;
+  int64_t start_time = 0;  // 0 until started
+  int64_t end_time = 0;    // 0 until ended; the predicted end while running
+
+  // Moves the job to `to` at time `now`, setting the timestamps Slurm sets (start_time on
+  // RUNNING, end_time on a final state; a requeue clears them). Fails, changing nothing,
+  // if the state machine does not allow the step.
+  Status Transition(JobState to, int64_t now);
+};
+
+}  // namespace loom::model
