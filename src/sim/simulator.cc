@@ -21,9 +21,9 @@ struct Termination {
 
 class Engine {
  public:
-  Engine(const sched::Cluster& cluster, std::vector<SimJob> jobs, sched::Policy& policy,
+  Engine(const sched::Cluster& cluster, std::span<const SimJob> jobs, sched::Policy& policy,
          const SimOptions& opts)
-      : cluster_(cluster), jobs_(std::move(jobs)), policy_(policy), opts_(opts) {
+      : cluster_(cluster), jobs_(jobs), policy_(policy), opts_(opts) {
     result_.policy = std::string(policy.name());
     result_.jobs.resize(jobs_.size());
     for (size_t i = 0; i < jobs_.size(); ++i) {
@@ -39,6 +39,7 @@ class Engine {
     }
     node_used_.assign(cluster.nodes.size(), sched::Resources{});
     running_pos_.assign(jobs_.size(), -1);
+    result_.samples.reserve(2 * jobs_.size() + 1);
   }
 
   StatusOr<SimResult> Run() {
@@ -147,7 +148,10 @@ class Engine {
         r.promised_as_head = out_.reasons[idx] == model::PendingReason::kResources;
       }
     }
-    for (sched::PendingJob& p : pending_) p.reservation.reset();
+    if (had_reservations_) {
+      for (sched::PendingJob& p : pending_) p.reservation.reset();
+    }
+    had_reservations_ = !out_.reservations.empty();
     wakeup_ = kNever;
     for (auto& [idx, res] : out_.reservations) {
       JobRecord& r = result_.jobs[pending_job_[idx]];
@@ -229,7 +233,7 @@ class Engine {
   }
 
   const sched::Cluster& cluster_;
-  std::vector<SimJob> jobs_;
+  std::span<const SimJob> jobs_;  // sorted by submit time
   sched::Policy& policy_;
   const SimOptions& opts_;
   SimResult result_;
@@ -239,6 +243,7 @@ class Engine {
   uint64_t decision_seq_ = 0;
   Time wakeup_ = kNever;
   bool started_in_pass_ = false;
+  bool had_reservations_ = false;
   size_t finished_ = 0;
   std::vector<sched::PendingJob> pending_;   // queue order
   std::vector<int32_t> pending_job_;         // job index of each pending entry
@@ -254,13 +259,16 @@ class Engine {
 
 }  // namespace
 
-StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::vector<SimJob> jobs,
+StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::span<const SimJob> jobs,
                              sched::Policy& policy, const SimOptions& opts) {
   auto by_submit = [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; };
+  std::vector<SimJob> sorted;
   if (!std::is_sorted(jobs.begin(), jobs.end(), by_submit)) {
-    std::stable_sort(jobs.begin(), jobs.end(), by_submit);
+    sorted.assign(jobs.begin(), jobs.end());
+    std::stable_sort(sorted.begin(), sorted.end(), by_submit);
+    jobs = sorted;
   }
-  Engine engine(cluster, std::move(jobs), policy, opts);
+  Engine engine(cluster, jobs, policy, opts);
   return engine.Run();
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,7 @@ struct SimOptions {
 // Replays `jobs` (sorted by submit time, ties in input order) on `cluster` with `policy`.
 // Fails if the policy ever over-allocates a node or starts a job before it was submitted,
 // or if jobs remain that can never start.
-StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::vector<SimJob> jobs,
+StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::span<const SimJob> jobs,
                              sched::Policy& policy, const SimOptions& opts);
 
 }  // namespace loom::sim
