@@ -10,9 +10,9 @@ namespace {
 // The planner's fast searches (free-now index, step-boundary sweep, lower bounds from
 // earlier answers) must give exactly what trying every second gives.
 Time BruteForceEarliest(const Timeline& t, const Cluster& c, const PendingJob& job,
-                        const std::vector<int32_t>& order, Time now, Time horizon, int64_t res,
-                        Allocation* out) {
-  for (Time s = now; s < horizon; ++s) {
+                        const std::vector<int32_t>& order, Time now, Time from, Time horizon,
+                        int64_t res, Allocation* out) {
+  for (Time s = from; s < horizon; ++s) {
     if (s > now && s % res != 0) continue;
     std::vector<Candidate> cands;
     for (int32_t n : order) {
@@ -78,12 +78,20 @@ TEST_P(PlannerRandomTest, EarliestStartEqualsBruteForce) {
           job.shape.ntasks = job.shape.min_nodes;
         }
         Allocation want_alloc, got_alloc;
-        Time want = BruteForceEarliest(planner.timeline(), c, job, order, now, now + 2000, res,
+        Time want = BruteForceEarliest(planner.timeline(), c, job, order, now, now, now + 2000, res,
                                        &want_alloc);
         Time got = planner.EarliestStart(job, now, now + 2000, res, &got_alloc);
         ASSERT_EQ(got, want) << "seed " << GetParam() << " job " << j << " res " << res;
         if (got >= kNever) continue;
         ASSERT_EQ(got_alloc, want_alloc) << "seed " << GetParam() << " job " << j;
+        // A search that starts later than now (a different path) agrees as well.
+        Time from = now + uni(1, 50);
+        Allocation later_want, later_got;
+        Time lw = BruteForceEarliest(planner.timeline(), c, job, order, now, from, now + 2000, res,
+                                     &later_want);
+        Time lg = planner.EarliestStart(job, from, now + 2000, res, &later_got);
+        ASSERT_EQ(lg, lw) << "seed " << GetParam() << " job " << j << " from " << from;
+        if (lg < kNever) ASSERT_EQ(later_got, later_want);
         planner.Hold(got_alloc, got, job.estimate);
       }
     }
