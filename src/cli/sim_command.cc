@@ -117,6 +117,7 @@ int RunSim(int argc, char** argv) {
   if (!config_path.empty()) {
     std::vector<conf::Diagnostic> warnings;
     auto config = conf::LoadSlurmConf(config_path, &warnings);
+    if (!warnings.empty()) std::fprintf(stderr, "%s\n", conf::JoinDiagnostics(warnings).c_str());
     if (!config.ok()) return Fail(std::string(config.status().message()));
     sched::PolicyOptions from = sched::PolicyOptionsFromConfig(*config);
     if (app.count("--bf-window")) from.bf_window_s = popts.bf_window_s;
