@@ -72,37 +72,31 @@ StatusOr<int64_t> ParseDuration(std::string_view text) {
   }
 }
 
-std::string FormatDuration(int64_t seconds) {
+namespace {
+
+// Days, hours, minutes and seconds of a non-negative duration; `compact` drops leading
+// zero fields and padding the way squeue's TIME column does ("M:SS", "H:MM:SS").
+std::string Format(int64_t seconds, bool compact) {
   if (seconds == kUnlimitedSeconds) return "UNLIMITED";
   if (seconds < 0) seconds = 0;
-  int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  long long d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
   char buf[64];
   if (d > 0) {
-    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
-                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+  } else if (!compact) {
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", h, m, s);
+  } else if (h > 0) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", h, m, s);
   } else {
-    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(h),
-                  static_cast<long long>(m), static_cast<long long>(s));
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", m, s);
   }
   return buf;
 }
 
-std::string FormatElapsed(int64_t seconds) {
-  if (seconds == kUnlimitedSeconds) return "UNLIMITED";
-  if (seconds < 0) seconds = 0;
-  int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
-  char buf[64];
-  if (d > 0) {
-    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
-                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
-  } else if (h > 0) {
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(h),
-                  static_cast<long long>(m), static_cast<long long>(s));
-  } else {
-    std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(m),
-                  static_cast<long long>(s));
-  }
-  return buf;
-}
+}  // namespace
+
+std::string FormatDuration(int64_t seconds) { return Format(seconds, /*compact=*/false); }
+
+std::string FormatElapsed(int64_t seconds) { return Format(seconds, /*compact=*/true); }
 
 }  // namespace loom::core

@@ -26,6 +26,7 @@ Summary Summarize(const SimResult& result) {
   Summary s;
   s.policy = result.policy;
   s.passes = result.passes;
+  s.reservations = result.totals.reservations;
   const auto& jobs = result.jobs;
   s.jobs = static_cast<int64_t>(jobs.size());
   if (jobs.empty()) return s;

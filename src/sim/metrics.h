@@ -26,7 +26,8 @@ struct Summary {
   double mean_bounded_slowdown = 0;
   double max_bounded_slowdown = 0;
   int64_t backfilled = 0;
-  int64_t passes = 0;
+  int64_t passes = 0;        // scheduling passes run
+  int64_t reservations = 0;  // reservations made over all passes
 };
 
 double BoundedSlowdown(const JobRecord& r);

@@ -52,6 +52,8 @@ void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summa
       {"mean bounded slowdown", [](const Summary& s) { return Fixed(s.mean_bounded_slowdown, 2); }},
       {"max bounded slowdown", [](const Summary& s) { return Fixed(s.max_bounded_slowdown, 1); }},
       {"backfilled jobs", [](const Summary& s) { return core::StrCat(s.backfilled); }},
+      {"scheduling passes", [](const Summary& s) { return core::StrCat(s.passes); }},
+      {"reservations made", [](const Summary& s) { return core::StrCat(s.reservations); }},
   };
   const int name_w = 23;
   int col_w = 14;
@@ -82,6 +84,8 @@ void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summar
     o["mean_bounded_slowdown"] = s.mean_bounded_slowdown;
     o["max_bounded_slowdown"] = s.max_bounded_slowdown;
     o["backfilled_jobs"] = s.backfilled;
+    o["passes"] = s.passes;
+    o["reservations"] = s.reservations;
     o["trace"] = h.trace;
     o["machine_cpus"] = h.machine_cpus;
     o["estimate"] = h.estimate;
