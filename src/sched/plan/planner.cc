@@ -64,6 +64,8 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     });
     pos_.resize(node_order_.size());
     for (size_t p = 0; p < node_order_.size(); ++p) pos_[node_order_[p]] = static_cast<int32_t>(p);
+    caps_.clear();
+    for (const model::Node& n : cluster.nodes) caps_.push_back(n.capacity);
     eligible_cache_.clear();
     last_eligible_ = 0;
     generation_ = cluster.generation;
@@ -75,8 +77,6 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     set.memo_next = 0;
   }
 
-  caps_.clear();
-  for (const model::Node& n : cluster.nodes) caps_.push_back(n.capacity);
   holdings_.clear();
   for (const RunningJob& r : running) {
     if (r.end <= now) continue;
