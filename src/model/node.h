@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/gpu_topology.h"
 #include "model/resources.h"
 
 namespace loom::model {
@@ -31,6 +33,9 @@ struct Node {
   NodeState state = NodeState::kIdle;
   bool drain = false;
   std::string reason;
+  // Inside the node: GPUs by NVLink domain, PCIe switch and NUMA node; null when unknown
+  // (placement then treats GPUs and CPUs as interchangeable). Shared by nodes of one kind.
+  std::shared_ptr<const NodeTopology> topology;
 
   // A node the scheduler may place new work on.
   bool Schedulable() const {

@@ -36,7 +36,7 @@ struct Resources {
 };
 
 // What a job asks for, in the terms of `sbatch`: -N min[-max], -n, -c, --ntasks-per-node,
-// --mem / --mem-per-cpu, --gpus-per-node, --exclusive.
+// --mem / --mem-per-cpu, --gpus-per-node, --gpus-per-task, --exclusive, --switches.
 struct JobShape {
   int32_t min_nodes = 1;
   int32_t max_nodes = 1;          // >= min_nodes
@@ -46,8 +46,13 @@ struct JobShape {
   int64_t mem_per_node_mb = 0;    // --mem; 0: not given
   int64_t mem_per_cpu_mb = 0;     // --mem-per-cpu; 0: not given
   int32_t gpus_per_node = 0;
+  int32_t gpus_per_task = 0;      // --gpus-per-task (and --gpus=N as N one-GPU tasks)
   std::string gpu_type;           // empty: any type
   bool exclusive = false;         // whole nodes
+  // --switches=N[@max-time]: at most N leaf switches (blocks), waiting at most
+  // switches_wait_s past submission for such a placement (0: no limit on leaves).
+  int32_t switches = 0;
+  int64_t switches_wait_s = 0;
 
   friend bool operator==(const JobShape&, const JobShape&) = default;
   int64_t TotalCpus() const { return int64_t{ntasks} * cpus_per_task; }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cluster_topology.h"
 #include "model/job_state.h"
 #include "model/node.h"
 #include "model/partition.h"
@@ -41,6 +42,7 @@ using Allocation = std::vector<NodeAlloc>;
 struct Cluster {
   std::vector<model::Node> nodes;
   std::vector<model::Partition> partitions;
+  model::ClusterTopology topology;  // switches or blocks between nodes; flat when unknown
   uint64_t generation = 0;
 };
 
