@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_set.h"
 #include "model/cluster_topology.h"
 #include "model/job_state.h"
 #include "model/node.h"
@@ -28,13 +29,25 @@ inline Time SaturatingAdd(Time t, int64_t d) { return (d >= kNever - t) ? kNever
 using model::Resources;
 using JobId = uint64_t;
 
-// The part of one node that a job holds.
+// The part of one node that a job holds. On a node with a known topology, a job that
+// starts also gets exact devices: which GPUs (CUDA_VISIBLE_DEVICES) and which CPUs (its CPU
+// mask). Reservations for later hold amounts only; devices are chosen when the job starts.
 struct NodeAlloc {
+  NodeAlloc() = default;
+  NodeAlloc(int32_t n, Resources a) : node(n), amount(a) {}
   int32_t node = 0;  // index into Cluster::nodes
   Resources amount;
+  model::GpuMask gpu_ids = 0;
+  core::CpuSet cpu_ids;
   friend bool operator==(const NodeAlloc&, const NodeAlloc&) = default;
 };
 using Allocation = std::vector<NodeAlloc>;
+
+// How nodes and devices are chosen among those that fit. kTopology: fewest NVLink domains,
+// PCIe switches and NUMA nodes inside a node, lowest switch level across nodes, best fit
+// at every level. kFirstFit: lowest-index nodes (in selection order) and devices, what a
+// topology-blind scheduler does; kept as the reference to measure placement against.
+enum class Placement : uint8_t { kTopology, kFirstFit };
 
 // The static picture of the cluster for a pass: nodes and partitions. A driver that
 // changes nodes or partitions in place bumps `generation`, so that what a planner derived
@@ -43,6 +56,7 @@ struct Cluster {
   std::vector<model::Node> nodes;
   std::vector<model::Partition> partitions;
   model::ClusterTopology topology;  // switches or blocks between nodes; flat when unknown
+  Placement placement = Placement::kTopology;
   uint64_t generation = 0;
 };
 

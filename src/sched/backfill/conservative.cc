@@ -103,7 +103,9 @@ class ConservativePolicy final : public Policy {
       return res_[a]->decided_seq < res_[b]->decided_seq;
     });
     for (int32_t idx : starting_) {
-      // The resources are already held on the timeline from the reservation.
+      // The resources are already held on the timeline from the reservation; a
+      // reservation made in an earlier pass gets its devices now.
+      planner_.AssignDevices(&res_[idx]->alloc);
       out->reasons[idx] = PendingReason::kNone;
       out->starts.push_back(JobStart{idx, res_[idx]->alloc, backfilled_[idx] != 0});
       ++out->stats.started;

@@ -4,11 +4,16 @@
 #include <queue>
 
 #include "sched/select/constraint.h"
+#include "sched/select/devices.h"
 
 namespace loom::sched {
 namespace {
 // Earlier single-node answers kept per kind of job as lower bounds for later searches.
 constexpr size_t kMemoEntries = 1024;
+// A topology-aware choice for a single-node job scores at most this many nodes that fit.
+constexpr size_t kTopologyCandidates = 256;
+// Slurm's default max_switch_wait: how long --switches=N without @time waits.
+constexpr int64_t kDefaultSwitchWait = 300;
 }  // namespace
 
 // Walks the base and added step boundaries together, in time order.
@@ -66,6 +71,16 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     for (size_t p = 0; p < node_order_.size(); ++p) pos_[node_order_[p]] = static_cast<int32_t>(p);
     caps_.clear();
     for (const model::Node& n : cluster.nodes) caps_.push_back(n.capacity);
+    has_devices_.assign(cluster.nodes.size(), 0);
+    tracks_cpus_.assign(cluster.nodes.size(), 0);
+    any_devices_ = false;
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      const model::NodeTopology* t = cluster.nodes[i].topology.get();
+      if (!t) continue;
+      has_devices_[i] = t->num_gpus() == cluster.nodes[i].capacity.gpus;
+      tracks_cpus_[i] = has_devices_[i] && t->num_cpus() == cluster.nodes[i].capacity.cpus;
+      any_devices_ = any_devices_ || has_devices_[i];
+    }
     eligible_cache_.clear();
     last_eligible_ = 0;
     generation_ = cluster.generation;
@@ -84,6 +99,25 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
   }
   holdings_.insert(holdings_.end(), also_held.begin(), also_held.end());
   timeline_.Build(caps_, now, holdings_);
+
+  if (any_devices_) {
+    free_gpus_.assign(cluster.nodes.size(), 0);
+    free_cpus_.assign(cluster.nodes.size(), core::CpuSet());
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      if (!has_devices_[i]) continue;
+      const model::NodeTopology& t = *cluster.nodes[i].topology;
+      free_gpus_[i] = t.AllGpus();
+      if (tracks_cpus_[i]) {
+        for (const auto& cpus : t.numa_cpus) {
+          for (int32_t c : cpus) free_cpus_[i].set(c);
+        }
+      }
+    }
+    for (const RunningJob& r : running) {
+      if (r.end <= now) continue;
+      for (const NodeAlloc& a : r.alloc) TakeDevices(a, true);
+    }
+  }
 
   events_built_ = false;
   events_added_.clear();
@@ -106,6 +140,7 @@ void Planner::Hold(const Allocation& alloc, Time start, int64_t duration) {
   for (const NodeAlloc& a : alloc) {
     timeline_.Add(a.node, a.amount, start, end);
     Touch(a.node, start, end);
+    if (start <= now_ && any_devices_) TakeDevices(a, true);
   }
 }
 
@@ -114,6 +149,7 @@ void Planner::Release(const Allocation& alloc, Time start, int64_t duration) {
   for (const NodeAlloc& a : alloc) {
     timeline_.Remove(a.node, a.amount, start, end);
     Touch(a.node, start, end);
+    if (start <= now_ && any_devices_) TakeDevices(a, false);
   }
   // Something became free: earlier answers are no longer lower bounds.
   for (EligibleSet& set : eligible_cache_) set.memo.clear();
@@ -197,6 +233,10 @@ bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
 bool Planner::FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out) {
   const Time end = SaturatingAdd(now_, job.estimate);
   const Resources probe = Probe(job.shape);
+  // A topology-aware choice compares several nodes even for a single-node job.
+  const size_t enough = !SingleNode(job.shape) ? SIZE_MAX
+                        : TopologyAware()      ? kTopologyCandidates
+                                               : 1;
   scratch_.clear();
   for (int32_t p = free_now_.FirstCovering(probe, 0); p >= 0;
        p = free_now_.FirstCovering(probe, p + 1)) {
@@ -206,9 +246,9 @@ bool Planner::FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out) 
     const Resources need = MinNodeNeed(job.shape, cap);
     if (!timeline_.FitsOver(n, need, now_, end)) continue;
     scratch_.push_back(Candidate{n, timeline_.FreeOver(n, now_, end), cap});
-    if (SingleNode(job.shape)) break;
+    if (scratch_.size() >= enough) break;
   }
-  return SelectNodes(job.shape, scratch_, out);
+  return Choose(job, now_, scratch_, out);
 }
 
 bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time start,
@@ -221,7 +261,210 @@ bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time sta
     scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), cap});
     if (SingleNode(job.shape)) break;
   }
-  return SelectNodes(job.shape, scratch_, out);
+  return Choose(job, start, scratch_, out);
+}
+
+bool Planner::TopologyAware() const {
+  return cluster_->placement == Placement::kTopology &&
+         (any_devices_ || !cluster_->topology.empty());
+}
+
+bool Planner::Choose(const PendingJob& job, Time start, std::span<Candidate> cands,
+                     Allocation* out) {
+  bool ok;
+  if (!TopologyAware()) {
+    ok = SelectNodes(job.shape, cands, out);
+  } else if (job.shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) {
+    ok = true;  // the whole job on one node, however many it could span
+  } else {
+    ok = !SingleNode(job.shape) && ChooseAcrossSwitches(job, cands, out);
+  }
+  if (!ok) return false;
+  if (job.shape.switches > 0 && LeavesSpanned(*cluster_, *out) > job.shape.switches) {
+    const int64_t wait =
+        job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s : kDefaultSwitchWait;
+    if (start - job.submit < wait) return false;  // keep waiting for fewer switches
+  }
+  if (start <= now_ && any_devices_) PickDevices(out);
+  return true;
+}
+
+namespace {
+
+// How well a job's share fits a node; lower compares better.
+struct NodeScore {
+  GpuPickScore gpus;
+  int64_t left = 0;  // GPUs (CPUs for a CPU-only job) the node keeps free: best fit
+  int32_t pos = 0;   // selection order
+  friend auto operator<=>(const NodeScore&, const NodeScore&) = default;
+};
+
+}  // namespace
+
+bool Planner::ChooseOneNode(const PendingJob& job, Time start, std::span<const Candidate> cands,
+                            Allocation* out) {
+  const bool at_now = start <= now_;
+  const Candidate* best = nullptr;
+  NodeScore best_score;
+  for (const Candidate& c : cands) {
+    if (TasksThatFit(job.shape, c.free, c.capacity) < job.shape.ntasks) continue;
+    const Resources amount = AmountFor(job.shape, job.shape.ntasks, c.capacity);
+    NodeScore score{{}, 0, pos_[c.node]};
+    if (amount.gpus > 0) {
+      score.left = c.free.gpus - amount.gpus;
+      if (at_now && has_devices_[c.node]) {
+        const model::NodeTopology& t = *cluster_->nodes[c.node].topology;
+        std::optional<model::GpuMask> pick =
+            PickGpus(t, free_gpus_[c.node], amount.gpus, Placement::kTopology);
+        if (!pick) continue;
+        score.gpus = ScoreGpus(t, free_gpus_[c.node], *pick);
+      }
+    } else {
+      // CPU-only work goes where it leaves GPUs idle least: nodes without free GPUs
+      // first, then the tightest fit in CPUs.
+      score.gpus.domains = c.free.gpus;
+      score.left = c.free.cpus - amount.cpus;
+    }
+    if (!best || score < best_score) {
+      best = &c;
+      best_score = score;
+      if (score.left == 0 && score.gpus.domains <= 1 && score.gpus.domain_left == 0) break;
+    }
+  }
+  if (!best) return false;
+  out->assign(1, NodeAlloc{best->node, AmountFor(job.shape, job.shape.ntasks, best->capacity)});
+  return true;
+}
+
+bool Planner::ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands,
+                                   Allocation* out) {
+  const model::ClusterTopology& topo = cluster_->topology;
+  const size_t num = cands.size();
+  std::vector<int32_t> fit(num);
+  std::vector<int32_t> leaf(num);
+  for (size_t i = 0; i < num; ++i) {
+    fit[i] = TasksThatFit(job.shape, cands[i].free, cands[i].capacity);
+    const int32_t n = cands[i].node;
+    leaf[i] = n < static_cast<int32_t>(topo.leaf_of.size()) ? topo.leaf_of[n] : -1;
+  }
+  // Within any group of nodes: leaves with the most room first (fewest leaves), and in a
+  // leaf the roomiest nodes first (fewest nodes), then selection order.
+  auto place = [&](std::vector<size_t>& members) {
+    std::vector<int64_t> leaf_room;
+    auto room_of = [&](int32_t l) -> int64_t& {
+      size_t k = static_cast<size_t>(l + 1);
+      if (leaf_room.size() <= k) leaf_room.resize(k + 1, 0);
+      return leaf_room[k];
+    };
+    for (size_t i : members) room_of(leaf[i]) += fit[i];
+    std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) {
+      if (leaf[a] != leaf[b]) {
+        int64_t ra = room_of(leaf[a]), rb = room_of(leaf[b]);
+        if (ra != rb) return ra > rb;
+        return leaf[a] < leaf[b];
+      }
+      if (fit[a] != fit[b]) return fit[a] > fit[b];
+      return pos_[cands[a].node] < pos_[cands[b].node];
+    });
+    std::vector<Candidate> ordered;
+    ordered.reserve(members.size());
+    for (size_t i : members) ordered.push_back(cands[i]);
+    return SelectNodes(job.shape, ordered, out);
+  };
+
+  // Groups to try, lowest level first: leaf switches (or blocks), then each switch above.
+  std::vector<std::vector<size_t>> groups;
+  std::vector<int32_t> group_level;
+  if (topo.kind == model::ClusterTopology::Kind::kTree) {
+    groups.resize(topo.switches.size());
+    for (size_t i = 0; i < num; ++i) {
+      for (int32_t s = leaf[i]; s >= 0; s = topo.switches[s].parent) groups[s].push_back(i);
+    }
+    for (const model::Switch& sw : topo.switches) group_level.push_back(sw.level);
+  } else if (topo.kind == model::ClusterTopology::Kind::kBlock) {
+    groups.resize(topo.blocks.size());
+    for (size_t i = 0; i < num; ++i) {
+      if (leaf[i] >= 0) groups[leaf[i]].push_back(i);
+    }
+    group_level.assign(groups.size(), 0);
+  }
+  const int64_t need = job.shape.ntasks_per_node > 0
+                           ? int64_t{job.shape.ntasks_per_node} * job.shape.min_nodes
+                           : job.shape.ntasks;
+  int32_t max_level = 0;
+  for (int32_t l : group_level) max_level = std::max(max_level, l);
+  for (int32_t level = 0; level <= max_level && !groups.empty(); ++level) {
+    // Best fit: the group that can take the job with the least room to spare.
+    int64_t best_spare = INT64_MAX;
+    size_t best = SIZE_MAX;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (group_level[g] != level) continue;
+      int64_t room = 0;
+      size_t usable = 0;
+      for (size_t i : groups[g]) {
+        room += fit[i];
+        usable += fit[i] > 0;
+      }
+      if (room < need || usable < static_cast<size_t>(job.shape.min_nodes)) continue;
+      if (room - need < best_spare) {
+        std::vector<size_t> members = groups[g];
+        if (!place(members)) continue;
+        best_spare = room - need;
+        best = g;
+      }
+    }
+    if (best != SIZE_MAX) return place(groups[best]);
+  }
+  std::vector<size_t> all(num);
+  for (size_t i = 0; i < num; ++i) all[i] = i;
+  return place(all);
+}
+
+void Planner::TakeDevices(const NodeAlloc& a, bool take) {
+  if (!has_devices_[a.node]) return;
+  model::GpuMask& gpus = free_gpus_[a.node];
+  core::CpuSet& cpus = free_cpus_[a.node];
+  if (!take) {
+    gpus |= a.gpu_ids;
+    cpus |= a.cpu_ids;
+    return;
+  }
+  if (a.gpu_ids != 0 || a.amount.gpus == 0) {
+    gpus &= ~a.gpu_ids;
+  } else {
+    // Held without ids (started elsewhere): the lowest free GPUs stand for them.
+    for (int32_t k = 0; k < a.amount.gpus && gpus; ++k) gpus &= gpus - 1;
+  }
+  if (!tracks_cpus_[a.node]) return;
+  if (!a.cpu_ids.empty() || a.amount.cpus == 0) {
+    cpus.Subtract(a.cpu_ids);
+  } else {
+    std::vector<int32_t> ids = cpus.ToVector();
+    for (int32_t k = 0; k < a.amount.cpus && k < static_cast<int32_t>(ids.size()); ++k) {
+      cpus.reset(ids[k]);
+    }
+  }
+}
+
+void Planner::PickDevices(Allocation* alloc) const {
+  const Placement how = cluster_->placement;
+  for (NodeAlloc& a : *alloc) {
+    if (!has_devices_[a.node]) continue;
+    const model::NodeTopology& t = *cluster_->nodes[a.node].topology;
+    if (a.gpu_ids == 0 && a.amount.gpus > 0) {
+      a.gpu_ids = PickGpus(t, free_gpus_[a.node], a.amount.gpus, how).value_or(0);
+    }
+    if (tracks_cpus_[a.node] && a.cpu_ids.empty() && a.amount.cpus > 0) {
+      a.cpu_ids = PickCpus(t, free_cpus_[a.node], a.gpu_ids, a.amount.cpus, how)
+                      .value_or(core::CpuSet());
+    }
+  }
+}
+
+void Planner::AssignDevices(Allocation* alloc) {
+  if (!any_devices_) return;
+  PickDevices(alloc);
+  for (const NodeAlloc& a : *alloc) TakeDevices(a, true);
 }
 
 Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
@@ -233,7 +476,24 @@ Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_
   if (SingleNode(job.shape) && !job.shape.exclusive) {
     return EarliestSingleNode(job, set, limit, resolution, out);
   }
-  return EarliestMultiNode(job, set, limit, resolution, out);
+  Time t = EarliestMultiNode(job, set, limit, resolution, out);
+  if (job.shape.switches > 0 && TopologyAware()) {
+    // Past its --switches wait the job takes any leaves, whether or not a step of the
+    // timeline falls there.
+    const int64_t wait =
+        job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s : kDefaultSwitchWait;
+    Time expiry = SaturatingAdd(job.submit, wait);
+    expiry = (expiry + resolution - 1) / resolution * resolution;
+    if (expiry > now_ && expiry < std::min(t, limit)) {
+      Allocation other;
+      Time u = EarliestByScan(job, set, expiry, std::min(t, limit), resolution, &other);
+      if (u < t) {
+        *out = std::move(other);
+        t = u;
+      }
+    }
+  }
+  return t;
 }
 
 Time Planner::EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time limit,
@@ -378,7 +638,7 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
     }
     std::sort(scratch_.begin(), scratch_.end(),
               [&](const Candidate& a, const Candidate& b) { return pos_[a.node] < pos_[b.node]; });
-    if (SelectNodes(job.shape, scratch_, out)) return s;
+    if (Choose(job, s, scratch_, out)) return s;
   }
 }
 

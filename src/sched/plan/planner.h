@@ -54,9 +54,15 @@ class Planner {
   // every node rather than sweeping step boundaries. Both give the same answers.
   void set_small_set_for_testing(size_t n) { small_set_ = n; }
 
-  // Holds `alloc` over [start, start + duration) / gives it back.
+  // Holds `alloc` over [start, start + duration) / gives it back. An allocation that
+  // starts now holds its device ids too.
   void Hold(const Allocation& alloc, Time start, int64_t duration);
   void Release(const Allocation& alloc, Time start, int64_t duration);
+
+  // Gives the parts of `alloc` on nodes with a known topology that have no device ids yet
+  // (a reservation whose time has come) GPUs and CPUs from those free now, and holds them.
+  // The amounts must already be held on the timeline.
+  void AssignDevices(Allocation* alloc);
 
  private:
   // A single-node search's answer, kept as a lower bound for larger, longer requests.
@@ -86,6 +92,17 @@ class Planner {
   void Touch(int32_t node, Time start, Time end);
 
   bool FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out);
+  // Chooses among `cands` (all fit the job's least per-node need over [start, start +
+  // estimate)) by the cluster's placement: topology-aware or first fit. At now, device
+  // ids are chosen as well.
+  bool Choose(const PendingJob& job, Time start, std::span<Candidate> cands, Allocation* out);
+  bool ChooseOneNode(const PendingJob& job, Time start, std::span<const Candidate> cands,
+                     Allocation* out);
+  bool ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands, Allocation* out);
+  // Device ids for the parts of `alloc` on nodes with a topology, from those free now.
+  void PickDevices(Allocation* alloc) const;
+  void TakeDevices(const NodeAlloc& a, bool take);
+  bool TopologyAware() const;
   Time EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time limit,
                           int64_t resolution, Allocation* out);
   Time EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time limit,
@@ -114,6 +131,14 @@ class Planner {
   std::vector<Event> events_base_;
   std::set<Event> events_added_;
   FreeIndex free_now_;  // by position in node_order_
+
+  // Devices free now, by node (only nodes with a topology have any); CPU ids are tracked
+  // where the topology lists as many CPUs as the node has.
+  std::vector<model::GpuMask> free_gpus_;
+  std::vector<core::CpuSet> free_cpus_;
+  std::vector<char> has_devices_;
+  std::vector<char> tracks_cpus_;
+  bool any_devices_ = false;
 
   std::vector<Resources> caps_;
   std::vector<Resources> scratch_free_;

@@ -15,6 +15,7 @@ int32_t TasksThatFit(const model::JobShape& s, const Resources& free, const Reso
   }
   if (free.gpus < s.gpus_per_node || free.mem_mb < s.mem_per_node_mb) return 0;
   int64_t t = free.cpus / cpt;
+  if (s.gpus_per_task > 0) t = std::min<int64_t>(t, (free.gpus - s.gpus_per_node) / s.gpus_per_task);
   if (s.mem_per_cpu_mb > 0) t = std::min<int64_t>(t, free.mem_mb / (s.mem_per_cpu_mb * cpt));
   if (s.ntasks_per_node > 0) return t >= s.ntasks_per_node ? s.ntasks_per_node : 0;
   return static_cast<int32_t>(std::min<int64_t>(t, s.ntasks));
@@ -25,7 +26,7 @@ Resources AmountFor(const model::JobShape& s, int32_t tasks, const Resources& ca
   Resources r;
   r.cpus = tasks * std::max(1, s.cpus_per_task);
   r.mem_mb = s.mem_per_node_mb > 0 ? s.mem_per_node_mb : s.mem_per_cpu_mb * r.cpus;
-  r.gpus = s.gpus_per_node;
+  r.gpus = s.gpus_per_node + tasks * s.gpus_per_task;
   return r;
 }
 
