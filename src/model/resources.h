@@ -50,7 +50,8 @@ struct JobShape {
   std::string gpu_type;           // empty: any type
   bool exclusive = false;         // whole nodes
   // --switches=N[@max-time]: at most N leaf switches (blocks), waiting at most
-  // switches_wait_s past submission for such a placement (0: no limit on leaves).
+  // switches_wait_s past submission for such a placement (0: Slurm's default of 300 s).
+  // switches 0: no limit on leaves.
   int32_t switches = 0;
   int64_t switches_wait_s = 0;
 

@@ -14,6 +14,9 @@ constexpr size_t kMemoEntries = 1024;
 constexpr size_t kTopologyCandidates = 256;
 // Slurm's default max_switch_wait: how long --switches=N without @time waits.
 constexpr int64_t kDefaultSwitchWait = 300;
+// A multi-node job that fits under one leaf switch (block) waits for one as long as it
+// takes: the backfill reservation of the first waiting job keeps that wait bounded.
+constexpr int64_t kImpliedLeafWait = kNever / 2;
 }  // namespace
 
 // Walks the base and added step boundaries together, in time order.
@@ -126,10 +129,27 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     scratch_free_[p] = timeline_.FreeOver(node_order_[p], now, now + 1);
   }
   free_now_.Build(scratch_free_);
+  // GPUs free now under each leaf switch (block), for best fit at the leaves.
+  free_now_gpus_.assign(cluster.nodes.size(), 0);
+  leaf_free_gpus_.assign(cluster.topology.kind == model::ClusterTopology::Kind::kTree
+                             ? cluster.topology.switches.size()
+                             : cluster.topology.blocks.size(),
+                         0);
+  for (size_t p = 0; p < node_order_.size(); ++p) {
+    const int32_t n = node_order_[p];
+    free_now_gpus_[n] = scratch_free_[p].gpus;
+    if (LeafOf(n) >= 0) leaf_free_gpus_[LeafOf(n)] += scratch_free_[p].gpus;
+  }
 }
 
 void Planner::Touch(int32_t node, Time start, Time end) {
-  if (start <= now_) free_now_.Set(pos_[node], timeline_.FreeOver(node, now_, now_ + 1));
+  if (start <= now_) {
+    const Resources free = timeline_.FreeOver(node, now_, now_ + 1);
+    free_now_.Set(pos_[node], free);
+    const int32_t leaf = LeafOf(node);
+    if (leaf >= 0) leaf_free_gpus_[leaf] += free.gpus - free_now_gpus_[node];
+    free_now_gpus_[node] = free.gpus;
+  }
   if (!events_built_) return;  // the timeline has them; EnsureEvents will read them
   if (start > now_) events_added_.emplace(start, node);
   if (end < kNever) events_added_.emplace(end, node);
@@ -209,6 +229,16 @@ void Planner::Fill(EligibleSet& set) const {
     if (!node.Schedulable()) continue;
     set.nodes.push_back(n);
     set.member[n] = 1;
+    set.max_gpus = std::max(set.max_gpus, node.capacity.gpus);
+  }
+  // Nodes per leaf switch (block) among them: what a multi-node job could keep local to.
+  std::vector<int32_t> per_leaf;
+  for (int32_t n : set.nodes) {
+    const auto& leaf_of = c.topology.leaf_of;
+    const int32_t leaf = n < static_cast<int32_t>(leaf_of.size()) ? leaf_of[n] : -1;
+    if (leaf < 0) continue;
+    if (per_leaf.size() <= static_cast<size_t>(leaf)) per_leaf.resize(leaf + 1, 0);
+    set.max_leaf_nodes = std::max(set.max_leaf_nodes, ++per_leaf[leaf]);
   }
   if (set.nodes.empty()) {
     set.reason = any_feature_match ? model::PendingReason::kResources
@@ -248,7 +278,7 @@ bool Planner::FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out) 
     scratch_.push_back(Candidate{n, timeline_.FreeOver(n, now_, end), cap});
     if (scratch_.size() >= enough) break;
   }
-  return Choose(job, now_, scratch_, out);
+  return Choose(job, set, now_, scratch_, out);
 }
 
 bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time start,
@@ -261,7 +291,7 @@ bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time sta
     scratch_.push_back(Candidate{n, timeline_.FreeOver(n, start, end), cap});
     if (SingleNode(job.shape)) break;
   }
-  return Choose(job, start, scratch_, out);
+  return Choose(job, set, start, scratch_, out);
 }
 
 bool Planner::TopologyAware() const {
@@ -269,21 +299,36 @@ bool Planner::TopologyAware() const {
          (any_devices_ || !cluster_->topology.empty());
 }
 
-bool Planner::Choose(const PendingJob& job, Time start, std::span<Candidate> cands,
-                     Allocation* out) {
-  bool ok;
+bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
+                     std::span<Candidate> cands, Allocation* out) {
+  const model::JobShape& shape = job.shape;
   if (!TopologyAware()) {
-    ok = SelectNodes(job.shape, cands, out);
-  } else if (job.shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) {
-    ok = true;  // the whole job on one node, however many it could span
-  } else {
-    ok = !SingleNode(job.shape) && ChooseAcrossSwitches(job, cands, out);
+    if (!SelectNodes(shape, cands, out)) return false;
+    if (start <= now_ && any_devices_) PickDevices(out);
+    return true;
   }
-  if (!ok) return false;
-  if (job.shape.switches > 0 && LeavesSpanned(*cluster_, *out) > job.shape.switches) {
-    const int64_t wait =
-        job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s : kDefaultSwitchWait;
-    if (start - job.submit < wait) return false;  // keep waiting for fewer switches
+  // A GPU job that one node can hold (--gpus=N) runs inside one node, and so inside as few
+  // NVLink domains as the node allows: it waits for such a node rather than spread.
+  const bool one_node = shape.min_nodes <= 1 &&
+                        (SingleNode(shape) || (shape.gpus_per_task > 0 &&
+                                               int64_t{shape.ntasks} * shape.gpus_per_task +
+                                                       shape.gpus_per_node <= set.max_gpus));
+  if (one_node) {
+    if (!ChooseOneNode(job, start, cands, out)) return false;
+  } else if (!(shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) &&
+             !ChooseAcrossSwitches(job, cands, out)) {
+    return false;
+  }
+  // --switches=N@wait; a multi-node job that fits under one leaf switch (block) and asks
+  // nothing of switches gets an implied --switches=1 without a time limit.
+  int32_t max_leaves = shape.switches;
+  int64_t wait = shape.switches_wait_s > 0 ? shape.switches_wait_s : kDefaultSwitchWait;
+  if (max_leaves == 0 && shape.min_nodes > 1 && shape.min_nodes <= set.max_leaf_nodes) {
+    max_leaves = 1;
+    wait = kImpliedLeafWait;
+  }
+  if (max_leaves > 0 && LeavesSpanned(*cluster_, *out) > max_leaves) {
+    if (start - job.submit < wait) return false;
   }
   if (start <= now_ && any_devices_) PickDevices(out);
   return true;
@@ -294,8 +339,9 @@ namespace {
 // How well a job's share fits a node; lower compares better.
 struct NodeScore {
   GpuPickScore gpus;
-  int64_t left = 0;  // GPUs (CPUs for a CPU-only job) the node keeps free: best fit
-  int32_t pos = 0;   // selection order
+  int64_t left = 0;       // GPUs (CPUs for a CPU-only job) the node keeps free: best fit
+  int64_t leaf_left = 0;  // GPUs free under the node's leaf switch: fullest leaf first
+  int32_t pos = 0;        // selection order
   friend auto operator<=>(const NodeScore&, const NodeScore&) = default;
 };
 
@@ -309,7 +355,8 @@ bool Planner::ChooseOneNode(const PendingJob& job, Time start, std::span<const C
   for (const Candidate& c : cands) {
     if (TasksThatFit(job.shape, c.free, c.capacity) < job.shape.ntasks) continue;
     const Resources amount = AmountFor(job.shape, job.shape.ntasks, c.capacity);
-    NodeScore score{{}, 0, pos_[c.node]};
+    NodeScore score{{}, 0, 0, pos_[c.node]};
+    if (at_now && LeafOf(c.node) >= 0) score.leaf_left = leaf_free_gpus_[LeafOf(c.node)];
     if (amount.gpus > 0) {
       score.left = c.free.gpus - amount.gpus;
       if (at_now && has_devices_[c.node]) {
@@ -477,11 +524,14 @@ Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_
     return EarliestSingleNode(job, set, limit, resolution, out);
   }
   Time t = EarliestMultiNode(job, set, limit, resolution, out);
-  if (job.shape.switches > 0 && TopologyAware()) {
+  const bool implied = job.shape.switches == 0 && job.shape.min_nodes > 1 &&
+                       job.shape.min_nodes <= set.max_leaf_nodes;
+  if ((job.shape.switches > 0 || implied) && TopologyAware()) {
     // Past its --switches wait the job takes any leaves, whether or not a step of the
     // timeline falls there.
-    const int64_t wait =
-        job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s : kDefaultSwitchWait;
+    const int64_t wait = implied ? kImpliedLeafWait
+                         : job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s
+                                                         : kDefaultSwitchWait;
     Time expiry = SaturatingAdd(job.submit, wait);
     expiry = (expiry + resolution - 1) / resolution * resolution;
     if (expiry > now_ && expiry < std::min(t, limit)) {
@@ -638,7 +688,7 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
     }
     std::sort(scratch_.begin(), scratch_.end(),
               [&](const Candidate& a, const Candidate& b) { return pos_[a.node] < pos_[b.node]; });
-    if (Choose(job, s, scratch_, out)) return s;
+    if (Choose(job, set, s, scratch_, out)) return s;
   }
 }
 

@@ -81,6 +81,8 @@ class Planner {
     std::string gpu_type;
     std::vector<int32_t> nodes;  // in selection order
     std::vector<char> member;    // by node index
+    int32_t max_gpus = 0;        // the most GPUs one of the nodes has
+    int32_t max_leaf_nodes = 0;  // the most of the nodes under one leaf switch (block)
     model::PendingReason reason = model::PendingReason::kNone;
     std::vector<Memo> memo;
     size_t memo_next = 0;
@@ -95,7 +97,8 @@ class Planner {
   // Chooses among `cands` (all fit the job's least per-node need over [start, start +
   // estimate)) by the cluster's placement: topology-aware or first fit. At now, device
   // ids are chosen as well.
-  bool Choose(const PendingJob& job, Time start, std::span<Candidate> cands, Allocation* out);
+  bool Choose(const PendingJob& job, const EligibleSet& set, Time start,
+              std::span<Candidate> cands, Allocation* out);
   bool ChooseOneNode(const PendingJob& job, Time start, std::span<const Candidate> cands,
                      Allocation* out);
   bool ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands, Allocation* out);
@@ -139,6 +142,12 @@ class Planner {
   std::vector<char> has_devices_;
   std::vector<char> tracks_cpus_;
   bool any_devices_ = false;
+  std::vector<int32_t> free_now_gpus_;   // by node
+  std::vector<int64_t> leaf_free_gpus_;  // by leaf switch (block)
+  int32_t LeafOf(int32_t node) const {
+    const auto& leaf_of = cluster_->topology.leaf_of;
+    return node < static_cast<int32_t>(leaf_of.size()) ? leaf_of[node] : -1;
+  }
 
   std::vector<Resources> caps_;
   std::vector<Resources> scratch_free_;
