@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/sim_gpu.h"
 #include "conf/slurm_conf.h"
 #include "core/strings.h"
 #include "sched/backfill/policy.h"
@@ -74,7 +75,25 @@ int RunSim(int argc, char** argv) {
   int64_t machine_procs = 0;
   sched::PolicyOptions popts;
   app.add_option("--trace", trace_path,
-                 "SWF trace file (plain or .gz); default: the built-in KTH SP2 trace");
+                 "SWF trace file (plain or .gz), or a GPU trace (the Alibaba GPU trace "
+                 "directory or one of its pod CSV files); default: the built-in KTH SP2 trace");
+  GpuSimArgs gpu;
+  std::string placements = "first-fit,topo";
+  app.add_option("--synthetic", gpu.synthetic,
+                 "simulate a generated GPU workload instead of a trace: dgx (DGX A100 nodes "
+                 "under a two-level switch tree) or nvl72 (GB200 NVL72 racks as NVLink blocks)");
+  app.add_option("--seed", gpu.seed, "seed of the --synthetic workload")->capture_default_str();
+  app.add_option("--synthetic-jobs", gpu.synthetic_jobs, "jobs in the --synthetic workload");
+  app.add_option("--synthetic-nodes", gpu.synthetic_nodes, "nodes of the --synthetic cluster");
+  app.add_option("--load", gpu.load, "offered load of the --synthetic workload (GPU time asked / GPU time available)");
+  app.add_option("--placement", placements,
+                 "GPU workloads: comma-separated placements to compare: first-fit, topo")
+      ->capture_default_str();
+  app.add_option("--comm-fraction", gpu.comm_fraction,
+                 "GPU workloads: share of a multi-GPU job's run time spent communicating, "
+                 "slowed when placement spans more NVLink domains or leaf switches than needed "
+                 "(0: off)")
+      ->capture_default_str();
   app.add_option("--policy", policies, "comma-separated policies: fcfs, easy, conservative, slurm")
       ->capture_default_str();
   app.add_option("--estimate", estimate,
@@ -128,6 +147,32 @@ int RunSim(int argc, char** argv) {
   }
   popts.order =
       order == "sjf" ? sched::BackfillOrder::kShortestFirst : sched::BackfillOrder::kQueue;
+
+  if (!gpu.synthetic.empty() || (!trace_path.empty() && IsGpuTrace(trace_path))) {
+    if (!gpu.synthetic.empty() && !trace_path.empty()) {
+      return Fail("give either --trace or --synthetic, not both");
+    }
+    gpu.trace = trace_path;
+    // One policy unless asked: the comparison is between placements.
+    for (std::string_view n : core::Split(app.count("--policy") ? policies : "easy", ',')) {
+      gpu.policies.emplace_back(core::Trim(n));
+    }
+    for (std::string_view n : core::Split(placements, ',')) gpu.placements.emplace_back(core::Trim(n));
+    gpu.popts = popts;
+    gpu.json = json;
+    gpu.jobs_out = jobs_out;
+    if (!plot_dir.empty() || check || skip_bad || from_runtime || machine_procs > 0) {
+      return Fail("--plot, --check, --skip-bad-lines, --estimate-from-runtime and "
+                  "--machine-procs apply to SWF traces only");
+    }
+    return RunGpuSim(gpu);
+  }
+  for (const char* opt : {"--placement", "--comm-fraction", "--seed", "--synthetic-jobs",
+                          "--synthetic-nodes", "--load"}) {
+    if (app.count(opt)) {
+      return Fail(core::StrCat(opt, " applies to GPU workloads (--synthetic, or a GPU trace)"));
+    }
+  }
 
   std::vector<std::string> names;
   std::vector<std::unique_ptr<sched::Policy>> policy_objs;

@@ -39,4 +39,28 @@ double Median(const std::vector<double>& sorted);
 
 Summary Summarize(const SimResult& result);
 
+// GPU placement metrics (docs/sim.md, "GPU placement metrics"). Fractions whose
+// denominator is empty are NaN (reported as null).
+struct GpuSummary {
+  std::string policy;
+  std::string placement;
+  int64_t jobs = 0;
+  int64_t gpu_jobs = 0;
+  double gpu_allocation_rate = 0;     // allocated GPUs / all GPUs, time-averaged while jobs arrive
+  double single_domain_fraction = 0;  // of GPU jobs that fit one NVLink domain: placed in one
+  int64_t single_domain_jobs = 0;     // its denominator
+  double leaf_local_fraction = 0;     // of multi-node jobs that fit under one leaf: under one
+  int64_t leaf_local_jobs = 0;        // its denominator
+  double numa_local_fraction = 0;     // of GPU jobs with enough free CPUs near their GPUs: CPUs there
+  double fragmentation = 0;           // idle GPU time in partly used domains / all idle GPU time
+  double mean_jct_s = 0;              // completion - submission
+  double mean_queue_s = 0;
+  double median_queue_s = 0;
+  double p95_queue_s = 0;
+  double mean_comm_slowdown = 1;      // run time factor of the communication model, GPU jobs
+  int64_t makespan_s = 0;
+};
+
+GpuSummary SummarizeGpu(const SimResult& result, const std::string& placement);
+
 }  // namespace loom::sim

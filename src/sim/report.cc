@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,6 +92,91 @@ void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summar
     o["estimate"] = h.estimate;
     o["backfill_order"] = h.backfill_order;
     o["estimates_from_runtime"] = h.estimates_from_runtime;
+    arr.push_back(std::move(o));
+  }
+  os << arr.dump(2) << "\n";
+}
+
+namespace {
+
+std::string FixedOrNa(double v, int digits) { return std::isnan(v) ? "n/a" : Fixed(v, digits); }
+nlohmann::ordered_json NumberOrNull(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+}
+
+}  // namespace
+
+void WriteGpuTable(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows) {
+  os << "workload: " << h.workload << "  nodes: " << h.nodes << "  GPUs: " << h.gpus
+     << "  topology: " << h.topology << "  jobs: " << (rows.empty() ? 0 : rows.front().jobs)
+     << "\n";
+  os << "communication model: "
+     << (h.comm_fraction > 0 ? core::StrCat(Fixed(h.comm_fraction, 2), " of a GPU job's time")
+                             : std::string("off"))
+     << "\n";
+  for (const std::string& n : h.notes) os << "note: " << n << "\n";
+  struct Line {
+    const char* name;
+    std::string (*value)(const GpuSummary&);
+  };
+  const Line lines[] = {
+      {"gpu_allocation_rate", [](const GpuSummary& s) { return Fixed(s.gpu_allocation_rate, 4); }},
+      {"single_domain_fraction",
+       [](const GpuSummary& s) { return FixedOrNa(s.single_domain_fraction, 4); }},
+      {"  of jobs", [](const GpuSummary& s) { return core::StrCat(s.single_domain_jobs); }},
+      {"leaf_local_fraction",
+       [](const GpuSummary& s) { return FixedOrNa(s.leaf_local_fraction, 4); }},
+      {"  of jobs", [](const GpuSummary& s) { return core::StrCat(s.leaf_local_jobs); }},
+      {"numa_local_fraction",
+       [](const GpuSummary& s) { return FixedOrNa(s.numa_local_fraction, 4); }},
+      {"fragmentation", [](const GpuSummary& s) { return Fixed(s.fragmentation, 4); }},
+      {"mean_jct_s", [](const GpuSummary& s) { return Fixed(s.mean_jct_s, 1); }},
+      {"mean_queue_s", [](const GpuSummary& s) { return Fixed(s.mean_queue_s, 1); }},
+      {"median_queue_s", [](const GpuSummary& s) { return Fixed(s.median_queue_s, 1); }},
+      {"p95_queue_s", [](const GpuSummary& s) { return Fixed(s.p95_queue_s, 1); }},
+      {"mean_comm_slowdown", [](const GpuSummary& s) { return Fixed(s.mean_comm_slowdown, 4); }},
+      {"makespan_s", [](const GpuSummary& s) { return core::StrCat(s.makespan_s); }},
+  };
+  const int name_w = 24;
+  int col_w = 14;
+  auto title = [](const GpuSummary& s) { return core::StrCat(s.placement, "/", s.policy); };
+  for (const GpuSummary& s : rows) col_w = std::max<int>(col_w, static_cast<int>(title(s).size()) + 2);
+  os << std::left << std::setw(name_w) << "";
+  for (const GpuSummary& s : rows) os << std::right << std::setw(col_w) << title(s);
+  os << "\n";
+  for (const Line& l : lines) {
+    os << std::left << std::setw(name_w) << l.name;
+    for (const GpuSummary& s : rows) os << std::right << std::setw(col_w) << l.value(s);
+    os << "\n";
+  }
+}
+
+void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const GpuSummary& s : rows) {
+    nlohmann::ordered_json o;
+    o["placement"] = s.placement;
+    o["policy"] = s.policy;
+    o["gpu_allocation_rate"] = s.gpu_allocation_rate;
+    o["single_domain_fraction"] = NumberOrNull(s.single_domain_fraction);
+    o["leaf_local_fraction"] = NumberOrNull(s.leaf_local_fraction);
+    o["mean_jct_s"] = s.mean_jct_s;
+    o["mean_queue_s"] = s.mean_queue_s;
+    o["p95_queue_s"] = s.p95_queue_s;
+    o["fragmentation"] = s.fragmentation;
+    o["median_queue_s"] = s.median_queue_s;
+    o["numa_local_fraction"] = NumberOrNull(s.numa_local_fraction);
+    o["single_domain_jobs"] = s.single_domain_jobs;
+    o["leaf_local_jobs"] = s.leaf_local_jobs;
+    o["mean_comm_slowdown"] = s.mean_comm_slowdown;
+    o["jobs"] = s.jobs;
+    o["gpu_jobs"] = s.gpu_jobs;
+    o["makespan_s"] = s.makespan_s;
+    o["workload"] = h.workload;
+    o["nodes"] = h.nodes;
+    o["gpus"] = h.gpus;
+    o["topology"] = h.topology;
+    o["comm_fraction"] = h.comm_fraction;
     arr.push_back(std::move(o));
   }
   os << arr.dump(2) << "\n";

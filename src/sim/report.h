@@ -25,6 +25,18 @@ struct ReportHeader {
 
 void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
 void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
+// GPU workloads: one column (JSON object) per policy and placement.
+struct GpuReportHeader {
+  std::string workload;
+  int64_t nodes = 0;
+  int64_t gpus = 0;
+  std::string topology;          // "flat", "tree (16 leaves)", "blocks (4 x 18 nodes)"
+  double comm_fraction = 0;
+  std::vector<std::string> notes;
+};
+void WriteGpuTable(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows);
+void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows);
+
 void WriteJobsCsv(std::ostream& os, const std::vector<SimResult>& results);
 // Writes data files, a gnuplot script and PNG + SVG charts (utilization and queue length
 // over time, wait-time CDF per policy) into `dir`, running gnuplot.

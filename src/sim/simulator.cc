@@ -1,9 +1,12 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <queue>
 
 #include "core/strings.h"
+#include "sched/select/devices.h"
 
 namespace loom::sim {
 namespace {
@@ -39,6 +42,7 @@ class Engine {
     }
     node_used_.assign(cluster.nodes.size(), sched::Resources{});
     running_pos_.assign(jobs_.size(), -1);
+    InitDevices();
     result_.samples.reserve(2 * jobs_.size() + 1);
   }
 
@@ -81,7 +85,7 @@ class Engine {
       }
       last = t;
       result_.samples.push_back(Sample{t, busy_.cpus, busy_.gpus,
-                                       static_cast<int64_t>(pending_.size())});
+                                       static_cast<int64_t>(pending_.size()), stranded_});
       if (opts_.progress && (++events & 4095) == 0) {
         opts_.progress(static_cast<double>(finished_) / std::max<size_t>(1, jobs_.size()));
       }
@@ -110,6 +114,7 @@ class Engine {
     for (const sched::NodeAlloc& a : running_[pos].alloc) {
       node_used_[a.node] -= a.amount;
       busy_ -= a.amount;
+      CountDevices(a, -1);
     }
     result_.jobs[j].end = now_;
     ++finished_;
@@ -202,10 +207,13 @@ class Engine {
                                                 cluster_.nodes[a.node].name, " at time ", now_,
                                                 " starting job ", job.id));
       }
+      RETURN_IF_ERROR(CheckDevices(job, a, &r));
       r.cpus += a.amount.cpus;
       r.gpus += a.amount.gpus;
       ++r.nodes;
     }
+    for (const sched::NodeAlloc& a : s.alloc) CountDevices(a, +1);
+    DescribePlacement(job, s.alloc, &r);
     removed_[s.pending_index] = 1;
     r.start = now_;
     r.backfilled = s.backfilled;
@@ -213,8 +221,173 @@ class Engine {
     running_.push_back(sched::RunningJob{job.id, s.alloc, now_,
                                          sched::SaturatingAdd(now_, job.estimate)});
     running_job_.push_back(j);
-    terms_.push(Termination{now_ + job.run, start_seq_++, j});
+    terms_.push(Termination{now_ + r.run, start_seq_++, j});
+    if (opts_.on_start) opts_.on_start(r, s.alloc);
     return absl::OkStatus();
+  }
+
+  // ------------------------------------------------------------------- devices and placement
+
+  // Whether the planner tracks GPU (and CPU) ids on a node: its topology describes exactly
+  // its GPUs (and CPUs).
+  bool HasDevices(int32_t n) const {
+    const model::NodeTopology* t = cluster_.nodes[n].topology.get();
+    return t && t->num_gpus() == cluster_.nodes[n].capacity.gpus;
+  }
+  bool TracksCpus(int32_t n) const {
+    return HasDevices(n) &&
+           cluster_.nodes[n].topology->num_cpus() == cluster_.nodes[n].capacity.cpus;
+  }
+
+  void InitDevices() {
+    const size_t n = cluster_.nodes.size();
+    gpu_holders_.resize(n);
+    cpu_holders_.resize(n);
+    domain_used_.resize(n);
+    domain_size_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const model::Node& node = cluster_.nodes[i];
+      if (HasDevices(static_cast<int32_t>(i))) {
+        const model::NodeTopology& t = *node.topology;
+        gpu_holders_[i].assign(t.num_gpus(), 0);
+        domain_size_[i].assign(t.num_domains(), 0);
+        for (const model::Gpu& g : t.gpus) ++domain_size_[i][g.domain];
+      } else if (node.capacity.gpus > 0) {
+        domain_size_[i].assign(1, node.capacity.gpus);  // unknown inside: one domain
+      }
+      if (TracksCpus(static_cast<int32_t>(i))) cpu_holders_[i].assign(node.capacity.cpus, 0);
+      domain_used_[i].assign(domain_size_[i].size(), 0);
+      for (int32_t size : domain_size_[i]) max_domain_gpus_ = std::max(max_domain_gpus_, size);
+    }
+    // NVLink that spans the nodes of a block (NVL72) makes the block one domain.
+    const model::ClusterTopology& topo = cluster_.topology;
+    if (topo.kind == model::ClusterTopology::Kind::kBlock) {
+      for (const model::Block& b : topo.blocks) {
+        int32_t gpus = 0;
+        bool spans = !b.nodes.empty();
+        for (int32_t m : b.nodes) {
+          const model::NodeTopology* t = cluster_.nodes[m].topology.get();
+          spans = spans && t && t->nvlink_spans_nodes;
+          gpus += cluster_.nodes[m].capacity.gpus;
+        }
+        if (spans) max_domain_gpus_ = std::max(max_domain_gpus_, gpus);
+        max_leaf_nodes_ = std::max(max_leaf_nodes_, static_cast<int32_t>(b.nodes.size()));
+      }
+    } else if (topo.kind == model::ClusterTopology::Kind::kTree) {
+      for (const model::Switch& sw : topo.switches) {
+        max_leaf_nodes_ = std::max(max_leaf_nodes_, static_cast<int32_t>(sw.nodes.size()));
+      }
+    } else {
+      max_leaf_nodes_ = static_cast<int32_t>(n);  // flat: one switch for all
+    }
+  }
+
+  // Holders of the GPUs and CPUs `a` names that do not end now (see UsedExceptEndingNow).
+  bool HeldByOthers(int32_t node, model::GpuMask gpus, const core::CpuSet& cpus) const {
+    for (size_t k = 0; k < running_.size(); ++k) {
+      const sched::RunningJob& r = running_[k];
+      if (r.start + result_.jobs[running_job_[k]].run <= now_) continue;
+      for (const sched::NodeAlloc& b : r.alloc) {
+        if (b.node == node && ((b.gpu_ids & gpus) != 0 || b.cpu_ids.Intersects(cpus))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  Status CheckDevices(const SimJob& job, const sched::NodeAlloc& a, JobRecord* r) {
+    if (!HasDevices(a.node)) return absl::OkStatus();
+    const std::string& name = cluster_.nodes[a.node].name;
+    if (model::GpuCount(a.gpu_ids) != a.amount.gpus) {
+      return absl::InternalError(core::StrCat("job ", job.id, " started on ", name, " with ",
+                                              model::GpuCount(a.gpu_ids), " GPU ids for ",
+                                              a.amount.gpus, " GPUs"));
+    }
+    const bool cpus = TracksCpus(a.node);
+    if (cpus && a.cpu_ids.count() != a.amount.cpus) {
+      return absl::InternalError(core::StrCat("job ", job.id, " started on ", name, " with ",
+                                              a.cpu_ids.count(), " CPU ids for ", a.amount.cpus,
+                                              " CPUs"));
+    }
+    bool clash = false;
+    for (model::GpuMask m = a.gpu_ids; m; m &= m - 1) {
+      clash = clash || gpu_holders_[a.node][std::countr_zero(m)] > 0;
+    }
+    if (cpus) {
+      for (int32_t c : a.cpu_ids.ToVector()) clash = clash || cpu_holders_[a.node][c] > 0;
+    }
+    if (clash && HeldByOthers(a.node, a.gpu_ids, a.cpu_ids)) {
+      return absl::InternalError(core::StrCat("policy ", policy_.name(), " gave job ", job.id,
+                                              " a GPU or CPU of ", name,
+                                              " that another job holds, at time ", now_));
+    }
+    // CPUs near the GPUs, whenever enough were free there.
+    if (cpus && a.gpu_ids != 0) {
+      const model::NodeTopology& t = *cluster_.nodes[a.node].topology;
+      int32_t free_near = 0;
+      std::vector<char> near(t.num_numa(), 0);
+      for (model::GpuMask m = a.gpu_ids; m; m &= m - 1) near[t.gpus[std::countr_zero(m)].numa] = 1;
+      for (int32_t numa = 0; numa < t.num_numa(); ++numa) {
+        if (!near[numa]) continue;
+        for (int32_t c : t.numa_cpus[numa]) free_near += cpu_holders_[a.node][c] == 0;
+      }
+      bool local = true;
+      for (int32_t c : a.cpu_ids.ToVector()) {
+        int32_t numa = t.NumaOfCpu(c);
+        local = local && numa >= 0 && near[numa];
+      }
+      if (free_near >= a.amount.cpus && r->numa_local != 0) r->numa_local = local ? 1 : 0;
+    }
+    return absl::OkStatus();
+  }
+
+  // Adds (+1) or removes (-1) `a`'s hold on its devices and NVLink domains.
+  void CountDevices(const sched::NodeAlloc& a, int delta) {
+    const int32_t n = a.node;
+    if (!gpu_holders_[n].empty()) {
+      const model::NodeTopology& t = *cluster_.nodes[n].topology;
+      for (model::GpuMask m = a.gpu_ids; m; m &= m - 1) {
+        int32_t g = std::countr_zero(m);
+        gpu_holders_[n][g] += delta;
+        AddToDomain(n, t.gpus[g].domain, delta);
+      }
+    } else if (a.amount.gpus > 0) {
+      AddToDomain(n, 0, delta * a.amount.gpus);
+    }
+    if (!cpu_holders_[n].empty()) {
+      for (int32_t c : a.cpu_ids.ToVector()) cpu_holders_[n][c] += delta;
+    }
+  }
+
+  void AddToDomain(int32_t n, int32_t d, int32_t delta) {
+    auto stranded = [&]() -> int64_t {
+      int32_t used = std::clamp(domain_used_[n][d], 0, domain_size_[n][d]);
+      return used > 0 && used < domain_size_[n][d] ? domain_size_[n][d] - used : 0;
+    };
+    stranded_ -= stranded();
+    domain_used_[n][d] += delta;
+    stranded_ += stranded();
+  }
+
+  // Records how the job was placed, and what the communication model makes of it.
+  void DescribePlacement(const SimJob& job, const sched::Allocation& alloc, JobRecord* r) {
+    r->run = job.run;
+    if (r->gpus > 0) {
+      r->domains = sched::DomainsSpanned(cluster_, alloc);
+      r->one_domain_possible = r->gpus <= max_domain_gpus_;
+    }
+    r->leaves = sched::LeavesSpanned(cluster_, alloc);
+    r->multi_node = job.shape.min_nodes > 1;
+    r->one_leaf_possible = r->multi_node && job.shape.min_nodes <= max_leaf_nodes_;
+    if (opts_.comm_fraction <= 0 || r->gpus < 2) return;
+    const int32_t best_domains = (r->gpus + max_domain_gpus_ - 1) / std::max(1, max_domain_gpus_);
+    double bandwidth_loss = 1.0;
+    if (r->domains > best_domains) bandwidth_loss *= 2.0;
+    if (r->multi_node && r->one_leaf_possible && r->leaves > 1) bandwidth_loss *= 1.5;
+    r->slowdown = 1.0 + opts_.comm_fraction * (bandwidth_loss - 1.0);
+    const double run = std::ceil(static_cast<double>(job.run) * r->slowdown);
+    r->run = std::min<int64_t>(std::max<int64_t>(job.estimate, job.run), static_cast<int64_t>(run));
   }
 
   // What `node` holds for jobs that do not end at now. A job whose time is up at now is
@@ -224,7 +397,7 @@ class Engine {
     sched::Resources used;
     for (size_t k = 0; k < running_.size(); ++k) {
       const sched::RunningJob& r = running_[k];
-      if (r.start + jobs_[running_job_[k]].run <= now_) continue;
+      if (r.start + result_.jobs[running_job_[k]].run <= now_) continue;
       for (const sched::NodeAlloc& a : r.alloc) {
         if (a.node == node) used += a.amount;
       }
@@ -254,6 +427,15 @@ class Engine {
   std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terms_;
   std::vector<sched::Resources> node_used_;
   sched::Resources busy_;
+  // Jobs holding each GPU / CPU, by node (empty where ids are not tracked).
+  std::vector<std::vector<int16_t>> gpu_holders_;
+  std::vector<std::vector<int16_t>> cpu_holders_;
+  // GPUs in use and in all, per NVLink domain of each node.
+  std::vector<std::vector<int32_t>> domain_used_;
+  std::vector<std::vector<int32_t>> domain_size_;
+  int64_t stranded_ = 0;
+  int32_t max_domain_gpus_ = 0;
+  int32_t max_leaf_nodes_ = 0;
   sched::PassOutput out_;
 };
 

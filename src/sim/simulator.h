@@ -49,6 +49,17 @@ struct JobRecord {
   // Whether that promise was made to the first blocked job of its partition (Slurm's
   // "Resources" job) rather than to a lower-priority one.
   bool promised_as_head = false;
+
+  // Where it ran (GPU jobs on nodes with a known topology; see docs/sim.md, "GPU
+  // placement metrics").
+  int32_t domains = 0;               // NVLink domains its GPUs span
+  int32_t leaves = 0;                // leaf switches (blocks) its nodes span
+  bool one_domain_possible = false;  // its GPUs fit in the cluster's largest domain
+  bool multi_node = false;           // it asked for more than one node
+  bool one_leaf_possible = false;    // multi-node, and fits under the largest leaf
+  int8_t numa_local = -1;            // CPUs all in its GPUs' NUMA nodes: 1 yes, 0 no,
+                                     // -1 not applicable (no GPUs, or too few free there)
+  double slowdown = 1.0;             // run time factor of the communication model
 };
 
 // A sample of the cluster's state, taken at each event time.
@@ -57,6 +68,9 @@ struct Sample {
   int64_t busy_cpus = 0;
   int64_t busy_gpus = 0;
   int64_t queued = 0;
+  // Free GPUs in NVLink domains that are partly in use: capacity that a job needing a
+  // whole domain cannot use (the fragmentation figure; docs/sim.md).
+  int64_t stranded_gpus = 0;
 };
 
 struct SimResult {
@@ -72,11 +86,19 @@ struct SimResult {
 struct SimOptions {
   // Called now and then with the fraction of jobs finished (for progress bars).
   std::function<void(double)> progress;
+  // Communication model for GPU jobs: the fraction of a multi-GPU job's run time spent
+  // in collectives. A job placed across more NVLink domains than it needed runs that part
+  // at half speed, and across more leaf switches than it needed at two thirds of that
+  // again; the run is capped at the job's time limit. 0 turns the model off.
+  double comm_fraction = 0;
+  // Called as each job starts, with its record (start, run) and its allocation.
+  std::function<void(const JobRecord&, const sched::Allocation&)> on_start;
 };
 
 // Replays `jobs` (sorted by submit time, ties in input order) on `cluster` with `policy`.
-// Fails if the policy ever over-allocates a node or starts a job before it was submitted,
-// or if jobs remain that can never start.
+// Fails if the policy ever over-allocates a node, gives a GPU or CPU to two jobs at once,
+// starts a GPU job on a node of known topology without device ids, or starts a job before
+// it was submitted, or if jobs remain that can never start.
 StatusOr<SimResult> Simulate(const sched::Cluster& cluster, std::span<const SimJob> jobs,
                              sched::Policy& policy, const SimOptions& opts);
 

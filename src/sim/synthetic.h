@@ -20,7 +20,7 @@ struct SyntheticOptions {
   uint64_t seed = 1;
   int32_t nodes = 0;           // 0: the kind's default (dgx 128, nvl72 72)
   int32_t nodes_per_leaf = 0;  // nodes per leaf switch or block; 0: the kind's (8, 18)
-  int32_t jobs = 4000;
+  int32_t jobs = 20000;
   double load = 0.85;  // offered load: GPU-seconds asked per second / total GPUs
 };
 
