@@ -17,9 +17,10 @@
 //   - Topology= given: that matrix; gres.conf's File= and Type= of the node's GPUs, when
 //     given, replace the matrix's device files and the GPU type;
 //   - else GPU lines with File=, Cores= or Links=: GPUs in the order the lines list them;
-//     NVLink domains from Links= (GPUs joined by links, directly or through others); one
-//     NUMA node per distinct Cores= set (the set is its CPUs); one PCIe switch per GPU
-//     (gres.conf does not say which GPUs share one); no NIC;
+//     NVLink domains from Links= (GPUs joined by links, directly or through others); NUMA
+//     nodes from Cores= (GPUs whose sets overlap share one, whose CPUs are their sets
+//     together; Cores= ids are taken as CPU ids); one PCIe switch per GPU (gres.conf does
+//     not say which GPUs share one); no NIC;
 //   - else none (placement then treats the node's GPUs as interchangeable).
 //
 // Pure functions (LoadGresConf apart, which reads files); thread-safe.
