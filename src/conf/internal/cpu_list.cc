@@ -25,7 +25,7 @@ StatusOr<int32_t> ParseId(std::string_view s, std::string_view item) {
 
 StatusOr<std::vector<int32_t>> ParseCpuList(std::string_view text) {
   if (core::Trim(text).empty()) return absl::InvalidArgumentError("the CPU list is empty");
-  std::vector<bool> seen(kMaxCpuIds, false);
+  std::vector<std::pair<int32_t, int32_t>> ranges;
   for (std::string_view raw : core::Split(text, ',')) {
     std::string_view item = core::Trim(raw);
     if (item.empty()) {
@@ -44,11 +44,14 @@ StatusOr<std::vector<int32_t>> ParseCpuList(std::string_view text) {
             StrCat("range '", item, "' ends before it starts; write it as ", hi, "-", lo));
       }
     }
-    for (int32_t c = lo; c <= hi; ++c) seen[c] = true;
+    ranges.emplace_back(lo, hi);
   }
+  std::sort(ranges.begin(), ranges.end());
   std::vector<int32_t> out;
-  for (int32_t c = 0; c < kMaxCpuIds; ++c) {
-    if (seen[c]) out.push_back(c);
+  for (const auto& [lo, hi] : ranges) {
+    for (int32_t c = out.empty() ? lo : std::max(lo, out.back() + 1); c <= hi; ++c) {
+      out.push_back(c);
+    }
   }
   return out;
 }
