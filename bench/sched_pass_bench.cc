@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -143,11 +144,119 @@ void BM_SlurmPass(benchmark::State& state) {
   state.counters["world_rss_kb"] = static_cast<double>(rss1 - rss0);
 }
 
+// GPU placement in the same pass: 10,000 DGX A100 nodes (8 GPUs on NVSwitch, 256 CPUs)
+// under leaf switches of 32 nodes, most GPUs held by running jobs with exact device ids,
+// and pending GPU jobs: 1-8 GPUs (half as --gpus=N, half -N1 --gpus-per-node=N) and one in
+// `multi_every` asking 2-16 whole nodes. Compares first-fit and topology-aware placement.
+World MakeGpuWorld(int nodes, int pending, int multi_every, Placement how) {
+  World w;
+  std::mt19937_64 rng(7);
+  auto uni = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto topo = std::make_shared<const model::NodeTopology>(*model::CatalogTopology("dgx-a100"));
+  model::Partition part;
+  part.name = "gpu";
+  part.is_default = true;
+  model::ClusterTopology& t = w.cluster.topology;
+  t.kind = model::ClusterTopology::Kind::kTree;
+  const int per_leaf = 32, leaves = (nodes + per_leaf - 1) / per_leaf;
+  model::Switch spine{.name = "spine", .level = 1};
+  for (int l = 0; l < leaves; ++l) {
+    t.switches.push_back(model::Switch{.name = "leaf" + std::to_string(l), .parent = leaves});
+    spine.children.push_back(l);
+  }
+  t.switches.push_back(spine);
+  JobId id = 1;
+  for (int i = 0; i < nodes; ++i) {
+    model::Node n;
+    n.name = "dgx" + std::to_string(i);
+    n.capacity = {.cpus = 256, .gpus = 8, .mem_mb = 1024000};
+    n.gpu_type = "a100";
+    n.topology = topo;
+    part.nodes.push_back(i);
+    w.cluster.nodes.push_back(n);
+    t.switches[i / per_leaf].nodes.push_back(i);
+    t.leaf_of.push_back(i / per_leaf);
+    // One to three running jobs holding 5-8 of the GPUs, 32 CPUs each.
+    int gpu = 0;
+    const int busy = static_cast<int>(uni(5, 8));
+    for (int k = 0; gpu < busy && k < 3; ++k) {
+      int take = k == 2 ? busy - gpu : static_cast<int>(uni(1, busy - gpu));
+      NodeAlloc a(i, Resources{.cpus = 32 * take, .gpus = take, .mem_mb = 0});
+      for (int g = gpu; g < gpu + take; ++g) a.gpu_ids |= model::GpuMask{1} << g;
+      for (int c = 32 * gpu; c < 32 * (gpu + take); ++c) a.cpu_ids.set(c);
+      gpu += take;
+      w.running.push_back(RunningJob{id++, {a}, -uni(0, 3600), uni(60, 86400)});
+    }
+  }
+  w.cluster.partitions.push_back(part);
+  w.cluster.placement = how;
+  for (int j = 0; j < pending; ++j) {
+    PendingJob p;
+    p.id = id++;
+    p.submit = -uni(0, 7200);
+    p.priority = uni(1, 1000000);
+    p.estimate = uni(1, 120) * 60;
+    const int32_t k = static_cast<int32_t>(uni(1, 8));
+    if (multi_every > 0 && j % multi_every == 0) {
+      const int32_t n = static_cast<int32_t>(uni(2, 16));
+      p.shape.min_nodes = p.shape.max_nodes = n;
+      p.shape.ntasks = n;
+      p.shape.ntasks_per_node = 1;
+      p.shape.cpus_per_task = 128;
+      p.shape.gpus_per_node = 8;
+    } else if (j % 2 == 0) {
+      p.shape.ntasks = k;
+      p.shape.max_nodes = k;
+      p.shape.gpus_per_task = 1;
+      p.shape.cpus_per_task = 16;
+    } else {
+      p.shape.cpus_per_task = 16 * k;
+      p.shape.gpus_per_node = k;
+    }
+    w.pending.push_back(std::move(p));
+  }
+  return w;
+}
+
+void BM_GpuPlacementPass(benchmark::State& state) {
+  World w = MakeGpuWorld(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                         static_cast<int>(state.range(2)),
+                         state.range(3) ? Placement::kTopology : Placement::kFirstFit);
+  PolicyOptions opts;
+  opts.bf_max_job_test = 0;
+  auto policy = MakePolicy("slurm", opts);
+  PassInput in;
+  in.cluster = &w.cluster;
+  in.running = w.running;
+  in.pending = w.pending;
+  in.trigger = PassTrigger::kPeriodic;
+  PassOutput out;
+  for (auto _ : state) {
+    (*policy)->Pass(in, &out);
+    benchmark::DoNotOptimize(out.starts.data());
+  }
+  state.SetLabel(state.range(3) ? "topo" : "first-fit");
+  state.counters["started"] = static_cast<double>(out.stats.started);
+  state.counters["reserved"] = static_cast<double>(out.stats.reservations);
+}
+
 // Args: nodes, pending jobs, one multi-node job every N (0: none).
 BENCHMARK(BM_SlurmPass)->Args({10000, 100000, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({10000, 100000, 20})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({10000, 10000, 20})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({16, 2000, 20})->Unit(benchmark::kMillisecond)->Iterations(20);
+// Args: nodes, pending GPU jobs, one multi-node job every N (0: none), topology-aware (1) or
+// first fit (0).
+BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 20, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 20, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 0, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 0, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({10000, 10000, 20, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({10000, 10000, 20, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({10000, 100000, 0, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)->Args({10000, 100000, 0, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace loom::sched

@@ -253,8 +253,20 @@ Resources Planner::Probe(const model::JobShape& shape) {
   return MinNodeNeed(shape, Resources{});
 }
 
+bool Planner::OneNodeJob(const PendingJob& job, const EligibleSet& set) const {
+  const model::JobShape& shape = job.shape;
+  return shape.min_nodes <= 1 && shape.max_nodes > 1 && shape.gpus_per_task > 0 &&
+         TopologyAware() &&
+         int64_t{shape.ntasks} * shape.gpus_per_task + shape.gpus_per_node <= set.max_gpus;
+}
+
 bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
   EligibleSet& set = SetFor(job);
+  if (OneNodeJob(job, set)) {
+    one_node_job_ = job;
+    one_node_job_.shape.max_nodes = 1;
+    return FitsAt(one_node_job_, start, out);
+  }
   if (set.nodes.empty()) return false;
   if (start <= now_) return FitsNow(job, set, out);
   return FitsByScan(job, set, start, out);
@@ -309,16 +321,6 @@ bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
   }
   // A GPU job that one node can hold (--gpus=N) runs inside one node, and so inside as few
   // NVLink domains as the node allows: it waits for such a node rather than spread.
-  const bool one_node = shape.min_nodes <= 1 &&
-                        (SingleNode(shape) || (shape.gpus_per_task > 0 &&
-                                               int64_t{shape.ntasks} * shape.gpus_per_task +
-                                                       shape.gpus_per_node <= set.max_gpus));
-  if (one_node) {
-    if (!ChooseOneNode(job, start, cands, out)) return false;
-  } else if (!(shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) &&
-             !ChooseAcrossSwitches(job, cands, out)) {
-    return false;
-  }
   // --switches=N@wait; a multi-node job that fits under one leaf switch (block) and asks
   // nothing of switches gets an implied --switches=1 without a time limit.
   int32_t max_leaves = shape.switches;
@@ -327,9 +329,14 @@ bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
     max_leaves = 1;
     wait = kImpliedLeafWait;
   }
-  if (max_leaves > 0 && LeavesSpanned(*cluster_, *out) > max_leaves) {
-    if (start - job.submit < wait) return false;
+  if (max_leaves > 0 && start - job.submit >= wait) max_leaves = 0;  // waited enough
+  if (SingleNode(shape) || OneNodeJob(job, set)) {
+    if (!ChooseOneNode(job, start, cands, out)) return false;
+  } else if (!(shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) &&
+             !ChooseAcrossSwitches(job, cands, /*leaf_only=*/max_leaves == 1, out)) {
+    return false;
   }
+  if (max_leaves > 0 && LeavesSpanned(*cluster_, *out) > max_leaves) return false;
   if (start <= now_ && any_devices_) PickDevices(out);
   return true;
 }
@@ -384,7 +391,7 @@ bool Planner::ChooseOneNode(const PendingJob& job, Time start, std::span<const C
 }
 
 bool Planner::ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands,
-                                   Allocation* out) {
+                                   bool leaf_only, Allocation* out) {
   const model::ClusterTopology& topo = cluster_->topology;
   const size_t num = cands.size();
   std::vector<int32_t> fit(num);
@@ -425,7 +432,9 @@ bool Planner::ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> c
   if (topo.kind == model::ClusterTopology::Kind::kTree) {
     groups.resize(topo.switches.size());
     for (size_t i = 0; i < num; ++i) {
-      for (int32_t s = leaf[i]; s >= 0; s = topo.switches[s].parent) groups[s].push_back(i);
+      for (int32_t s = leaf[i]; s >= 0; s = leaf_only ? -1 : topo.switches[s].parent) {
+        groups[s].push_back(i);
+      }
     }
     for (const model::Switch& sw : topo.switches) group_level.push_back(sw.level);
   } else if (topo.kind == model::ClusterTopology::Kind::kBlock) {
@@ -461,7 +470,9 @@ bool Planner::ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> c
       }
     }
     if (best != SIZE_MAX) return place(groups[best]);
+    if (leaf_only) return false;
   }
+  if (leaf_only && !groups.empty()) return false;
   std::vector<size_t> all(num);
   for (size_t i = 0; i < num; ++i) all[i] = i;
   return place(all);
@@ -517,6 +528,12 @@ void Planner::AssignDevices(Allocation* alloc) {
 Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                             Allocation* out) {
   EligibleSet& set = SetFor(job);
+  if (OneNodeJob(job, set)) {
+    // Held to one node (Choose): searched as the single-node job it is.
+    one_node_job_ = job;
+    one_node_job_.shape.max_nodes = 1;
+    return EarliestStart(one_node_job_, from, limit, resolution, out);
+  }
   resolution = std::max<int64_t>(1, resolution);
   if (set.nodes.empty() || from >= limit) return kNever;
   if (from > now_) return EarliestByScan(job, set, from, limit, resolution, out);

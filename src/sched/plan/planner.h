@@ -101,11 +101,17 @@ class Planner {
               std::span<Candidate> cands, Allocation* out);
   bool ChooseOneNode(const PendingJob& job, Time start, std::span<const Candidate> cands,
                      Allocation* out);
-  bool ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands, Allocation* out);
+  // Nodes under the tightest leaf switch (block), else the lowest switch above, that holds
+  // the job; with `leaf_only`, under one leaf or not at all.
+  bool ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands, bool leaf_only,
+                            Allocation* out);
   // Device ids for the parts of `alloc` on nodes with a topology, from those free now.
   void PickDevices(Allocation* alloc) const;
   void TakeDevices(const NodeAlloc& a, bool take);
   bool TopologyAware() const;
+  // A --gpus=N job that one node can hold, which topology-aware placement keeps on one.
+  bool OneNodeJob(const PendingJob& job, const EligibleSet& set) const;
+  PendingJob one_node_job_;
   Time EarliestSingleNode(const PendingJob& job, EligibleSet& set, Time limit,
                           int64_t resolution, Allocation* out);
   Time EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time limit,
