@@ -319,8 +319,6 @@ bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
     if (start <= now_ && any_devices_) PickDevices(out);
     return true;
   }
-  // A GPU job that one node can hold (--gpus=N) runs inside one node, and so inside as few
-  // NVLink domains as the node allows: it waits for such a node rather than spread.
   // --switches=N@wait; a multi-node job that fits under one leaf switch (block) and asks
   // nothing of switches gets an implied --switches=1 without a time limit.
   int32_t max_leaves = shape.switches;
@@ -330,6 +328,8 @@ bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
     wait = kImpliedLeafWait;
   }
   if (max_leaves > 0 && start - job.submit >= wait) max_leaves = 0;  // waited enough
+  // A GPU job that one node can hold (--gpus=N) runs inside one node, and so inside as few
+  // NVLink domains as the node allows: it waits for such a node rather than spread.
   if (SingleNode(shape) || OneNodeJob(job, set)) {
     if (!ChooseOneNode(job, start, cands, out)) return false;
   } else if (!(shape.min_nodes <= 1 && ChooseOneNode(job, start, cands, out)) &&
