@@ -10,6 +10,7 @@
 #include "conf/diagnostic.h"
 #include "conf/include_resolver.h"
 #include "conf/internal/cpu_list.h"
+#include "conf/internal/union_find.h"
 #include "core/strings.h"
 
 namespace loom::conf {
@@ -105,37 +106,6 @@ std::optional<int64_t> GpuNumber(std::string_view s) {
   if (s.size() < 4 || !EqualsIgnoreCase(s.substr(0, 3), "GPU")) return std::nullopt;
   return core::ParseInt(s.substr(3));
 }
-
-class UnionFind {
- public:
-  explicit UnionFind(int n) : parent_(n) {
-    for (int i = 0; i < n; ++i) parent_[i] = i;
-  }
-  int Find(int x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  // The smaller index stays the root.
-  void Union(int a, int b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-  // Group ids numbered in the order of each group's first member.
-  std::vector<int32_t> Groups() {
-    std::vector<int32_t> id_of_root(parent_.size(), -1), out(parent_.size());
-    int32_t next = 0;
-    for (size_t i = 0; i < parent_.size(); ++i) {
-      int r = Find(static_cast<int>(i));
-      if (id_of_root[r] < 0) id_of_root[r] = next++;
-      out[i] = id_of_root[r];
-    }
-    return out;
-  }
-
- private:
-  std::vector<int> parent_;
-};
 
 enum class Affinity { kCpu, kNuma, kGpuNuma };
 
@@ -383,7 +353,7 @@ void MatrixParser::CheckComplete() {
 model::NodeTopology MatrixParser::Derive(std::string_view gpu_type) {
   const int n = num_gpus_;
   const int nics = static_cast<int>(devices_.size()) - n;
-  UnionFind domains(n), switches(n);
+  internal::UnionFind domains(n), switches(n);
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
       const Entry& e = rows_[a]->entries[b];

@@ -10,6 +10,8 @@
 #include "conf/internal/conf_file.h"
 #include "conf/internal/cpu_list.h"
 #include "conf/internal/key_table.h"
+#include "conf/internal/nodes.h"
+#include "conf/internal/union_find.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 
@@ -44,36 +46,6 @@ bool IsWord(std::string_view s) {
     }
   }
   return true;
-}
-
-// "8", "4K", "2G" -> count, as Slurm reads Count=.
-std::optional<int64_t> ParseCount(std::string_view s) {
-  s = core::Trim(s);
-  if (s.empty()) return std::nullopt;
-  int64_t mult = 1;
-  switch (std::toupper(static_cast<unsigned char>(s.back()))) {
-    case 'K':
-      mult = int64_t{1} << 10;
-      break;
-    case 'M':
-      mult = int64_t{1} << 20;
-      break;
-    case 'G':
-      mult = int64_t{1} << 30;
-      break;
-    case 'T':
-      mult = int64_t{1} << 40;
-      break;
-    case 'P':
-      mult = int64_t{1} << 50;
-      break;
-    default:
-      break;
-  }
-  if (mult != 1) s.remove_suffix(1);
-  std::optional<int64_t> v = core::ParseInt(s);
-  if (!v || *v < 0 || *v > INT64_MAX / mult) return std::nullopt;
-  return *v * mult;
 }
 
 // MPS and shards count shares of GPUs, not devices: their Count= need not match File=.
@@ -180,7 +152,7 @@ bool GresParser::SetValue(const SourceLocation& at, std::string_view key, const 
       line->links.push_back(static_cast<int32_t>(*n));
     }
   } else if (key == "Count") {
-    std::optional<int64_t> n = ParseCount(v);
+    std::optional<int64_t> n = internal::ParseGresCount(core::Trim(v));
     if (!n) return bad("a whole number, optionally with a K, M, G, T or P suffix");
     line->count = *n;
   } else if (key == "Flags") {
@@ -404,36 +376,6 @@ struct Device {
   std::string file;
 };
 
-class UnionFind {
- public:
-  explicit UnionFind(size_t n) : parent_(n) {
-    for (size_t i = 0; i < n; ++i) parent_[i] = i;
-  }
-  size_t Find(size_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void Union(size_t a, size_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-  // Group ids numbered in the order of each group's first member.
-  std::vector<int32_t> Groups() {
-    std::vector<int32_t> id_of_root(parent_.size(), -1), out(parent_.size());
-    int32_t next = 0;
-    for (size_t i = 0; i < parent_.size(); ++i) {
-      size_t r = Find(i);
-      if (id_of_root[r] < 0) id_of_root[r] = next++;
-      out[i] = id_of_root[r];
-    }
-    return out;
-  }
-
- private:
-  std::vector<size_t> parent_;
-};
-
 bool Intersect(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -546,7 +488,7 @@ std::optional<model::NodeTopology> TopologyBuilder::FromDevices(const GresNode& 
   };
 
   // NVLink domains from Links=.
-  UnionFind domains(n);
+  internal::UnionFind domains(n);
   size_t with_links = 0;
   const GresConfLine* missing_links = nullptr;
   bool bad = false;
@@ -606,7 +548,7 @@ std::optional<model::NodeTopology> TopologyBuilder::FromDevices(const GresNode& 
   }
 
   // NUMA nodes from Cores=: GPUs whose core sets overlap share one.
-  UnionFind numa_groups(n);
+  internal::UnionFind numa_groups(n);
   size_t with_cores = 0;
   const GresConfLine* missing_cores = nullptr;
   bool overlap_reported = false;

@@ -27,6 +27,26 @@ bool IsGresWord(std::string_view s) {
   return true;
 }
 
+
+// Expands a hostlist, refusing (before expanding) more than `max_hosts` names.
+StatusOr<std::vector<std::string>> ExpandLimited(std::string_view expr,
+                                                 size_t max_hosts = NodeTable::kMaxNodes) {
+  StatusOr<core::Hostlist> list =
+      core::Hostlist::Parse(expr, static_cast<int64_t>(NodeTable::kMaxNodes));
+  if (!list.ok()) return list.status();
+  if (static_cast<size_t>(list->size()) > max_hosts) {
+    return absl::ResourceExhaustedError(StrCat("it names ", list->size(), " hosts, more than the ",
+                                               NodeTable::kMaxNodes,
+                                               " nodes a configuration may define in all"));
+  }
+  return list->Expand();
+}
+
+constexpr std::string_view kNodeStates[] = {"UNKNOWN", "CLOUD",   "DOWN",  "DRAIN",
+                                            "FAIL",    "FAILING", "FUTURE"};
+
+}  // namespace
+
 // "8", "4K", "2G" -> count; nullopt when not a count.
 std::optional<int64_t> ParseGresCount(std::string_view s) {
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) return std::nullopt;
@@ -55,25 +75,6 @@ std::optional<int64_t> ParseGresCount(std::string_view s) {
   if (!v || *v < 0 || *v > INT64_MAX / mult) return std::nullopt;
   return *v * mult;
 }
-
-// Expands a hostlist, refusing (before expanding) more than `max_hosts` names.
-StatusOr<std::vector<std::string>> ExpandLimited(std::string_view expr,
-                                                 size_t max_hosts = NodeTable::kMaxNodes) {
-  StatusOr<core::Hostlist> list =
-      core::Hostlist::Parse(expr, static_cast<int64_t>(NodeTable::kMaxNodes));
-  if (!list.ok()) return list.status();
-  if (static_cast<size_t>(list->size()) > max_hosts) {
-    return absl::ResourceExhaustedError(StrCat("it names ", list->size(), " hosts, more than the ",
-                                               NodeTable::kMaxNodes,
-                                               " nodes a configuration may define in all"));
-  }
-  return list->Expand();
-}
-
-constexpr std::string_view kNodeStates[] = {"UNKNOWN", "CLOUD",   "DOWN",  "DRAIN",
-                                            "FAIL",    "FAILING", "FUTURE"};
-
-}  // namespace
 
 StatusOr<std::vector<GresSpec>> ParseGres(std::string_view value) {
   std::vector<GresSpec> out;

@@ -19,6 +19,9 @@
 
 namespace loom::conf::internal {
 
+// "8", "4K", "2G" -> count, as Slurm reads GRES counts; nullopt when not a count.
+std::optional<int64_t> ParseGresCount(std::string_view s);
+
 // Parses a node Gres= value: "gpu:a100:8,gpu:2,bandwidth:lustre:no_consume:4G".
 // Each item is <name>[:<type>][:no_consume][:<count>[K|M|G|T|P]]; a missing count is 1.
 StatusOr<std::vector<GresSpec>> ParseGres(std::string_view value);
