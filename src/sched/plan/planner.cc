@@ -311,6 +311,22 @@ bool Planner::TopologyAware() const {
          (any_devices_ || !cluster_->topology.empty());
 }
 
+Planner::LeafLimit Planner::LeafLimitFor(const PendingJob& job, const EligibleSet& set) const {
+  // --switches=N@wait; a multi-node job that fits under one leaf switch (block) and asks
+  // nothing of switches gets an implied --switches=1 without a time limit.
+  const model::JobShape& shape = job.shape;
+  LeafLimit l;
+  if (!TopologyAware()) return l;
+  l.max_leaves = shape.switches;
+  int64_t wait = shape.switches_wait_s > 0 ? shape.switches_wait_s : kDefaultSwitchWait;
+  if (l.max_leaves == 0 && shape.min_nodes > 1 && shape.min_nodes <= set.max_leaf_nodes) {
+    l.max_leaves = 1;
+    wait = kImpliedLeafWait;
+  }
+  if (l.max_leaves > 0) l.until = SaturatingAdd(job.submit, wait);
+  return l;
+}
+
 bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
                      std::span<Candidate> cands, Allocation* out) {
   const model::JobShape& shape = job.shape;
@@ -319,15 +335,8 @@ bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
     if (start <= now_ && any_devices_) PickDevices(out);
     return true;
   }
-  // --switches=N@wait; a multi-node job that fits under one leaf switch (block) and asks
-  // nothing of switches gets an implied --switches=1 without a time limit.
-  int32_t max_leaves = shape.switches;
-  int64_t wait = shape.switches_wait_s > 0 ? shape.switches_wait_s : kDefaultSwitchWait;
-  if (max_leaves == 0 && shape.min_nodes > 1 && shape.min_nodes <= set.max_leaf_nodes) {
-    max_leaves = 1;
-    wait = kImpliedLeafWait;
-  }
-  if (max_leaves > 0 && start - job.submit >= wait) max_leaves = 0;  // waited enough
+  const LeafLimit leaves = LeafLimitFor(job, set);
+  const int32_t max_leaves = start < leaves.until ? leaves.max_leaves : 0;
   // A GPU job that one node can hold (--gpus=N) runs inside one node, and so inside as few
   // NVLink domains as the node allows: it waits for such a node rather than spread.
   if (SingleNode(shape) || OneNodeJob(job, set)) {
@@ -541,15 +550,11 @@ Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_
     return EarliestSingleNode(job, set, limit, resolution, out);
   }
   Time t = EarliestMultiNode(job, set, limit, resolution, out);
-  const bool implied = job.shape.switches == 0 && job.shape.min_nodes > 1 &&
-                       job.shape.min_nodes <= set.max_leaf_nodes;
-  if ((job.shape.switches > 0 || implied) && TopologyAware()) {
+  const LeafLimit leaves = LeafLimitFor(job, set);
+  if (leaves.max_leaves > 0) {
     // Past its --switches wait the job takes any leaves, whether or not a step of the
     // timeline falls there.
-    const int64_t wait = implied ? kImpliedLeafWait
-                         : job.shape.switches_wait_s > 0 ? job.shape.switches_wait_s
-                                                         : kDefaultSwitchWait;
-    Time expiry = SaturatingAdd(job.submit, wait);
+    Time expiry = leaves.until;
     expiry = (expiry + resolution - 1) / resolution * resolution;
     if (expiry > now_ && expiry < std::min(t, limit)) {
       Allocation other;
@@ -644,6 +649,19 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
   std::vector<int32_t>& usable = scratch_nodes_;
   usable.clear();
   std::vector<char> in_usable(cluster_->nodes.size(), 0);
+  // While the job may use one leaf switch only, a step is worth trying only when some
+  // leaf has k usable nodes: count them per leaf.
+  const LeafLimit leaves = LeafLimitFor(job, set);
+  const bool gate = leaves.max_leaves == 1 && !cluster_->topology.empty();
+  std::vector<int32_t> per_leaf(gate ? leaf_free_gpus_.size() : 0, 0);
+  int64_t leaves_ready = 0;
+  auto count = [&](int32_t n, int delta) {
+    if (!gate || LeafOf(n) < 0) return;
+    int32_t& c = per_leaf[LeafOf(n)];
+    leaves_ready -= c >= static_cast<int32_t>(k);
+    c += delta;
+    leaves_ready += c >= static_cast<int32_t>(k);
+  };
   // Nodes that can host a part now stay usable until one of their steps says otherwise.
   const Resources probe = Probe(job.shape);
   for (int32_t p = free_now_.FirstCovering(probe, 0); p >= 0;
@@ -653,6 +671,7 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
                                             SaturatingAdd(now_, d))) {
       in_usable[n] = 1;
       usable.push_back(n);
+      count(n, +1);
     }
   }
   EnsureEvents();
@@ -677,9 +696,11 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
       if (!in_usable[n]) {
         in_usable[n] = 1;
         usable.push_back(n);
+        count(n, +1);
       }
     }
     if (usable.size() < k) continue;
+    if (gate && s < leaves.until && leaves_ready == 0) continue;
     // Keep the nodes that still fit at s (others come back through a later step), and
     // try to place the job on them in selection order.
     const Time end = SaturatingAdd(s, d);
@@ -696,6 +717,7 @@ Time Planner::EarliestMultiNode(const PendingJob& job, EligibleSet& set, Time li
         scratch_.push_back(Candidate{n, free, cap});
       } else {
         in_usable[n] = 0;
+        count(n, -1);
       }
     }
     usable.resize(w);

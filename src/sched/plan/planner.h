@@ -109,6 +109,12 @@ class Planner {
   void PickDevices(Allocation* alloc) const;
   void TakeDevices(const NodeAlloc& a, bool take);
   bool TopologyAware() const;
+  // How many leaf switches (blocks) a job may span, and until when (then any number).
+  struct LeafLimit {
+    int32_t max_leaves = 0;  // 0: any number
+    Time until = 0;
+  };
+  LeafLimit LeafLimitFor(const PendingJob& job, const EligibleSet& set) const;
   // A --gpus=N job that one node can hold, which topology-aware placement keeps on one.
   bool OneNodeJob(const PendingJob& job, const EligibleSet& set) const;
   PendingJob one_node_job_;
