@@ -71,6 +71,15 @@ Cluster ClusterFromConfig(const conf::ClusterConfig& config) {
   return c;
 }
 
+Cluster ClusterFromSite(const conf::SiteConfig& site) {
+  Cluster c = ClusterFromConfig(site.cluster);
+  for (size_t i = 0; i < c.nodes.size() && i < site.node_topologies.size(); ++i) {
+    c.nodes[i].topology = site.node_topologies[i];
+  }
+  c.topology = site.network;
+  return c;
+}
+
 PolicyOptions PolicyOptionsFromConfig(const conf::ClusterConfig& config) {
   const conf::SchedulerParams& s = config.scheduler;
   PolicyOptions o;

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "conf/cluster_config.h"
+#include "conf/site_config.h"
 #include "sched/backfill/policy.h"
 #include "sched/priority/priority.h"
 #include "sched/types.h"
@@ -15,6 +16,8 @@ namespace loom::sched {
 // typed one); partitions keep their node order. Nodes configured DOWN, DRAIN or FUTURE are
 // not schedulable.
 Cluster ClusterFromConfig(const conf::ClusterConfig& config);
+// The same, with each node's inside (gres.conf) and the network (topology.conf).
+Cluster ClusterFromSite(const conf::SiteConfig& site);
 
 // SchedulerParameters as policy options (minutes become seconds).
 PolicyOptions PolicyOptionsFromConfig(const conf::ClusterConfig& config);
