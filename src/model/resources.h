@@ -36,7 +36,8 @@ struct Resources {
 };
 
 // What a job asks for, in the terms of `sbatch`: -N min[-max], -n, -c, --ntasks-per-node,
-// --mem / --mem-per-cpu, --gpus-per-node, --gpus-per-task, --exclusive, --switches.
+// --mem / --mem-per-cpu / --mem-per-gpu, --gpus-per-node, --gpus-per-task, --cpus-per-gpu,
+// --exclusive, --switches.
 struct JobShape {
   int32_t min_nodes = 1;
   int32_t max_nodes = 1;          // >= min_nodes
@@ -47,6 +48,8 @@ struct JobShape {
   int64_t mem_per_cpu_mb = 0;     // --mem-per-cpu; 0: not given
   int32_t gpus_per_node = 0;
   int32_t gpus_per_task = 0;      // --gpus-per-task (and --gpus=N as N one-GPU tasks)
+  int32_t cpus_per_gpu = 0;       // --cpus-per-gpu: at least this many CPUs per GPU held
+  int64_t mem_per_gpu_mb = 0;     // --mem-per-gpu (when neither --mem nor --mem-per-cpu)
   std::string gpu_type;           // empty: any type
   bool exclusive = false;         // whole nodes
   // --switches=N[@max-time]: at most N leaf switches (blocks), waiting at most

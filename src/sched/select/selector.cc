@@ -9,7 +9,7 @@ int32_t TasksThatFit(const model::JobShape& s, const Resources& free, const Reso
   const int32_t cpt = std::max(1, s.cpus_per_task);
   if (s.exclusive) {
     if (!(free == cap)) return 0;
-    if (s.gpus_per_node > cap.gpus || s.mem_per_node_mb > cap.mem_mb) return 0;
+    if (s.gpus_per_node + s.gpus_per_task > cap.gpus || s.mem_per_node_mb > cap.mem_mb) return 0;
     int32_t t = s.ntasks_per_node > 0 ? s.ntasks_per_node : std::max(1, cap.cpus / cpt);
     return cap.cpus >= cpt * (s.ntasks_per_node > 0 ? s.ntasks_per_node : 1) ? t : 0;
   }
@@ -17,8 +17,15 @@ int32_t TasksThatFit(const model::JobShape& s, const Resources& free, const Reso
   int64_t t = free.cpus / cpt;
   if (s.gpus_per_task > 0) t = std::min<int64_t>(t, (free.gpus - s.gpus_per_node) / s.gpus_per_task);
   if (s.mem_per_cpu_mb > 0) t = std::min<int64_t>(t, free.mem_mb / (s.mem_per_cpu_mb * cpt));
-  if (s.ntasks_per_node > 0) return t >= s.ntasks_per_node ? s.ntasks_per_node : 0;
-  return static_cast<int32_t>(std::min<int64_t>(t, s.ntasks));
+  if (s.ntasks_per_node > 0) t = t >= s.ntasks_per_node ? s.ntasks_per_node : 0;
+  t = std::min<int64_t>(t, s.ntasks);
+  if (s.cpus_per_gpu > 0 || s.mem_per_gpu_mb > 0) {
+    // CPUs and memory that follow the GPUs: fewer tasks may fit than the counts above say.
+    while (t > 0 && !free.Covers(AmountFor(s, static_cast<int32_t>(t), cap))) {
+      t = s.ntasks_per_node > 0 ? 0 : t - 1;
+    }
+  }
+  return static_cast<int32_t>(t);
 }
 
 Resources AmountFor(const model::JobShape& s, int32_t tasks, const Resources& cap) {
@@ -27,6 +34,10 @@ Resources AmountFor(const model::JobShape& s, int32_t tasks, const Resources& ca
   r.cpus = tasks * std::max(1, s.cpus_per_task);
   r.mem_mb = s.mem_per_node_mb > 0 ? s.mem_per_node_mb : s.mem_per_cpu_mb * r.cpus;
   r.gpus = s.gpus_per_node + tasks * s.gpus_per_task;
+  if (s.cpus_per_gpu > 0) r.cpus = std::max(r.cpus, r.gpus * s.cpus_per_gpu);
+  if (s.mem_per_gpu_mb > 0 && s.mem_per_node_mb == 0 && s.mem_per_cpu_mb == 0) {
+    r.mem_mb = s.mem_per_gpu_mb * r.gpus;
+  }
   return r;
 }
 

@@ -32,6 +32,22 @@ TEST(Selector, MemoryAndGpusLimitTasks) {
   EXPECT_EQ(TasksThatFit(s, kNode, kNode), 0);
 }
 
+TEST(Selector, GpusPerTaskCpusPerGpuAndMemPerGpu) {
+  // --gpus=4 as four one-GPU tasks of 2 CPUs, with 12 CPUs and 100 GB per GPU.
+  model::JobShape s{.max_nodes = 4, .ntasks = 4, .cpus_per_task = 2};
+  s.gpus_per_task = 1;
+  s.cpus_per_gpu = 12;
+  s.mem_per_gpu_mb = 100000;
+  EXPECT_EQ(AmountFor(s, 3, kNode), (Resources{.cpus = 36, .gpus = 3, .mem_mb = 300000}));
+  EXPECT_EQ(TasksThatFit(s, kNode, kNode), 4);
+  // 40 free CPUs hold three tasks' GPUs with their 12 CPUs each, not four.
+  EXPECT_EQ(TasksThatFit(s, Resources{.cpus = 40, .gpus = 8, .mem_mb = 512000}, kNode), 3);
+  // Memory per GPU limits too: 250 GB hold two.
+  EXPECT_EQ(TasksThatFit(s, Resources{.cpus = 64, .gpus = 8, .mem_mb = 250000}, kNode), 2);
+  // Free GPUs limit the tasks.
+  EXPECT_EQ(TasksThatFit(s, Resources{.cpus = 64, .gpus = 1, .mem_mb = 512000}, kNode), 1);
+}
+
 TEST(Selector, ExclusiveNeedsAWholeIdleNode) {
   model::JobShape s{.min_nodes = 2, .max_nodes = 2, .ntasks = 2, .exclusive = true};
   std::vector<Candidate> c = {{0, Resources{.cpus = 63, .gpus = 8, .mem_mb = 512000}, kNode},
