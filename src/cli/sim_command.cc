@@ -89,6 +89,10 @@ int RunSim(int argc, char** argv) {
   app.add_option("--placement", placements,
                  "GPU workloads: comma-separated placements to compare: first-fit, topo")
       ->capture_default_str();
+  app.add_option("--arrival-scale", gpu.arrival_scale,
+                 "GPU workloads: multiply the time between each submission and the first by "
+                 "this factor (0 < f <= 1), to replay a lightly loaded trace under contention")
+      ->capture_default_str();
   app.add_option("--comm-fraction", gpu.comm_fraction,
                  "GPU workloads: share of a multi-GPU job's run time spent communicating, "
                  "slowed when placement spans more NVLink domains or leaf switches than needed "
@@ -167,7 +171,8 @@ int RunSim(int argc, char** argv) {
     }
     return RunGpuSim(gpu);
   }
-  for (const char* opt : {"--placement", "--comm-fraction", "--seed", "--synthetic-jobs",
+  for (const char* opt : {"--placement", "--comm-fraction", "--arrival-scale", "--seed",
+                          "--synthetic-jobs",
                           "--synthetic-nodes", "--load"}) {
     if (app.count(opt)) {
       return Fail(core::StrCat(opt, " applies to GPU workloads (--synthetic, or a GPU trace)"));

@@ -21,6 +21,7 @@ struct GpuSimArgs {
   std::vector<std::string> placements;  // "first-fit", "topo"
   sched::PolicyOptions popts;
   double comm_fraction = 0.3;
+  double arrival_scale = 1.0;   // submit times pulled toward the first by this factor
   bool json = false;
   std::string jobs_out;
 };

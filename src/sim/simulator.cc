@@ -4,8 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <queue>
+#include <unordered_map>
 
 #include "core/strings.h"
+#include "sched/select/constraint.h"
 #include "sched/select/devices.h"
 
 namespace loom::sim {
@@ -257,7 +259,10 @@ class Engine {
       }
       if (TracksCpus(static_cast<int32_t>(i))) cpu_holders_[i].assign(node.capacity.cpus, 0);
       domain_used_[i].assign(domain_size_[i].size(), 0);
-      for (int32_t size : domain_size_[i]) max_domain_gpus_ = std::max(max_domain_gpus_, size);
+      node_max_domain_.push_back(0);
+      for (int32_t size : domain_size_[i]) {
+        node_max_domain_[i] = std::max(node_max_domain_[i], size);
+      }
     }
     // NVLink that spans the nodes of a block (NVL72) makes the block one domain.
     const model::ClusterTopology& topo = cluster_.topology;
@@ -270,7 +275,8 @@ class Engine {
           spans = spans && t && t->nvlink_spans_nodes;
           gpus += cluster_.nodes[m].capacity.gpus;
         }
-        if (spans) max_domain_gpus_ = std::max(max_domain_gpus_, gpus);
+        if (!spans) continue;
+        for (int32_t m : b.nodes) node_max_domain_[m] = std::max(node_max_domain_[m], gpus);
         max_leaf_nodes_ = std::max(max_leaf_nodes_, static_cast<int32_t>(b.nodes.size()));
       }
     } else if (topo.kind == model::ClusterTopology::Kind::kTree) {
@@ -370,18 +376,40 @@ class Engine {
     stranded_ += stranded();
   }
 
+  // The largest NVLink domain among the nodes `job` may use (its partition, constraint and
+  // GPU type), remembered per kind of job.
+  int32_t LargestDomainFor(const SimJob& job) {
+    std::string key = core::StrCat(job.partition, "\x1f", job.constraint, "\x1f",
+                                   job.shape.gpu_type);
+    auto [it, inserted] = largest_domain_.try_emplace(std::move(key), 0);
+    if (!inserted) return it->second;
+    auto expr = sched::FeatureExpr::Parse(job.constraint);
+    const auto& parts = cluster_.partitions;
+    if (!expr.ok() || job.partition < 0 || job.partition >= static_cast<int32_t>(parts.size())) {
+      return 0;
+    }
+    for (int32_t n : parts[job.partition].nodes) {
+      const model::Node& node = cluster_.nodes[n];
+      if (!expr->Matches(node.features)) continue;
+      if (!job.shape.gpu_type.empty() && node.gpu_type != job.shape.gpu_type) continue;
+      it->second = std::max(it->second, node_max_domain_[n]);
+    }
+    return it->second;
+  }
+
   // Records how the job was placed, and what the communication model makes of it.
   void DescribePlacement(const SimJob& job, const sched::Allocation& alloc, JobRecord* r) {
     r->run = job.run;
     if (r->gpus > 0) {
       r->domains = sched::DomainsSpanned(cluster_, alloc);
-      r->one_domain_possible = r->gpus <= max_domain_gpus_;
+      r->one_domain_possible = r->gpus <= LargestDomainFor(job);
     }
     r->leaves = sched::LeavesSpanned(cluster_, alloc);
     r->multi_node = job.shape.min_nodes > 1;
     r->one_leaf_possible = r->multi_node && job.shape.min_nodes <= max_leaf_nodes_;
     if (opts_.comm_fraction <= 0 || r->gpus < 2) return;
-    const int32_t best_domains = (r->gpus + max_domain_gpus_ - 1) / std::max(1, max_domain_gpus_);
+    const int32_t largest = std::max(1, LargestDomainFor(job));
+    const int32_t best_domains = (r->gpus + largest - 1) / largest;
     double bandwidth_loss = 1.0;
     if (r->domains > best_domains) bandwidth_loss *= 2.0;
     if (r->multi_node && r->one_leaf_possible && r->leaves > 1) bandwidth_loss *= 1.5;
@@ -434,7 +462,8 @@ class Engine {
   std::vector<std::vector<int32_t>> domain_used_;
   std::vector<std::vector<int32_t>> domain_size_;
   int64_t stranded_ = 0;
-  int32_t max_domain_gpus_ = 0;
+  std::vector<int32_t> node_max_domain_;  // largest NVLink domain a node's GPUs are in
+  std::unordered_map<std::string, int32_t> largest_domain_;
   int32_t max_leaf_nodes_ = 0;
   sched::PassOutput out_;
 };
