@@ -57,6 +57,9 @@ struct JobShape {
   // switches 0: no limit on leaves.
   int32_t switches = 0;
   int64_t switches_wait_s = 0;
+  // --segment=N (topology/block): the nodes come in groups of N, each group inside one
+  // block. 0: no segments.
+  int32_t segment = 0;
 
   friend bool operator==(const JobShape&, const JobShape&) = default;
   int64_t TotalCpus() const { return int64_t{ntasks} * cpus_per_task; }

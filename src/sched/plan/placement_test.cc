@@ -183,6 +183,42 @@ TEST(PlacementTest, ThirtySixGpusOnNvl72BlocksStayInOneBlock) {
   EXPECT_EQ(DomainsSpanned(c, gpus), 1);
 }
 
+TEST(PlacementTest, SegmentsStayInsideBlocks) {
+  Cluster c = GpuCluster("gb200-nvl72-tray", 36);
+  c.topology.kind = model::ClusterTopology::Kind::kBlock;
+  c.topology.leaf_of.resize(36);
+  for (int b = 0; b < 2; ++b) {
+    model::Block block{.name = "block" + std::to_string(b)};
+    for (int n = b * 18; n < (b + 1) * 18; ++n) {
+      block.nodes.push_back(n);
+      c.topology.leaf_of[n] = b;
+    }
+    c.topology.blocks.push_back(block);
+  }
+  // Five trays free in block 0 (13-17), seven in block 1 (29-35).
+  std::vector<RunningJob> running;
+  for (int n = 0; n < 13; ++n) running.push_back(Busy(c, n + 1, n, 0xf));
+  for (int n = 18; n < 29; ++n) running.push_back(Busy(c, n + 1, n, 0xf));
+  for (Placement how : {Placement::kTopology, Placement::kFirstFit}) {
+    PendingJob job = NodesJob(8, 4);
+    job.shape.segment = 4;
+    Allocation a = FitNow(c, how, running, job);
+    ASSERT_EQ(a.size(), 8u);
+    int in_block[2] = {0, 0};
+    for (const NodeAlloc& na : a) ++in_block[c.topology.leaf_of[na.node]];
+    EXPECT_EQ(in_block[0], 4);
+    EXPECT_EQ(in_block[1], 4);
+  }
+  // Segments of 8: neither block has eight free trays.
+  PendingJob job = NodesJob(8, 4);
+  job.shape.segment = 8;
+  c.placement = Placement::kTopology;
+  Planner p;
+  p.Reset(c, 10, running);
+  Allocation a;
+  EXPECT_FALSE(p.FitsAt(job, 10, &a));
+}
+
 TEST(PlacementTest, StartsInOnePassNeverShareDevices) {
   Cluster c = GpuCluster("dgx-h100", 2);
   c.placement = Placement::kTopology;

@@ -316,7 +316,7 @@ Planner::LeafLimit Planner::LeafLimitFor(const PendingJob& job, const EligibleSe
   // nothing of switches gets an implied --switches=1 without a time limit.
   const model::JobShape& shape = job.shape;
   LeafLimit l;
-  if (!TopologyAware()) return l;
+  if (!TopologyAware() || shape.segment > 0) return l;  // segments say where nodes go
   l.max_leaves = shape.switches;
   int64_t wait = shape.switches_wait_s > 0 ? shape.switches_wait_s : kDefaultSwitchWait;
   if (l.max_leaves == 0 && shape.min_nodes > 1 && shape.min_nodes <= set.max_leaf_nodes) {
@@ -330,6 +330,12 @@ Planner::LeafLimit Planner::LeafLimitFor(const PendingJob& job, const EligibleSe
 bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
                      std::span<Candidate> cands, Allocation* out) {
   const model::JobShape& shape = job.shape;
+  if (shape.segment > 0 && cluster_->topology.kind == model::ClusterTopology::Kind::kBlock) {
+    // Segments are the user's requirement: every placement honours them.
+    if (!ChooseSegments(job, cands, out)) return false;
+    if (start <= now_ && any_devices_) PickDevices(out);
+    return true;
+  }
   if (!TopologyAware()) {
     if (!SelectNodes(shape, cands, out)) return false;
     if (start <= now_ && any_devices_) PickDevices(out);
@@ -485,6 +491,55 @@ bool Planner::ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> c
   std::vector<size_t> all(num);
   for (size_t i = 0; i < num; ++i) all[i] = i;
   return place(all);
+}
+
+bool Planner::ChooseSegments(const PendingJob& job, std::span<const Candidate> cands,
+                             Allocation* out) {
+  const model::JobShape& shape = job.shape;
+  const model::ClusterTopology& topo = cluster_->topology;
+  const int32_t seg = shape.segment;
+  if (shape.min_nodes % seg != 0) return false;
+  // Usable nodes per block, roomiest first.
+  std::vector<std::vector<const Candidate*>> by_block(topo.blocks.size());
+  for (const Candidate& c : cands) {
+    const int32_t b = LeafOf(c.node);
+    if (b >= 0 && TasksThatFit(shape, c.free, c.capacity) > 0) by_block[b].push_back(&c);
+  }
+  for (auto& nodes : by_block) {
+    std::stable_sort(nodes.begin(), nodes.end(), [&](const Candidate* a, const Candidate* b) {
+      return TasksThatFit(shape, a->free, a->capacity) > TasksThatFit(shape, b->free, b->capacity);
+    });
+  }
+  // The tightest block that holds every remaining segment; else the block holding the most
+  // segments, whole, and again.
+  std::vector<Candidate> chosen;
+  std::vector<char> used(by_block.size(), 0);
+  int32_t left = shape.min_nodes / seg;
+  while (left > 0) {
+    int32_t tight = -1, most = -1;
+    for (size_t b = 0; b < by_block.size(); ++b) {
+      if (used[b]) continue;
+      const int32_t segments = static_cast<int32_t>(by_block[b].size()) / seg;
+      if (segments == 0) continue;
+      if (segments >= left &&
+          (tight < 0 || segments < static_cast<int32_t>(by_block[tight].size()) / seg)) {
+        tight = static_cast<int32_t>(b);
+      }
+      if (most < 0 || segments > static_cast<int32_t>(by_block[most].size()) / seg) {
+        most = static_cast<int32_t>(b);
+      }
+    }
+    const int32_t b = tight >= 0 ? tight : most;
+    if (b < 0) return false;
+    used[b] = 1;
+    const int32_t take = std::min(left, static_cast<int32_t>(by_block[b].size()) / seg);
+    for (int32_t i = 0; i < take * seg; ++i) chosen.push_back(*by_block[b][i]);
+    left -= take;
+  }
+  model::JobShape exact = shape;
+  exact.max_nodes = shape.min_nodes;
+  if (!SelectNodes(exact, chosen, out)) return false;
+  return static_cast<int32_t>(out->size()) == shape.min_nodes;
 }
 
 void Planner::TakeDevices(const NodeAlloc& a, bool take) {

@@ -105,6 +105,8 @@ class Planner {
   // the job; with `leaf_only`, under one leaf or not at all.
   bool ChooseAcrossSwitches(const PendingJob& job, std::span<Candidate> cands, bool leaf_only,
                             Allocation* out);
+  // --segment on a cluster of blocks: whole segments from as few blocks as can hold them.
+  bool ChooseSegments(const PendingJob& job, std::span<const Candidate> cands, Allocation* out);
   // Device ids for the parts of `alloc` on nodes with a topology, from those free now.
   void PickDevices(Allocation* alloc) const;
   void TakeDevices(const NodeAlloc& a, bool take);
