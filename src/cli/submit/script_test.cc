@@ -1,0 +1,87 @@
+#include "cli/submit/script.h"
+
+#include <gtest/gtest.h>
+
+namespace loom::cli::submit {
+namespace {
+
+using Words = std::vector<std::string>;
+
+Words Only(std::string_view script) {
+  StatusOr<std::vector<Directive>> d = ExtractDirectives(script, "job.sh");
+  EXPECT_TRUE(d.ok()) << d.status();
+  Words all;
+  if (d.ok()) {
+    for (const Directive& x : *d) all.insert(all.end(), x.words.begin(), x.words.end());
+  }
+  return all;
+}
+
+TEST(ExtractDirectives, LinesAndNumbers) {
+  StatusOr<std::vector<Directive>> d =
+      ExtractDirectives("#!/bin/sh\n#SBATCH -J a\n\n# note\n#SBATCH -t 5 -N 2\nhostname\n", "x");
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_EQ((*d)[0], (Directive{2, {"-J", "a"}}));
+  EXPECT_EQ((*d)[1], (Directive{5, {"-t", "5", "-N", "2"}}));
+}
+
+TEST(ExtractDirectives, StopsAtTheFirstCommand) {
+  EXPECT_EQ(Only("#!/bin/sh\n#SBATCH -J a\necho\n#SBATCH -J b\n"), (Words{"-J", "a"}));
+  EXPECT_EQ(Only("#!/bin/sh\n   \n\t# c\n#SBATCH -J a\n"), (Words{"-J", "a"}));
+  // Only "#SBATCH" in the first column is a directive; the rest are comments.
+  EXPECT_EQ(Only("#!/bin/sh\n  #SBATCH -J a\n#sbatch -J b\n# SBATCH -J c\n#SBATCH -J d\n"),
+            (Words{"-J", "d"}));
+  EXPECT_EQ(Only("#!/bin/sh\n#SBATCH\n"), Words{});
+}
+
+TEST(ExtractDirectives, Words) {
+  EXPECT_EQ(Only("#SBATCH-J x\n"), (Words{"-J", "x"}));
+  EXPECT_EQ(Only("#SBATCH\t-J\tx  -t 5\n"), (Words{"-J", "x", "-t", "5"}));
+  EXPECT_EQ(Only("#SBATCH -J \"my job\" --comment='a \"b\"'\n"),
+            (Words{"-J", "my job", "--comment=a \"b\""}));
+  EXPECT_EQ(Only("#SBATCH --comment=x\"y z\"w\n"), (Words{"--comment=xy zw"}));
+  EXPECT_EQ(Only("#SBATCH -J a\\\"b\n"), (Words{"-J", "a\"b"}));
+  EXPECT_EQ(Only("#SBATCH -J a\\\\b\n"), (Words{"-J", "a\\b"}));
+  EXPECT_EQ(Only("#SBATCH -J a\\ b\n"), (Words{"-J", "a", "b"}));  // not an escaped blank
+  EXPECT_EQ(Only("#SBATCH -J x # -t 5\n"), (Words{"-J", "x"}));
+  EXPECT_EQ(Only("#SBATCH -J a#b -t 5\n"), (Words{"-J", "a"}));
+  EXPECT_EQ(Only("#SBATCH -J \"a#b\" -t 5\n"), (Words{"-J", "a#b", "-t", "5"}));
+  EXPECT_EQ(Only("#SBATCH -J \"\"\n"), (Words{"-J", ""}));
+  EXPECT_EQ(Only("#SBATCH --gres=gpu:8 # 整节点 8 卡\n"), (Words{"--gres=gpu:8"}));
+}
+
+TEST(ExtractDirectives, UnmatchedQuotes) {
+  auto error = [](std::string_view script, std::string_view name) {
+    return std::string(ExtractDirectives(script, name).status().message());
+  };
+  EXPECT_EQ(error("#!/bin/sh\n#SBATCH \"abc\n", "job.sh"),
+            "sbatch: fatal: job.sh: line 2: Unmatched `\"` in [\"abc]");
+  EXPECT_EQ(error("#!/bin/sh\n#SBATCH -J x  --comment=\"abc\n", "stdin"),
+            "sbatch: fatal: stdin: line 2: Unmatched `\"` in [  --comment=\"abc]");
+  EXPECT_EQ(error("#SBATCH -J 'a\\'b -t 5\n", "j"),
+            "sbatch: fatal: j: line 1: Unmatched `'` in [ 'a\\'b -t 5]");
+}
+
+TEST(CheckBatchScript, SlurmsChecks) {
+  EXPECT_TRUE(CheckBatchScript("#!/bin/sh\n").ok());
+  EXPECT_TRUE(CheckBatchScript("#!").ok());
+  EXPECT_EQ(std::string(CheckBatchScript("").message()), "sbatch: error: Batch script is empty!");
+  EXPECT_EQ(std::string(CheckBatchScript("\n \t").message()),
+            "sbatch: error: Batch script contains only whitespace!");
+  EXPECT_NE(std::string(CheckBatchScript(" #!/bin/sh\n").message()).find("does not look like"),
+            std::string::npos);
+  EXPECT_NE(std::string(CheckBatchScript(std::string_view("#!/bin/sh\0", 10)).message())
+                .find("NULL character"),
+            std::string::npos);
+  EXPECT_NE(std::string(CheckBatchScript("#!/bin/sh\r\n").message()).find("DOS line breaks"),
+            std::string::npos);
+}
+
+TEST(WrapCommand, SlurmsWrapper) {
+  EXPECT_EQ(WrapCommand("hostname"),
+            "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nhostname\n");
+}
+
+}  // namespace
+}  // namespace loom::cli::submit
