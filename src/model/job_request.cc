@@ -65,8 +65,9 @@ StatusOr<ArraySpec> ParseArraySpec(std::string_view text, int64_t max_array_size
     list = text.substr(0, pct);
     std::optional<int64_t> limit = Digits(text.substr(pct + 1));
     if (!limit || *limit < 1 || *limit > INT32_MAX) {
-      return BadArray(text, "the number after '%' (tasks allowed to run at once) must be a "
-                            "positive integer");
+      return BadArray(text,
+                      "the number after '%' (tasks allowed to run at once) must be a "
+                      "positive integer");
     }
     spec.max_running = static_cast<int32_t>(*limit);
   }
@@ -78,7 +79,8 @@ StatusOr<ArraySpec> ParseArraySpec(std::string_view text, int64_t max_array_size
       range = element.substr(0, colon);
       std::optional<int64_t> step = Digits(element.substr(colon + 1));
       if (!step || *step < 1) {
-        return BadArray(text, StrCat("'", element, "': the step after ':' must be a positive "
+        return BadArray(text, StrCat("'", element,
+                                     "': the step after ':' must be a positive "
                                      "integer"));
       }
       r.step = *step;
@@ -88,7 +90,8 @@ StatusOr<ArraySpec> ParseArraySpec(std::string_view text, int64_t max_array_size
     std::optional<int64_t> last =
         dash == std::string_view::npos ? first : Digits(range.substr(dash + 1));
     if (!first || !last) {
-      return BadArray(text, StrCat("'", element, "' is not an index, a range N-M or N-M:STEP "
+      return BadArray(text, StrCat("'", element,
+                                   "' is not an index, a range N-M or N-M:STEP "
                                    "of non-negative integers"));
     }
     if (dash == std::string_view::npos && r.step != 1) {
@@ -98,8 +101,10 @@ StatusOr<ArraySpec> ParseArraySpec(std::string_view text, int64_t max_array_size
       return BadArray(text, StrCat("'", element, "': the range ends before it starts"));
     }
     if (*last >= max_array_size) {
-      return BadArray(text, StrCat("index ", *last, " is too large: indices must be below "
-                                   "MaxArraySize (", max_array_size, ")"));
+      return BadArray(text, StrCat("index ", *last,
+                                   " is too large: indices must be below "
+                                   "MaxArraySize (",
+                                   max_array_size, ")"));
     }
     r.first = *first;
     r.last = *last;
@@ -137,12 +142,14 @@ StatusOr<DependencyTarget> ParseTarget(std::string_view text, std::string_view i
   std::string_view id = item;
   if (size_t plus = item.find('+'); plus != std::string_view::npos) {
     if (type != DependencyType::kAfter) {
-      return BadDependency(text, StrCat("'", item, "': a +minutes delay is allowed only "
+      return BadDependency(text, StrCat("'", item,
+                                        "': a +minutes delay is allowed only "
                                         "with 'after'"));
     }
     std::optional<int64_t> minutes = Digits(item.substr(plus + 1));
     if (!minutes) {
-      return BadDependency(text, StrCat("'", item, "': the delay after '+' must be a whole "
+      return BadDependency(text, StrCat("'", item,
+                                        "': the delay after '+' must be a whole "
                                         "number of minutes"));
     }
     t.delay_s = *minutes * 60;
@@ -156,7 +163,8 @@ StatusOr<DependencyTarget> ParseTarget(std::string_view text, std::string_view i
     } else if (std::optional<int64_t> n = Digits(task)) {
       t.array_task = *n;
     } else {
-      return BadDependency(text, StrCat("'", item, "': an array task is written JOBID_TASK "
+      return BadDependency(text, StrCat("'", item,
+                                        "': an array task is written JOBID_TASK "
                                         "or JOBID_*"));
     }
   }
@@ -218,7 +226,8 @@ StatusOr<Dependency> ParseDependency(std::string_view text) {
         }
       }
       if (!known) {
-        return BadDependency(text, StrCat("unknown type '", parts[0], "'; expected after, "
+        return BadDependency(text, StrCat("unknown type '", parts[0],
+                                          "'; expected after, "
                                           "afterany, afterok, afternotok, aftercorr, "
                                           "afterburstbuffer or singleton"));
       }
@@ -405,9 +414,8 @@ StatusOr<ExportPolicy> ParseExportPolicy(std::string_view text) {
         *p.vars.back().second += StrCat(",", token);
         continue;
       }
-      return absl::InvalidArgumentError(
-          StrCat("invalid --export entry '", token, "' in '", text,
-                 "': expected ALL, NONE, NAME or NAME=value"));
+      return absl::InvalidArgumentError(StrCat("invalid --export entry '", token, "' in '", text,
+                                               "': expected ALL, NONE, NAME or NAME=value"));
     }
     if (eq == std::string_view::npos) {
       p.vars.emplace_back(std::string(name), std::nullopt);

@@ -58,7 +58,7 @@ enum class DependencyType {
   kAfterNotOk,  // after the job fails (non-zero exit, node failure, timeout, ...)
   kAfterCorr,   // array task N after task N of the other array completes successfully
   kAfterBurstBuffer,
-  kSingleton,   // after every earlier job of the same name and user has ended
+  kSingleton,  // after every earlier job of the same name and user has ended
 };
 
 // The name Slurm uses for the type ("afterok", "singleton", ...).
@@ -104,14 +104,14 @@ StatusOr<Dependency> ParseDependency(std::string_view text);
 // opened.
 struct OutputPatternContext {
   JobId job_id = 0;
-  std::optional<JobId> array_job_id;       // set for array tasks
-  std::optional<int64_t> array_task_id;    // set for array tasks
+  std::optional<JobId> array_job_id;     // set for array tasks
+  std::optional<int64_t> array_task_id;  // set for array tasks
   std::string job_name;
   std::string user;
-  std::string node_name;                   // %N: the node opening the file
-  int64_t node_index = 0;                  // %n: that node's index within the job
-  int64_t task_id = 0;                     // %t
-  std::optional<int64_t> step_id;          // %s; unset for the batch script ("batch")
+  std::string node_name;           // %N: the node opening the file
+  int64_t node_index = 0;          // %n: that node's index within the job
+  int64_t task_id = 0;             // %t
+  std::optional<int64_t> step_id;  // %s; unset for the batch script ("batch")
 };
 
 // Expands `pattern`: %j job id, %A array master job id (the job id outside arrays), %a array
@@ -188,8 +188,8 @@ struct JobRequest {
   std::string reservation;
   std::string wckey;
   std::string comment;
-  std::string licenses;                 // -L as written
-  std::optional<uint32_t> uid;          // --uid (the command checks the caller may)
+  std::string licenses;         // -L as written
+  std::optional<uint32_t> uid;  // --uid (the command checks the caller may)
   std::optional<uint32_t> gid;
 
   // Time.
@@ -205,13 +205,13 @@ struct JobRequest {
   std::optional<int32_t> min_nodes, max_nodes;  // -N min[-max]
   std::optional<int32_t> ntasks;                // -n
   std::optional<int32_t> ntasks_per_node;
-  std::optional<int32_t> cpus_per_task;         // -c
+  std::optional<int32_t> cpus_per_task;  // -c
   std::optional<int32_t> cpus_per_gpu;
-  std::optional<int64_t> mem_per_node_mb;       // --mem (0: all of each node's memory)
+  std::optional<int64_t> mem_per_node_mb;  // --mem (0: all of each node's memory)
   std::optional<int64_t> mem_per_cpu_mb;
   std::optional<int64_t> mem_per_gpu_mb;
-  std::vector<TypedCount> gres;                 // --gres, per node
-  std::vector<TypedCount> gpus;                 // --gpus / -G, for the whole job
+  std::vector<TypedCount> gres;  // --gres, per node
+  std::vector<TypedCount> gpus;  // --gpus / -G, for the whole job
   std::vector<TypedCount> gpus_per_node;
   std::vector<TypedCount> gpus_per_task;
   std::vector<TypedCount> gpus_per_socket;
@@ -219,42 +219,43 @@ struct JobRequest {
   std::optional<int32_t> mincpus;
   std::optional<int64_t> tmp_mb;
   SharingMode sharing = SharingMode::kDefault;
-  int32_t switches = 0;             // --switches=N[@max-time]
+  int32_t switches = 0;  // --switches=N[@max-time]
   std::optional<int64_t> switches_wait_s;
-  std::string constraint;           // -C, validated
-  std::string prefer;               // --prefer
-  std::string nodelist;             // -w
-  std::string exclude;              // -x
+  std::optional<int32_t> segment;  // --segment=N (topology/block)
+  std::string constraint;          // -C, validated
+  std::string prefer;              // --prefer
+  std::string nodelist;            // -w
+  std::string exclude;             // -x
   bool contiguous = false;
   bool overcommit = false;
   bool spread_job = false;
   bool use_min_nodes = false;
 
   // Scheduling.
-  bool hold = false;                      // -H: submitted with priority 0
+  bool hold = false;  // -H: submitted with priority 0
   Dependency dependency;
   std::optional<bool> kill_on_invalid_dep;
   std::optional<ArraySpec> array;
   int32_t nice = 0;
-  std::optional<int64_t> priority;        // --priority=N; TOP is kPriorityTop
-  std::optional<bool> requeue;            // --requeue / --no-requeue; unset: JobRequeue
+  std::optional<int64_t> priority;  // --priority=N; TOP is kPriorityTop
+  std::optional<bool> requeue;      // --requeue / --no-requeue; unset: JobRequeue
   bool no_kill = false;
-  std::string signal;                     // --signal as written ("[R|B:]SIG[@time]")
-  bool test_only = false;                 // --test-only: ask when it would start
+  std::string signal;      // --signal as written ("[R|B:]SIG[@time]")
+  bool test_only = false;  // --test-only: ask when it would start
 
   // Execution.
-  std::string work_dir;                   // -D, absolute when the submit dir is known
-  std::string stdout_pattern;             // -o; empty: DefaultOutputPattern
-  std::string stderr_pattern;             // -e; empty: same file as stdout
-  std::string stdin_pattern;              // -i; empty: /dev/null
+  std::string work_dir;        // -D, absolute when the submit dir is known
+  std::string stdout_pattern;  // -o; empty: DefaultOutputPattern
+  std::string stderr_pattern;  // -e; empty: same file as stdout
+  std::string stdin_pattern;   // -i; empty: /dev/null
   OpenMode open_mode = OpenMode::kDefault;
   ExportPolicy export_policy;
   bool get_user_env = false;
-  std::string export_file;                // --export-file (read by the submitting command)
+  std::string export_file;                         // --export-file (read by the submitting command)
   std::map<std::string, std::string> environment;  // what the job starts with
-  std::string script;                     // the batch script text (--wrap: generated)
-  std::vector<std::string> script_args;   // arguments after the script name
-  std::string wrap;                       // the --wrap command, if used
+  std::string script;                              // the batch script text (--wrap: generated)
+  std::vector<std::string> script_args;            // arguments after the script name
+  std::string wrap;                                // the --wrap command, if used
 
   // Options Loom accepts but does not act on, by long name, as given.
   std::map<std::string, std::string> ignored_options;

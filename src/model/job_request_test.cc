@@ -90,8 +90,7 @@ TEST(Dependency, Errors) {
         "afterok:1_x", "expand:1", "afterok:-1"}) {
     EXPECT_FALSE(ParseDependency(bad).ok()) << bad;
   }
-  EXPECT_NE(ErrorOf(ParseDependency("a:1,b:2?c:3").status()).find("not both"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf(ParseDependency("a:1,b:2?c:3").status()).find("not both"), std::string::npos);
 }
 
 TEST(OutputPattern, EverySymbol) {

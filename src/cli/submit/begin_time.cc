@@ -77,8 +77,7 @@ class DateTimeParser {
 
  private:
   Status Fail(size_t pos) const {
-    return absl::InvalidArgumentError(
-        StrCat("Invalid time specification (pos=", pos, "): ", s_));
+    return absl::InvalidArgumentError(StrCat("Invalid time specification (pos=", pos, "): ", s_));
   }
   bool IsDigit(size_t i) const {
     return i < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i]));

@@ -2,11 +2,11 @@
 // which hold what Slurm's own sbatch printed for them: the same error text and exit status
 // for every case it refused, and for every case it accepted no error, its warnings, and the
 // same resolved values (from `sbatch -v`).
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "absl/time/time.h"
 #include "cli/submit/sbatch_options.h"
@@ -160,8 +160,7 @@ TEST(SbatchGolden, SameAnswersAsSlurm) {
       ASSERT_TRUE(got.ok()) << got.status();
       for (std::string_view line : core::Split(want_stderr, '\n')) {
         if (line.empty()) continue;
-        EXPECT_NE(std::find(got->warnings.begin(), got->warnings.end(), line),
-                  got->warnings.end())
+        EXPECT_NE(std::find(got->warnings.begin(), got->warnings.end(), line), got->warnings.end())
             << "missing warning: " << line;
       }
       for (auto& [key, value] : c["resolved"].items()) {

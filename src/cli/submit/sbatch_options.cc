@@ -34,7 +34,9 @@ Status Fail(std::string_view lines, int exit_code) {
 }
 
 // Gives a status from a helper (whose message is already sbatch's text) its exit code.
-Status WithExit(const Status& s, int exit_code) { return Fail(std::string(s.message()), exit_code); }
+Status WithExit(const Status& s, int exit_code) {
+  return Fail(std::string(s.message()), exit_code);
+}
 
 std::string OptName(Opt id) { return StrCat("--", LongName(id)); }
 
@@ -44,20 +46,46 @@ Status BadSpec(Opt id) {
 
 enum class Source { kCommandLine, kEnvironment, kScript };
 
-bool IsMemOption(Opt id) { return id == Opt::kMem || id == Opt::kMemPerCpu || id == Opt::kMemPerGpu; }
+bool IsMemOption(Opt id) {
+  return id == Opt::kMem || id == Opt::kMemPerCpu || id == Opt::kMemPerGpu;
+}
 
 // Options Loom accepts and records but does not act on; each earns one warning.
 bool IsIgnored(Opt id) {
   switch (id) {
-    case Opt::kAcctgFreq: case Opt::kBatch: case Opt::kBb: case Opt::kBbf:
-    case Opt::kClusterConstraint: case Opt::kClusters: case Opt::kContainer:
-    case Opt::kContext: case Opt::kCoreSpec: case Opt::kCoresPerSocket: case Opt::kCpuFreq:
-    case Opt::kDelayBoot: case Opt::kDistribution: case Opt::kExtraNodeInfo:
-    case Opt::kGpuBind: case Opt::kGpuFreq: case Opt::kGresFlags: case Opt::kHint:
-    case Opt::kMailType: case Opt::kMailUser: case Opt::kMcsLabel: case Opt::kMemBind:
-    case Opt::kNetwork: case Opt::kNodefile: case Opt::kNtasksPerTres: case Opt::kPower:
-    case Opt::kProfile: case Opt::kPropagate: case Opt::kReboot: case Opt::kSocketsPerNode:
-    case Opt::kThreadSpec: case Opt::kThreadsPerCore: case Opt::kWaitAllNodes:
+    case Opt::kAcctgFreq:
+    case Opt::kBatch:
+    case Opt::kBb:
+    case Opt::kBbf:
+    case Opt::kClusterConstraint:
+    case Opt::kClusters:
+    case Opt::kContainer:
+    case Opt::kContext:
+    case Opt::kCoreSpec:
+    case Opt::kCoresPerSocket:
+    case Opt::kCpuFreq:
+    case Opt::kDelayBoot:
+    case Opt::kDistribution:
+    case Opt::kExtraNodeInfo:
+    case Opt::kGpuBind:
+    case Opt::kGpuFreq:
+    case Opt::kGresFlags:
+    case Opt::kHint:
+    case Opt::kMailType:
+    case Opt::kMailUser:
+    case Opt::kMcsLabel:
+    case Opt::kMemBind:
+    case Opt::kNetwork:
+    case Opt::kNodefile:
+    case Opt::kNtasksPerTres:
+    case Opt::kPower:
+    case Opt::kProfile:
+    case Opt::kPropagate:
+    case Opt::kReboot:
+    case Opt::kSocketsPerNode:
+    case Opt::kThreadSpec:
+    case Opt::kThreadsPerCore:
+    case Opt::kWaitAllNodes:
       return true;
     default:
       return false;
@@ -78,9 +106,9 @@ std::optional<int64_t> SlurmInt(std::string_view s) {
 StatusOr<int32_t> Count(Opt id, std::string_view value, bool allow_zero = false) {
   std::optional<int64_t> v = SlurmInt(value);
   if (!v || *v < (allow_zero ? 0 : 1) || *v > INT32_MAX) {
-    return Fail(StrCat("sbatch: error: Invalid numeric value \"", value, "\" for ", OptName(id),
-                       "."),
-                kFatalExit);
+    return Fail(
+        StrCat("sbatch: error: Invalid numeric value \"", value, "\" for ", OptName(id), "."),
+        kFatalExit);
   }
   return static_cast<int32_t>(*v);
 }
@@ -135,18 +163,17 @@ bool ValidSignal(std::string_view spec) {
   std::string name = core::ToLower(sig);
   if (name.substr(0, 3) == "sig") name = name.substr(3);
   static const std::set<std::string> kNames = {
-      "hup",  "int",  "quit", "ill",  "trap", "abrt",   "bus",  "fpe",  "kill", "usr1",
-      "segv", "usr2", "pipe", "alrm", "term", "stkflt", "chld", "cont", "stop", "tstp",
-      "ttin", "ttou", "urg",  "xcpu", "xfsz", "vtalrm", "prof", "winch", "io",  "pwr",
-      "sys"};
+      "hup",  "int",  "quit", "ill",    "trap",   "abrt",  "bus",  "fpe",  "kill", "usr1", "segv",
+      "usr2", "pipe", "alrm", "term",   "stkflt", "chld",  "cont", "stop", "tstp", "ttin", "ttou",
+      "urg",  "xcpu", "xfsz", "vtalrm", "prof",   "winch", "io",   "pwr",  "sys"};
   return kNames.count(name) > 0;
 }
 
 bool ValidMailType(std::string_view list) {
   static const std::set<std::string> kTypes = {
-      "none",       "begin",         "end",           "fail",         "requeue",
-      "all",        "invalid_depend", "stage_out",     "time_limit",   "time_limit_90",
-      "time_limit_80", "time_limit_50", "array_tasks"};
+      "none",          "begin",          "end",        "fail",       "requeue",
+      "all",           "invalid_depend", "stage_out",  "time_limit", "time_limit_90",
+      "time_limit_80", "time_limit_50",  "array_tasks"};
   for (std::string_view t : core::Split(list, ',')) {
     if (kTypes.count(core::ToLower(t)) == 0) return false;
   }
@@ -171,16 +198,28 @@ std::optional<std::vector<model::TypedCount>> ParseCounts(std::string_view text,
       int64_t mult = 1;
       if (!s.empty()) {
         switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-          case 'k': mult = int64_t{1} << 10; break;
-          case 'm': mult = int64_t{1} << 20; break;
-          case 'g': mult = int64_t{1} << 30; break;
-          case 't': mult = int64_t{1} << 40; break;
-          case 'p': mult = int64_t{1} << 50; break;
-          default: break;
+          case 'k':
+            mult = int64_t{1} << 10;
+            break;
+          case 'm':
+            mult = int64_t{1} << 20;
+            break;
+          case 'g':
+            mult = int64_t{1} << 30;
+            break;
+          case 't':
+            mult = int64_t{1} << 40;
+            break;
+          case 'p':
+            mult = int64_t{1} << 50;
+            break;
+          default:
+            break;
         }
         if (mult != 1) s.remove_suffix(1);
       }
-      if (s.empty() || !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
+      if (s.empty() ||
+          !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
           s.size() > 9) {
         return std::nullopt;
       }
@@ -238,34 +277,46 @@ class Resolver {
       r.ignored_options[std::string(LongName(o.id))] = v;
       if (st->warned.insert(o.id).second) {
         if (o.id == Opt::kMailType || o.id == Opt::kMailUser) {
-          st->warnings.push_back(StrCat("sbatch: warning: ", OptName(o.id),
-                                        " is ignored: Loom does not send mail"));
+          st->warnings.push_back(
+              StrCat("sbatch: warning: ", OptName(o.id), " is ignored: Loom does not send mail"));
         } else {
-          st->warnings.push_back(StrCat("sbatch: warning: ", OptName(o.id),
-                                        " is accepted but has no effect in Loom"));
+          st->warnings.push_back(
+              StrCat("sbatch: warning: ", OptName(o.id), " is accepted but has no effect in Loom"));
         }
       }
       return absl::OkStatus();
     }
     switch (o.id) {
-      case Opt::kAccount: r.account = v; break;
-      case Opt::kArray: st->array = v; break;
+      case Opt::kAccount:
+        r.account = v;
+        break;
+      case Opt::kArray:
+        st->array = v;
+        break;
       case Opt::kBegin:
       case Opt::kDeadline: {
         if (v.empty()) return BadSpec(o.id);
         StatusOr<int64_t> t = ParseSlurmDateTime(v, now_, settings_.time_zone);
         if (!t.ok()) {
-          return Fail(StrCat(std::string(t.status().message()), "\nsbatch: error: Invalid ", OptName(o.id),
-                             " specification"),
+          return Fail(StrCat(std::string(t.status().message()), "\nsbatch: error: Invalid ",
+                             OptName(o.id), " specification"),
                       kOptionErrorExit);
         }
         (o.id == Opt::kBegin ? r.begin_time : r.deadline) = *t;
         break;
       }
-      case Opt::kChdir: st->chdir = v; break;
-      case Opt::kComment: r.comment = v; break;
-      case Opt::kContiguous: r.contiguous = true; break;
-      case Opt::kConstraint: r.constraint = v; break;
+      case Opt::kChdir:
+        st->chdir = v;
+        break;
+      case Opt::kComment:
+        r.comment = v;
+        break;
+      case Opt::kContiguous:
+        r.contiguous = true;
+        break;
+      case Opt::kConstraint:
+        r.constraint = v;
+        break;
       case Opt::kCpusPerGpu: {
         ASSIGN_OR_RETURN(r.cpus_per_gpu, Count(o.id, v));
         break;
@@ -274,9 +325,15 @@ class Resolver {
         ASSIGN_OR_RETURN(r.cpus_per_task, Count(o.id, v));
         break;
       }
-      case Opt::kDependency: st->dependency = v; break;
-      case Opt::kError: st->error = v; break;
-      case Opt::kExclude: r.exclude = v; break;
+      case Opt::kDependency:
+        st->dependency = v;
+        break;
+      case Opt::kError:
+        st->error = v;
+        break;
+      case Opt::kExclude:
+        r.exclude = v;
+        break;
       case Opt::kExclusive:
         if (!o.value || core::EqualsIgnoreCase(v, "exclusive")) {
           r.sharing = model::SharingMode::kExclusive;
@@ -288,8 +345,12 @@ class Resolver {
           return BadSpec(o.id);
         }
         break;
-      case Opt::kExport: st->export_text = v; break;
-      case Opt::kExportFile: r.export_file = v; break;
+      case Opt::kExport:
+        st->export_text = v;
+        break;
+      case Opt::kExportFile:
+        r.export_file = v;
+        break;
       case Opt::kGetUserEnv: {
         size_t digits = 0;
         while (digits < v.size() && std::isdigit(static_cast<unsigned char>(v[digits]))) ++digits;
@@ -305,10 +366,18 @@ class Resolver {
         (o.id == Opt::kUid ? r.uid : r.gid) = static_cast<uint32_t>(*id);
         break;
       }
-      case Opt::kGpus: st->gpus = v; break;
-      case Opt::kGpusPerNode: st->gpus_per_node = v; break;
-      case Opt::kGpusPerSocket: st->gpus_per_socket = v; break;
-      case Opt::kGpusPerTask: st->gpus_per_task = v; break;
+      case Opt::kGpus:
+        st->gpus = v;
+        break;
+      case Opt::kGpusPerNode:
+        st->gpus_per_node = v;
+        break;
+      case Opt::kGpusPerSocket:
+        st->gpus_per_socket = v;
+        break;
+      case Opt::kGpusPerTask:
+        st->gpus_per_task = v;
+        break;
       case Opt::kGres:
         if (v == "help" && source == Source::kCommandLine) {
           st->action = SbatchInput::Action::kGresHelp;
@@ -324,10 +393,17 @@ class Resolver {
                                              : SbatchInput::Action::kVersion;
         }
         break;
-      case Opt::kHold: r.hold = true; break;
-      case Opt::kIgnorePbs: break;  // Loom reads no #PBS lines anyway
-      case Opt::kInput: st->input = v; break;
-      case Opt::kJobName: st->job_name = v; break;
+      case Opt::kHold:
+        r.hold = true;
+        break;
+      case Opt::kIgnorePbs:
+        break;  // Loom reads no #PBS lines anyway
+      case Opt::kInput:
+        st->input = v;
+        break;
+      case Opt::kJobName:
+        st->job_name = v;
+        break;
       case Opt::kKillOnInvalidDep:
         if (IsYes(v)) {
           r.kill_on_invalid_dep = true;
@@ -337,14 +413,17 @@ class Resolver {
           return BadSpec(o.id);
         }
         break;
-      case Opt::kLicenses: r.licenses = v; break;
+      case Opt::kLicenses:
+        r.licenses = v;
+        break;
       case Opt::kMem:
       case Opt::kMemPerCpu:
       case Opt::kMemPerGpu: {
         StatusOr<int64_t> mb = core::ParseMemoryMb(v);
         if (!mb.ok()) return BadSpec(o.id);
-        (o.id == Opt::kMem ? r.mem_per_node_mb
-                           : o.id == Opt::kMemPerCpu ? r.mem_per_cpu_mb : r.mem_per_gpu_mb) = *mb;
+        (o.id == Opt::kMem         ? r.mem_per_node_mb
+         : o.id == Opt::kMemPerCpu ? r.mem_per_cpu_mb
+                                   : r.mem_per_gpu_mb) = *mb;
         break;
       }
       case Opt::kMincpus: {
@@ -374,10 +453,18 @@ class Resolver {
           return BadSpec(o.id);
         }
         break;
-      case Opt::kNoRequeue: r.requeue = false; break;
-      case Opt::kRequeue: r.requeue = true; break;
-      case Opt::kNodelist: r.nodelist = v; break;
-      case Opt::kNodes: RETURN_IF_ERROR(ApplyNodes(v, &r)); break;
+      case Opt::kNoRequeue:
+        r.requeue = false;
+        break;
+      case Opt::kRequeue:
+        r.requeue = true;
+        break;
+      case Opt::kNodelist:
+        r.nodelist = v;
+        break;
+      case Opt::kNodes:
+        RETURN_IF_ERROR(ApplyNodes(v, &r));
+        break;
       case Opt::kNtasks: {
         ASSIGN_OR_RETURN(r.ntasks, Count(o.id, v));
         break;
@@ -407,10 +494,18 @@ class Resolver {
           return BadSpec(o.id);
         }
         break;
-      case Opt::kOutput: st->output = v; break;
-      case Opt::kOvercommit: r.overcommit = true; break;
-      case Opt::kOversubscribe: r.sharing = model::SharingMode::kOversubscribe; break;
-      case Opt::kParsable: st->parsable = true; break;
+      case Opt::kOutput:
+        st->output = v;
+        break;
+      case Opt::kOvercommit:
+        r.overcommit = true;
+        break;
+      case Opt::kOversubscribe:
+        r.sharing = model::SharingMode::kOversubscribe;
+        break;
+      case Opt::kParsable:
+        st->parsable = true;
+        break;
       case Opt::kPartition: {
         r.partitions.clear();
         for (std::string_view p : core::Split(v, ',')) {
@@ -418,7 +513,9 @@ class Resolver {
         }
         break;
       }
-      case Opt::kPrefer: r.prefer = v; break;
+      case Opt::kPrefer:
+        r.prefer = v;
+        break;
       case Opt::kPriority: {
         if (core::EqualsIgnoreCase(v, "TOP")) {
           r.priority = model::kPriorityTop;
@@ -427,21 +524,32 @@ class Resolver {
         std::optional<int64_t> p = SlurmInt(v);
         if (!p || *p < 0 || *p >= model::kPriorityTop) {
           return Fail(StrCat("sbatch: error: Invalid --priority value '", v,
-                             "': expected a number from 0 to ", model::kPriorityTop - 1,
-                             " or TOP"),
+                             "': expected a number from 0 to ", model::kPriorityTop - 1, " or TOP"),
                       kOptionErrorExit);
         }
         r.priority = *p;
         break;
       }
-      case Opt::kQos: r.qos = v; break;
-      case Opt::kQuiet: st->quiet = true; break;
-      case Opt::kReservation: r.reservation = v; break;
+      case Opt::kQos:
+        r.qos = v;
+        break;
+      case Opt::kQuiet:
+        st->quiet = true;
+        break;
+      case Opt::kReservation:
+        r.reservation = v;
+        break;
+      case Opt::kSegment: {
+        ASSIGN_OR_RETURN(r.segment, Count(o.id, v));
+        break;
+      }
       case Opt::kSignal:
         if (!ValidSignal(v)) return BadSpec(o.id);
         r.signal = v;
         break;
-      case Opt::kSpreadJob: r.spread_job = true; break;
+      case Opt::kSpreadJob:
+        r.spread_job = true;
+        break;
       case Opt::kSwitches: {
         size_t at = v.find('@');
         ASSIGN_OR_RETURN(r.switches, Count(o.id, std::string_view(v).substr(0, at)));
@@ -457,7 +565,9 @@ class Resolver {
         }
         break;
       }
-      case Opt::kTestOnly: r.test_only = true; break;
+      case Opt::kTestOnly:
+        r.test_only = true;
+        break;
       case Opt::kTime:
       case Opt::kTimeMin: {
         std::optional<int64_t> t = TimeLimit(v);
@@ -471,10 +581,18 @@ class Resolver {
         r.tmp_mb = *mb;
         break;
       }
-      case Opt::kUseMinNodes: r.use_min_nodes = true; break;
-      case Opt::kVerbose: ++st->verbose; break;
-      case Opt::kWait: st->wait = true; break;
-      case Opt::kWckey: r.wckey = v; break;
+      case Opt::kUseMinNodes:
+        r.use_min_nodes = true;
+        break;
+      case Opt::kVerbose:
+        ++st->verbose;
+        break;
+      case Opt::kWait:
+        st->wait = true;
+        break;
+      case Opt::kWckey:
+        r.wckey = v;
+        break;
       case Opt::kWrap:
         if (source == Source::kCommandLine) {
           st->wrap = v;
@@ -498,7 +616,9 @@ class Resolver {
       case Opt::kMailType:
         if (!ValidMailType(v)) return BadSpec(o.id);
         break;
-      case Opt::kCoresPerSocket: case Opt::kSocketsPerNode: case Opt::kThreadsPerCore:
+      case Opt::kCoresPerSocket:
+      case Opt::kSocketsPerNode:
+      case Opt::kThreadsPerCore:
       case Opt::kNtasksPerTres:
         RETURN_IF_ERROR(Count(o.id, v).status());
         break;
@@ -657,13 +777,27 @@ std::vector<EnvOption> EnvironmentOptions(const std::map<std::string, std::strin
 // Undoes a flag option (see EnvOption).
 void ResetFlag(Opt id, State* st) {
   switch (id) {
-    case Opt::kRequeue: case Opt::kNoRequeue: st->r.requeue.reset(); break;
-    case Opt::kNoKill: st->r.no_kill = false; break;
-    case Opt::kOvercommit: st->r.overcommit = false; break;
-    case Opt::kSpreadJob: st->r.spread_job = false; break;
-    case Opt::kUseMinNodes: st->r.use_min_nodes = false; break;
-    case Opt::kWait: st->wait = false; break;
-    default: break;
+    case Opt::kRequeue:
+    case Opt::kNoRequeue:
+      st->r.requeue.reset();
+      break;
+    case Opt::kNoKill:
+      st->r.no_kill = false;
+      break;
+    case Opt::kOvercommit:
+      st->r.overcommit = false;
+      break;
+    case Opt::kSpreadJob:
+      st->r.spread_job = false;
+      break;
+    case Opt::kUseMinNodes:
+      st->r.use_min_nodes = false;
+      break;
+    case Opt::kWait:
+      st->wait = false;
+      break;
+    default:
+      break;
   }
 }
 
@@ -712,6 +846,9 @@ void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
   }
   s.mem_per_node_mb = r->mem_per_node_mb.value_or(0);
   s.mem_per_cpu_mb = r->mem_per_cpu_mb.value_or(0);
+  s.mem_per_gpu_mb = r->mem_per_gpu_mb.value_or(0);
+  s.cpus_per_gpu = r->cpus_per_gpu.value_or(0);
+  s.segment = r->segment.value_or(0);
 
   // GPUs: per node from --gpus-per-node (or --gres=gpu), per task from --gpus-per-task or
   // --gpus spread over the tasks.
@@ -790,8 +927,7 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
   Resolver resolver(now, settings);
 
   // 1. The command line, in order, as sbatch's first pass reads it.
-  internal::ScanResult cli =
-      internal::ScanOptions(argv.empty() ? argv : argv.subspan(1));
+  internal::ScanResult cli = internal::ScanOptions(argv.empty() ? argv : argv.subspan(1));
   {
     State scratch;
     for (const ParsedOption& o : cli.options) {
@@ -803,8 +939,9 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
       }
     }
     if (!cli.error.ok()) {
-      return Fail(StrCat(std::string(cli.error.message()), "\nTry \"sbatch --help\" for more information"),
-                  kOptionErrorExit);
+      return Fail(
+          StrCat(std::string(cli.error.message()), "\nTry \"sbatch --help\" for more information"),
+          kOptionErrorExit);
     }
     if (scratch.action == SbatchInput::Action::kGresHelp) {
       in.action = scratch.action;
@@ -820,16 +957,16 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
     bool quiet = std::any_of(cli.options.begin(), cli.options.end(),
                              [](const ParsedOption& o) { return o.id == Opt::kQuiet; });
     if (verbose && quiet) {
-      return Fail("sbatch: error: don't specify both --verbose (-v) and --quiet (-Q)",
-                  error_exit);
+      return Fail("sbatch: error: don't specify both --verbose (-v) and --quiet (-Q)", error_exit);
     }
   }
   bool wrap = std::any_of(cli.options.begin(), cli.options.end(),
                           [](const ParsedOption& o) { return o.id == Opt::kWrap; });
   if (!cli.rest.empty() && cli.rest[0] == ":") {
-    return Fail("sbatch: error: heterogeneous jobs (option groups separated by ':') are not "
-                "supported by Loom; submit the components as separate jobs",
-                error_exit);
+    return Fail(
+        "sbatch: error: heterogeneous jobs (option groups separated by ':') are not "
+        "supported by Loom; submit the components as separate jobs",
+        error_exit);
   }
   if (wrap && !cli.rest.empty()) {
     return Fail("sbatch: error: Script arguments not permitted with --wrap option", error_exit);
@@ -850,13 +987,14 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
         RETURN_IF_ERROR(resolver.Apply(o, Source::kScript, &st));
       }
       if (!line.error.ok()) {
-        return Fail(StrCat(std::string(line.error.message()), "\nTry \"sbatch --help\" for more information"),
+        return Fail(StrCat(std::string(line.error.message()),
+                           "\nTry \"sbatch --help\" for more information"),
                     kOptionErrorExit);
       }
       if (!line.rest.empty()) {
-        return Fail(StrCat("sbatch: error: Invalid directive found in batch script: ",
-                           line.rest[0]),
-                    kOptionErrorExit);
+        return Fail(
+            StrCat("sbatch: error: Invalid directive found in batch script: ", line.rest[0]),
+            kOptionErrorExit);
       }
     }
     script_text = std::string(script);
@@ -870,9 +1008,10 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
     if (IsMemOption(e.option.id)) env_mem.insert(e.option.id);
   }
   if (env_mem.size() > 1) {
-    return Fail("sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE "
-                "are mutually exclusive.",
-                kFatalExit);
+    return Fail(
+        "sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE "
+        "are mutually exclusive.",
+        kFatalExit);
   }
   bool cli_mem = std::any_of(cli.options.begin(), cli.options.end(),
                              [](const ParsedOption& o) { return IsMemOption(o.id); });
@@ -898,8 +1037,8 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
 
   // 5. The checks sbatch makes once every source is in.
   JobRequest& r = st.r;
-  int mem_options = (r.mem_per_node_mb ? 1 : 0) + (r.mem_per_cpu_mb ? 1 : 0) +
-                    (r.mem_per_gpu_mb ? 1 : 0);
+  int mem_options =
+      (r.mem_per_node_mb ? 1 : 0) + (r.mem_per_cpu_mb ? 1 : 0) + (r.mem_per_gpu_mb ? 1 : 0);
   if (mem_options > 1) {
     return Fail("sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.",
                 kFatalExit);
@@ -910,19 +1049,22 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
   }
   if (r.ntasks_per_gpu) {
     if (st.gpus_per_task) {
-      return Fail("sbatch: fatal: --gpus-per-task is mutually exclusive with --ntasks-per-gpu "
-                  "and SLURM_NTASKS_PER_GPU",
-                  kFatalExit);
+      return Fail(
+          "sbatch: fatal: --gpus-per-task is mutually exclusive with --ntasks-per-gpu "
+          "and SLURM_NTASKS_PER_GPU",
+          kFatalExit);
     }
     if (st.gpus_per_socket) {
-      return Fail("sbatch: fatal: --gpus-per-socket is mutually exclusive with --ntasks-per-gpu "
-                  "and SLURM_NTASKS_PER_GPU",
-                  kFatalExit);
+      return Fail(
+          "sbatch: fatal: --gpus-per-socket is mutually exclusive with --ntasks-per-gpu "
+          "and SLURM_NTASKS_PER_GPU",
+          kFatalExit);
     }
     if (r.ntasks_per_node) {
-      return Fail("sbatch: fatal: --ntasks-per-node is mutually exclusive with --ntasks-per-gpu "
-                  "and SLURM_NTASKS_PER_GPU",
-                  kFatalExit);
+      return Fail(
+          "sbatch: fatal: --ntasks-per-node is mutually exclusive with --ntasks-per-gpu "
+          "and SLURM_NTASKS_PER_GPU",
+          kFatalExit);
     }
   }
   if (r.ntasks && r.min_nodes && *r.ntasks < *r.min_nodes) {
@@ -963,8 +1105,9 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
   }
   if (st.export_text) {
     StatusOr<model::ExportPolicy> policy = model::ParseExportPolicy(*st.export_text);
-    if (!policy.ok()) return Fail(StrCat("sbatch: error: ", std::string(policy.status().message())),
-                                  kOptionErrorExit);
+    if (!policy.ok())
+      return Fail(StrCat("sbatch: error: ", std::string(policy.status().message())),
+                  kOptionErrorExit);
     r.export_policy = *policy;
   }
 

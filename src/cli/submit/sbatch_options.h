@@ -33,9 +33,9 @@ inline constexpr int kOptionErrorExit = 255;
 
 // What the cluster configuration and the submitting host contribute.
 struct SbatchSettings {
-  int64_t max_array_size = 1001;                     // slurm.conf MaxArraySize
-  std::vector<std::string> gres_types = {"gpu"};     // slurm.conf GresTypes
-  absl::TimeZone time_zone = absl::UTCTimeZone();    // the host's, for --begin/--deadline
+  int64_t max_array_size = 1001;                   // slurm.conf MaxArraySize
+  std::vector<std::string> gres_types = {"gpu"};   // slurm.conf GresTypes
+  absl::TimeZone time_zone = absl::UTCTimeZone();  // the host's, for --begin/--deadline
   // The submitting process's working directory: relative --chdir, --output, --error and
   // --input paths are made absolute against it (or against --chdir). Empty: $PWD from the
   // environment; when that is missing too, paths stay as written.
@@ -46,7 +46,7 @@ struct SbatchSettings {
 struct SbatchCommandLine {
   std::optional<std::string> script_path;  // unset: standard input (or --wrap)
   std::vector<std::string> script_args;
-  bool wrap = false;                       // --wrap given: no script is read
+  bool wrap = false;  // --wrap given: no script is read
 };
 
 // Finds the script on a command line (argv as main() receives it: argv[0] is the command's

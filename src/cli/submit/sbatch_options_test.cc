@@ -1,10 +1,10 @@
 #include "cli/submit/sbatch_options.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "core/strings.h"
 #include "core/time_format.h"
@@ -120,7 +120,8 @@ TEST(ParseSbatch, DirectiveWords) {
               Directives({"-J x foo"}));
   ExpectError({"job.sh"}, "sbatch: fatal: job.sh: line 2: Unmatched `\"` in [ \"abc]", 1,
               Directives({"-J \"abc"}));
-  ExpectError({}, "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information",
+  ExpectError({},
+              "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information",
               255, Directives({"--bogus"}));
 }
 
@@ -170,7 +171,8 @@ TEST(ParseSbatch, ExitStatusFromTheEnvironment) {
   StatusOr<SbatchInput> zero = Parse({}, kScript, {{"SLURM_EXIT_ERROR", "0"}});
   ASSERT_TRUE(zero.ok());
   EXPECT_EQ(zero->error_exit, 1);
-  EXPECT_EQ(zero->warnings, std::vector<std::string>{"sbatch: error: SLURM_EXIT_ERROR has zero value"});
+  EXPECT_EQ(zero->warnings,
+            std::vector<std::string>{"sbatch: error: SLURM_EXIT_ERROR has zero value"});
   EXPECT_EQ(Parse({}, kScript, {{"SLURM_EXIT_ERROR", "3"}})->error_exit, 3);
   EXPECT_EQ(SbatchExitCode(absl::OkStatus()), 0);
   EXPECT_EQ(SbatchExitCode(absl::InternalError("x")), 1);
@@ -182,7 +184,8 @@ TEST(ParseSbatch, GetoptErrors) {
   ExpectError({"-f"}, "sbatch: invalid option -- 'f'" + kTry, 255);
   ExpectError({"--a=5"},
               "sbatch: option '--a=5' is ambiguous; possibilities: '--account' '--acctg-freq' "
-              "'--array'" + kTry,
+              "'--array'" +
+                  kTry,
               255);
   ExpectError({"--job-name"}, "sbatch: option '--job-name' requires an argument" + kTry, 255);
   ExpectError({"-HJ"}, "sbatch: option requires an argument -- 'J'" + kTry, 255);
@@ -255,21 +258,26 @@ TEST(ParseSbatch, Counts) {
   EXPECT_EQ(r.ntasks, 8);
   EXPECT_EQ(r.mincpus, 2);
   EXPECT_EQ(Request({"-N", "2k"}).min_nodes, 2048);
-  ExpectError({"-N", "4-2"}, "sbatch: error: Maximum node count 2 is less than minimum node count 4",
-              255);
-  ExpectError({"-N", "2-"}, "sbatch: error: Maximum node count -1 is less than minimum node count 2",
-              255);
+  ExpectError({"-N", "4-2"},
+              "sbatch: error: Maximum node count 2 is less than minimum node count 4", 255);
+  ExpectError({"-N", "2-"},
+              "sbatch: error: Maximum node count -1 is less than minimum node count 2", 255);
   ExpectError({"-N", "abc"}, "sbatch: error: \"abc\" is not a valid node count", 255);
   ExpectError({"-N", "2-x"}, "sbatch: error: \"x\" is not a valid node count", 255);
   ExpectError({"-N", "0"}, "sbatch: error: \"0\" is not a valid node count", 255);
   for (auto [opt, name] : std::vector<std::pair<std::string, std::string>>{
-           {"-n", "--ntasks"}, {"-c", "--cpus-per-task"}, {"--ntasks-per-node", "--ntasks-per-node"},
-           {"--tasks-per-node", "--ntasks-per-node"}, {"--cpus-per-gpu", "--cpus-per-gpu"},
-           {"--mincpus", "--mincpus"}, {"--switches", "--switches"},
-           {"--ntasks-per-core", "--ntasks-per-core"}, {"--threads-per-core", "--threads-per-core"}}) {
+           {"-n", "--ntasks"},
+           {"-c", "--cpus-per-task"},
+           {"--ntasks-per-node", "--ntasks-per-node"},
+           {"--tasks-per-node", "--ntasks-per-node"},
+           {"--cpus-per-gpu", "--cpus-per-gpu"},
+           {"--mincpus", "--mincpus"},
+           {"--switches", "--switches"},
+           {"--ntasks-per-core", "--ntasks-per-core"},
+           {"--threads-per-core", "--threads-per-core"}}) {
     for (std::string bad : {"0", "-1", "x", "2k", "1.5", "99999999999"}) {
-      ExpectError({opt, bad}, "sbatch: error: Invalid numeric value \"" + bad + "\" for " + name + ".",
-                  1);
+      ExpectError({opt, bad},
+                  "sbatch: error: Invalid numeric value \"" + bad + "\" for " + name + ".", 1);
     }
   }
   // Fewer tasks than nodes: Slurm lowers the node count, with a warning.
@@ -308,8 +316,9 @@ TEST(ParseSbatch, MemoryFromTheEnvironment) {
   // ...and overrides the same one.
   EXPECT_EQ(Request({}, Directives({"--mem=3G"}), {{"SBATCH_MEM_PER_NODE", "5G"}}).mem_per_node_mb,
             5120);
-  ExpectError({}, "sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are "
-                  "mutually exclusive.",
+  ExpectError({},
+              "sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are "
+              "mutually exclusive.",
               1, kScript, {{"SBATCH_MEM_PER_GPU", "3G"}, {"SBATCH_MEM_PER_CPU", "1G"}});
 }
 
@@ -356,10 +365,12 @@ TEST(ParseSbatch, Gpus) {
   ExpectError({"--gres=gpu:-1"}, kGres, 1);
   ExpectError({"--gpus=a:b:c"}, kGres, 1);
   ExpectError({"-c", "2", "--cpus-per-gpu=4"},
-              "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n" + kGres, 1);
+              "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n" + kGres,
+              1);
   ExpectError({"--gpus-per-task=2"},
               "sbatch: error: Failed to validate job spec. --gpus-per-task used without either "
-              "--gpus or -n/--ntasks is not allowed.\n" + kGres,
+              "--gpus or -n/--ntasks is not allowed.\n" +
+                  kGres,
               1);
   ExpectError({"-n", "4", "--ntasks-per-gpu=2", "--gpus-per-task=1"},
               "sbatch: fatal: --gpus-per-task is mutually exclusive with --ntasks-per-gpu and "
@@ -392,11 +403,20 @@ TEST(ParseSbatch, ShapeDerivation) {
   EXPECT_EQ(packed.min_nodes, 2);
   // One task per node by default.
   EXPECT_EQ(Request({"-N", "3"}).shape.ntasks, 3);
+  // CPUs and memory that follow the GPUs; segments of a topology/block cluster.
+  model::JobShape g = Request({"--gpus-per-node=4", "--cpus-per-gpu=12", "--mem-per-gpu=100G", "-N",
+                               "4", "--segment=2"})
+                          .shape;
+  EXPECT_EQ(g.cpus_per_gpu, 12);
+  EXPECT_EQ(g.mem_per_gpu_mb, 100 * 1024);
+  EXPECT_EQ(g.segment, 2);
+  ExpectError({"--segment=0"}, "sbatch: error: Invalid numeric value \"0\" for --segment.", 1);
 }
 
 TEST(ParseSbatch, Scheduling) {
-  JobRequest r = Request({"-H", "--nice=10", "--priority=TOP", "--requeue", "--kill-on-invalid-dep=no",
-                          "--dependency=afterok:1:2,afterany:3", "--array=0-99%5", "-k"});
+  JobRequest r =
+      Request({"-H", "--nice=10", "--priority=TOP", "--requeue", "--kill-on-invalid-dep=no",
+               "--dependency=afterok:1:2,afterany:3", "--array=0-99%5", "-k"});
   EXPECT_TRUE(r.hold);
   EXPECT_EQ(r.nice, 10);
   EXPECT_EQ(r.priority, model::kPriorityTop);
@@ -420,8 +440,8 @@ TEST(ParseSbatch, Scheduling) {
   ExpectError({"--nice=2147483646"},
               "sbatch: error: Invalid --nice value, out of range (+/- 2147483645)", 255);
   ExpectError({"--nice=x"}, "sbatch: error: Invalid --nice value", 255);
-  ExpectError({"--kill-on-invalid-dep=x"}, "sbatch: error: Invalid --kill-on-invalid-dep specification",
-              255);
+  ExpectError({"--kill-on-invalid-dep=x"},
+              "sbatch: error: Invalid --kill-on-invalid-dep specification", 255);
   ExpectError({"-kfoo"}, "sbatch: error: Invalid --no-kill specification", 255);
   ExpectError({"--priority=x"},
               "sbatch: error: Invalid --priority value 'x': expected a number from 0 to 4294967292 "
@@ -430,7 +450,8 @@ TEST(ParseSbatch, Scheduling) {
 }
 
 TEST(ParseSbatch, ArrayAndDependencyErrorsAreTheControllers) {
-  const std::string kArray = "sbatch: error: Batch job submission failed: Invalid job array specification";
+  const std::string kArray =
+      "sbatch: error: Batch job submission failed: Invalid job array specification";
   for (std::string bad : {"x", "5-1", "1-10:0", "1-3%", "%2", "0-1001"}) {
     ExpectError({"--array=" + bad}, kArray, 1);
   }
@@ -439,8 +460,8 @@ TEST(ParseSbatch, ArrayAndDependencyErrorsAreTheControllers) {
   EXPECT_TRUE(Parse({"--array=0-5000"}, kScript, {}, big).ok());
   ExpectError({"--array=x"}, kArray, 9, kScript, {{"SLURM_EXIT_ERROR", "9"}});
   const std::string kDep = "sbatch: error: Batch job submission failed: Job dependency problem";
-  for (std::string bad : {"x", "afterok", "afterok:abc", "afterok:1,afterany:2?afterok:3",
-                          "afterok:1+10"}) {
+  for (std::string bad :
+       {"x", "afterok", "afterok:abc", "afterok:1,afterany:2?afterok:3", "afterok:1+10"}) {
     ExpectError({"--dependency=" + bad}, kDep, 1);
   }
   ExpectError({"--constraint=a&&b"},
@@ -458,9 +479,10 @@ TEST(ParseSbatch, BeginAndDeadline) {
               "sbatch: error: Invalid --begin specification",
               255);
   ExpectError({"--begin="}, "sbatch: error: Invalid --begin specification", 255);
-  ExpectError({"--deadline=x"},
-              "Invalid time specification (pos=0): x\nsbatch: error: Invalid --deadline specification",
-              255);
+  ExpectError(
+      {"--deadline=x"},
+      "Invalid time specification (pos=0): x\nsbatch: error: Invalid --deadline specification",
+      255);
 }
 
 TEST(ParseSbatch, Sharing) {
@@ -475,8 +497,8 @@ TEST(ParseSbatch, Sharing) {
 TEST(ParseSbatch, FilesAndDirectories) {
   SbatchSettings settings;
   settings.submit_dir = "/home/alice/run";
-  StatusOr<SbatchInput> in = Parse({"-D", "sub", "-o", "out-%j.txt", "-e", "/abs/err", "-i", "none"},
-                                   kScript, {}, settings);
+  StatusOr<SbatchInput> in = Parse(
+      {"-D", "sub", "-o", "out-%j.txt", "-e", "/abs/err", "-i", "none"}, kScript, {}, settings);
   ASSERT_TRUE(in.ok());
   EXPECT_EQ(in->request.work_dir, "/home/alice/run/sub");
   EXPECT_EQ(in->request.stdout_pattern, "/home/alice/run/sub/out-%j.txt");
@@ -515,16 +537,26 @@ TEST(ParseSbatch, Export) {
 
 TEST(ParseSbatch, EnvironmentVariables) {
   JobRequest r = Request({}, kScript,
-                         {{"SBATCH_ACCOUNT", "acct"}, {"SBATCH_PARTITION", "p"}, {"SBATCH_QOS", "q"},
-                          {"SBATCH_ARRAY_INX", "1-3"}, {"SBATCH_GPUS_PER_NODE", "2"},
-                          {"SBATCH_EXCLUSIVE", ""}, {"SBATCH_OUTPUT", "/o"}, {"SBATCH_ERROR", "/e"},
-                          {"SBATCH_INPUT", "/i"}, {"SBATCH_REQ_SWITCH", "2"},
-                          {"SBATCH_WAIT4SWITCH", "10"}, {"SBATCH_CONSTRAINT", "ib"},
-                          {"SBATCH_RESERVATION", "r"}, {"SBATCH_WCKEY", "w"},
-                          {"SBATCH_SIGNAL", "USR1@60"}, {"SBATCH_OPEN_MODE", "append"},
+                         {{"SBATCH_ACCOUNT", "acct"},
+                          {"SBATCH_PARTITION", "p"},
+                          {"SBATCH_QOS", "q"},
+                          {"SBATCH_ARRAY_INX", "1-3"},
+                          {"SBATCH_GPUS_PER_NODE", "2"},
+                          {"SBATCH_EXCLUSIVE", ""},
+                          {"SBATCH_OUTPUT", "/o"},
+                          {"SBATCH_ERROR", "/e"},
+                          {"SBATCH_INPUT", "/i"},
+                          {"SBATCH_REQ_SWITCH", "2"},
+                          {"SBATCH_WAIT4SWITCH", "10"},
+                          {"SBATCH_CONSTRAINT", "ib"},
+                          {"SBATCH_RESERVATION", "r"},
+                          {"SBATCH_WCKEY", "w"},
+                          {"SBATCH_SIGNAL", "USR1@60"},
+                          {"SBATCH_OPEN_MODE", "append"},
                           {"SBATCH_TIMELIMIT", "1:00:00"},
                           // Not sbatch input variables: ignored.
-                          {"SBATCH_NODES", "9"}, {"SBATCH_NTASKS", "9"}});
+                          {"SBATCH_NODES", "9"},
+                          {"SBATCH_NTASKS", "9"}});
   EXPECT_EQ(r.account, "acct");
   EXPECT_EQ(r.partitions, std::vector<std::string>{"p"});
   EXPECT_EQ(r.qos, "q");
@@ -548,8 +580,11 @@ TEST(ParseSbatch, EnvironmentVariables) {
 
 TEST(ParseSbatch, EnvironmentFlags) {
   // Set by "", "yes" or a non-zero number; any other value resets the option.
-  StatusOr<SbatchInput> in = Parse({}, kScript, {{"SBATCH_WAIT", "yes"}, {"SBATCH_OVERCOMMIT", "1"},
-                                                 {"SBATCH_SPREAD_JOB", ""}, {"SBATCH_DEBUG", "1"}});
+  StatusOr<SbatchInput> in = Parse({}, kScript,
+                                   {{"SBATCH_WAIT", "yes"},
+                                    {"SBATCH_OVERCOMMIT", "1"},
+                                    {"SBATCH_SPREAD_JOB", ""},
+                                    {"SBATCH_DEBUG", "1"}});
   ASSERT_TRUE(in.ok());
   EXPECT_TRUE(in->wait);
   EXPECT_TRUE(in->request.overcommit);
@@ -574,9 +609,8 @@ TEST(ParseSbatch, ReportingOptions) {
 }
 
 TEST(ParseSbatch, OptionsLoomDoesNotActOn) {
-  StatusOr<SbatchInput> in =
-      Parse({"--mail-type=BEGIN,end", "--mail-user=a@b", "--cpu-freq=high", "--hint=compute_bound",
-             "--mail-type=FAIL"});
+  StatusOr<SbatchInput> in = Parse({"--mail-type=BEGIN,end", "--mail-user=a@b", "--cpu-freq=high",
+                                    "--hint=compute_bound", "--mail-type=FAIL"});
   ASSERT_TRUE(in.ok());
   EXPECT_EQ(in->request.ignored_options.at("mail-type"), "FAIL");
   EXPECT_EQ(in->request.ignored_options.at("cpu-freq"), "high");
@@ -592,11 +626,30 @@ TEST(ParseSbatch, OptionsLoomDoesNotActOn) {
 }
 
 TEST(ParseSbatch, OtherOptions) {
-  JobRequest r = Request({"-A", "acct", "-q", "high", "--reservation=r1", "--wckey=w", "--comment=c d",
-                          "-L", "matlab:2", "-w", "n[1-2]", "-x", "n3", "--contiguous",
-                          "--spread-job", "--use-min-nodes", "--prefer=fast", "--uid=1000",
-                          "--gid=100", "--get-user-env", "--export-file=/tmp/env",
-                          "--signal=B:USR1@30", "--ntasks-per-socket=2", "--ntasks-per-gpu=1"});
+  JobRequest r = Request({"-A",
+                          "acct",
+                          "-q",
+                          "high",
+                          "--reservation=r1",
+                          "--wckey=w",
+                          "--comment=c d",
+                          "-L",
+                          "matlab:2",
+                          "-w",
+                          "n[1-2]",
+                          "-x",
+                          "n3",
+                          "--contiguous",
+                          "--spread-job",
+                          "--use-min-nodes",
+                          "--prefer=fast",
+                          "--uid=1000",
+                          "--gid=100",
+                          "--get-user-env",
+                          "--export-file=/tmp/env",
+                          "--signal=B:USR1@30",
+                          "--ntasks-per-socket=2",
+                          "--ntasks-per-gpu=1"});
   EXPECT_EQ(r.account, "acct");
   EXPECT_EQ(r.qos, "high");
   EXPECT_EQ(r.reservation, "r1");
@@ -637,7 +690,8 @@ TEST(ParseSbatch, HeterogeneousJobsAreRefused) {
 }
 
 TEST(ScanSbatchCommandLine, FindsTheScript) {
-  SbatchCommandLine c = ScanSbatchCommandLine(Argv({"-N", "2", "--job-name", "x", "run.sh", "-N", "3"}));
+  SbatchCommandLine c =
+      ScanSbatchCommandLine(Argv({"-N", "2", "--job-name", "x", "run.sh", "-N", "3"}));
   EXPECT_EQ(c.script_path, "run.sh");
   EXPECT_EQ(c.script_args, (std::vector<std::string>{"-N", "3"}));
   EXPECT_FALSE(c.wrap);

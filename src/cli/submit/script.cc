@@ -114,7 +114,7 @@ StatusOr<std::vector<Directive>> ExtractDirectives(std::string_view script,
     }
     std::string_view body = core::Trim(line);
     if (body.empty() || body.front() == '#') continue;  // blank or a comment
-    break;  // the first command: directives end here
+    break;                                              // the first command: directives end here
   }
   return out;
 }

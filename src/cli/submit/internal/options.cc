@@ -99,6 +99,7 @@ constexpr OptionSpec kTable[] = {
     {"reboot", 0, kNo, Opt::kReboot},
     {"requeue", 0, kNo, Opt::kRequeue},
     {"reservation", 0, kReq, Opt::kReservation},
+    {"segment", 0, kReq, Opt::kSegment},
     {"signal", 0, kReq, Opt::kSignal},
     {"sockets-per-node", 0, kReq, Opt::kSocketsPerNode},
     {"spread-job", 0, kNo, Opt::kSpreadJob},

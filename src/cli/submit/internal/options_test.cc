@@ -1,8 +1,8 @@
 #include "cli/submit/internal/options.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 namespace loom::cli::submit::internal {
 namespace {
