@@ -1,0 +1,533 @@
+#include "ctld/core.h"
+
+#include <algorithm>
+#include <csignal>
+#include <sys/wait.h>
+
+#include "core/strings.h"
+#include "core/time_format.h"
+#include "sched/config.h"
+#include "sched/select/constraint.h"
+#include "sched/select/selector.h"
+
+namespace loom::ctld {
+namespace {
+
+using model::JobState;
+using model::PendingReason;
+
+// priority/basic: earlier jobs first. A held job has priority 0.
+constexpr int64_t kBasePriority = 4294901760;
+
+bool Running(JobState s) { return s == JobState::kRunning || s == JobState::kCompleting; }
+
+}  // namespace
+
+ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options,
+                               JobId first_job_id)
+    : site_(site), opt_(options), cluster_(sched::ClusterFromSite(site)), next_id_(first_job_id) {
+  auto policy = sched::MakePolicy(sched::PolicyNameFromConfig(site.cluster),
+                                  sched::PolicyOptionsFromConfig(site.cluster));
+  policy_ = policy.ok() ? std::move(*policy) : nullptr;
+  if (!policy_) policy_ = std::move(*sched::MakePolicy("easy", sched::PolicyOptions{}));
+  node_alive_.assign(cluster_.nodes.size(), 0);
+  last_seen_.assign(cluster_.nodes.size(), 0);
+  // No node takes work before its daemon registers.
+  for (model::Node& n : cluster_.nodes) {
+    if (n.state == model::NodeState::kIdle) {
+      n.state = model::NodeState::kDown;
+      n.reason = "Not responding";
+    }
+  }
+  ++cluster_.generation;
+}
+
+void ControllerCore::Changed(const JobEntry& e, Effects* fx) {
+  if (fx) fx->changed.push_back(e.key);
+}
+
+JobEntry* ControllerCore::FindMutable(JobId id) {
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return nullptr;
+  auto e = jobs_.find(it->second);
+  return e == jobs_.end() ? nullptr : &e->second;
+}
+
+const JobEntry* ControllerCore::Find(JobId id) const {
+  return const_cast<ControllerCore*>(this)->FindMutable(id);
+}
+
+std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
+  std::vector<const JobEntry*> out;
+  for (const auto& [key, e] : jobs_) {
+    if (e.job.id == id || e.array_job_id == id) out.push_back(&e);
+  }
+  return out;
+}
+
+bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
+  return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
+}
+
+StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
+                                       Time now, Effects* fx) {
+  // Partition: the first one named that exists, or the default.
+  int32_t part = -1;
+  if (request.partitions.empty()) {
+    for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
+      if (cluster_.partitions[p].is_default) part = static_cast<int32_t>(p);
+    }
+    if (part < 0) {
+      return absl::InvalidArgumentError(
+          "No partition specified or system default partition; name one with -p");
+    }
+  } else {
+    for (const std::string& name : request.partitions) {
+      for (size_t p = 0; p < cluster_.partitions.size() && part < 0; ++p) {
+        if (cluster_.partitions[p].name == name) part = static_cast<int32_t>(p);
+      }
+    }
+    if (part < 0) return absl::InvalidArgumentError("Invalid partition name specified");
+  }
+  const model::Partition& partition = cluster_.partitions[part];
+
+  // Some node of the partition, idle, must be able to run it.
+  auto expr = sched::FeatureExpr::Parse(request.constraint);
+  if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
+  std::vector<sched::Candidate> cands;
+  for (int32_t n : partition.nodes) {
+    const model::Node& node = cluster_.nodes[n];
+    if (!expr->Matches(node.features)) continue;
+    if (!request.shape.gpu_type.empty() && node.gpu_type != request.shape.gpu_type) continue;
+    cands.push_back(sched::Candidate{n, node.capacity, node.capacity});
+  }
+  sched::Allocation probe;
+  if (!sched::SelectNodes(request.shape, cands, &probe)) {
+    return absl::InvalidArgumentError("Requested node configuration is not available");
+  }
+
+  // Dependencies must name jobs the controller knows.
+  for (const model::DependencyClause& c : request.dependency.clauses) {
+    for (const model::DependencyTarget& t : c.jobs) {
+      if (JobsWithId(t.job_id).empty()) {
+        return absl::InvalidArgumentError("Job dependency problem");
+      }
+    }
+  }
+
+  auto shared = std::make_shared<const model::JobRequest>(request);
+  const JobId id = next_id_++;
+  if (fx) fx->next_id_changed = true;
+  int64_t limit = request.time_limit_s.value_or(
+      partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
+  auto make = [&](std::optional<int64_t> task) {
+    JobEntry e;
+    e.key = next_key_++;
+    e.request = shared;
+    e.partition = part;
+    e.time_limit_s = limit;
+    model::Job& j = e.job;
+    j.name = request.name;
+    j.uid = who.uid;
+    j.gid = who.gid;
+    j.user = who.user;
+    j.account = request.account;
+    j.partition = partition.name;
+    j.qos = request.qos;
+    j.constraint = request.constraint;
+    j.shape = request.shape;
+    j.time_limit_s = limit;
+    j.nice = request.nice;
+    j.priority = request.hold ? 0 : request.priority.value_or(kBasePriority - static_cast<int64_t>(id));
+    j.reason = request.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
+    j.submit_time = now;
+    j.eligible_time = std::max<int64_t>(now, request.begin_time);
+    if (task) {
+      e.array_job_id = id;
+      e.array_task_id = task;
+    } else {
+      j.id = id;
+      by_id_[id] = e.key;
+    }
+    Changed(e, fx);
+    jobs_.emplace(e.key, std::move(e));
+  };
+  if (request.array) {
+    for (int64_t t : request.array->Indices()) make(t);
+  } else {
+    make(std::nullopt);
+  }
+  return id;
+}
+
+Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t signal,
+                              const Caller& who, Time now, Effects* fx) {
+  std::vector<JobEntry*> targets;
+  for (auto& [key, e] : jobs_) {
+    const bool match = task ? (e.array_job_id == id && e.array_task_id == task) ||
+                                  (e.job.id == id && e.array_task_id == task)
+                            : (e.job.id == id || e.array_job_id == id);
+    if (match) targets.push_back(&e);
+  }
+  if (targets.empty()) return absl::NotFoundError("Invalid job id specified");
+  for (JobEntry* e : targets) {
+    if (!MayActOn(who, *e)) {
+      return absl::PermissionDeniedError("Access/permission denied");
+    }
+  }
+  bool any = false;
+  for (JobEntry* e : targets) {
+    if (model::IsFinal(e->job.state)) continue;
+    any = true;
+    if (signal != 0 && signal != SIGKILL) {
+      if (Running(e->job.state)) {
+        fx->signals.push_back(SignalJob{e->key, e->job.id, signal, {}});
+        for (const sched::NodeAlloc& a : e->alloc) fx->signals.back().nodes.push_back(a.node);
+      }
+      continue;
+    }
+    if (e->job.state == JobState::kPending) {
+      End(*e, JobState::kCancelled, 0, now, fx);
+    } else if (e->job.state == JobState::kRunning) {
+      Kill(*e, JobState::kCancelled, now, fx);
+    }
+  }
+  if (!any) return absl::FailedPreconditionError("Job/step already completing or completed");
+  return absl::OkStatus();
+}
+
+Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
+  bool any = false;
+  for (auto& [key, e] : jobs_) {
+    if (e.job.id != id && e.array_job_id != id) continue;
+    if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
+    if (e.job.state != JobState::kPending) continue;
+    any = true;
+    e.job.priority = 0;
+    e.job.reason = who.uid == e.job.uid ? PendingReason::kJobHeldUser : PendingReason::kJobHeldAdmin;
+    Changed(e, fx);
+  }
+  if (!any) {
+    return JobsWithId(id).empty() ? absl::NotFoundError("Invalid job id specified")
+                                  : absl::FailedPreconditionError("Job is no longer pending execution");
+  }
+  return absl::OkStatus();
+}
+
+Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
+  bool any = false;
+  for (auto& [key, e] : jobs_) {
+    if (e.job.id != id && e.array_job_id != id) continue;
+    if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
+    if (e.job.state != JobState::kPending || e.job.priority != 0) continue;
+    // A user may not release what an administrator held.
+    if (e.job.reason == PendingReason::kJobHeldAdmin && who.uid != 0 &&
+        who.uid != opt_.slurm_user_uid) {
+      return absl::PermissionDeniedError("Access/permission denied");
+    }
+    any = true;
+    const JobId base = e.job.id ? e.job.id : e.array_job_id;
+    e.job.priority = e.request->priority.value_or(kBasePriority - static_cast<int64_t>(base));
+    e.job.reason = PendingReason::kNone;
+    Changed(e, fx);
+  }
+  if (!any) {
+    return JobsWithId(id).empty() ? absl::NotFoundError("Invalid job id specified")
+                                  : absl::FailedPreconditionError("Job is not held");
+  }
+  return absl::OkStatus();
+}
+
+Status ControllerCore::SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx) {
+  bool found = false;
+  for (auto& [key, e] : jobs_) {
+    if (e.job.id != id && e.array_job_id != id) continue;
+    found = true;
+    if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
+    const bool admin = who.uid == 0 || who.uid == opt_.slurm_user_uid;
+    if (!admin && seconds > e.time_limit_s) {
+      return absl::PermissionDeniedError("Access/permission denied");  // users may only lower it
+    }
+    if (model::IsFinal(e.job.state)) continue;
+    e.time_limit_s = seconds;
+    e.job.time_limit_s = seconds;
+    if (Running(e.job.state)) e.job.end_time = sched::SaturatingAdd(e.job.start_time, seconds);
+    Changed(e, fx);
+  }
+  if (!found) return absl::NotFoundError("Invalid job id specified");
+  return absl::OkStatus();
+}
+
+void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time now, Effects* fx) {
+  if (!e.job.Transition(state, now).ok()) {
+    // From COMPLETING any final state is reachable; anything else is a caller's slip.
+    e.job.state = state;
+    e.job.end_time = now;
+  }
+  e.job.exit_code = exit_code;
+  e.job.reason = PendingReason::kNone;
+  e.alloc.clear();
+  e.kill_at = 0;
+  Changed(e, fx);
+}
+
+void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
+  if (e.job.state != JobState::kRunning) return;
+  (void)e.job.Transition(JobState::kCompleting, now);
+  e.ending_as = as;
+  e.kill_at = now + opt_.kill_wait_s;
+  SignalJob s{e.key, e.job.id, SIGTERM, {}};
+  for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
+  fx->signals.push_back(std::move(s));
+  Changed(e, fx);
+}
+
+void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time now,
+                              Effects* fx) {
+  JobEntry* e = FindMutable(id);
+  if (!e || !Running(e->job.state)) return;  // already ended (a repeated report)
+  JobState state;
+  if (e->job.state == JobState::kCompleting) {
+    state = e->ending_as;
+  } else if (out_of_memory) {
+    state = JobState::kOutOfMemory;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    state = JobState::kCompleted;
+  } else {
+    state = JobState::kFailed;
+  }
+  End(*e, state, status, now, fx);
+}
+
+void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx) {
+  JobEntry* e = FindMutable(id);
+  if (!e || !Running(e->job.state)) return;
+  End(*e, JobState::kFailed, 1 << 8, now, fx);
+  (void)why;  // loomd logs the cause; the job's record keeps the state
+}
+
+void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
+  (void)fx;
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (cluster_.nodes[n].name != node) continue;
+    last_seen_[n] = now;
+    if (!node_alive_[n]) {
+      node_alive_[n] = 1;
+      model::Node& m = cluster_.nodes[n];
+      if (m.state == model::NodeState::kDown && m.reason == "Not responding") {
+        m.state = model::NodeState::kIdle;
+        m.reason.clear();
+      }
+      ++cluster_.generation;
+    }
+    return;
+  }
+}
+
+void ControllerCore::Tick(Time now, Effects* fx) {
+  // Nodes that stopped reporting: DOWN, and their jobs fail or go back to the queue.
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (!node_alive_[n] || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;
+    node_alive_[n] = 0;
+    cluster_.nodes[n].state = model::NodeState::kDown;
+    cluster_.nodes[n].reason = "Not responding";
+    ++cluster_.generation;
+    for (auto& [key, e] : jobs_) {
+      if (!Running(e.job.state)) continue;
+      bool on_node = false;
+      for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == static_cast<int32_t>(n);
+      if (!on_node) continue;
+      if (e.job.state == JobState::kRunning &&
+          e.request->requeue.value_or(opt_.requeue_by_default)) {
+        e.job.state = JobState::kPending;
+        e.job.start_time = 0;
+        e.job.end_time = 0;
+        e.job.reason = PendingReason::kNone;
+        e.alloc.clear();
+        Changed(e, fx);
+      } else {
+        End(e, e.job.state == JobState::kCompleting ? e.ending_as : JobState::kNodeFail,
+            0, now, fx);
+      }
+    }
+  }
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    JobEntry& e = it->second;
+    if (e.job.state == JobState::kRunning && e.time_limit_s < core::kUnlimitedSeconds &&
+        now >= sched::SaturatingAdd(e.job.start_time, e.time_limit_s)) {
+      Kill(e, JobState::kTimeout, now, fx);
+    } else if (e.job.state == JobState::kCompleting && e.kill_at > 0 &&
+               now > e.kill_at + opt_.kill_wait_s) {
+      // SIGKILL went out a KillWait ago and the node never answered: it is gone.
+      End(e, e.ending_as, 0, now, fx);
+    }
+    if (model::IsFinal(e.job.state) && now - e.job.end_time > opt_.min_job_age_s) {
+      if (e.job.id) by_id_.erase(e.job.id);
+      if (fx) fx->changed.push_back(e.key);  // gone from the table: deleted from the store
+      it = jobs_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time now) const {
+  const model::Dependency& dep = e.request->dependency;
+  if (dep.empty()) return DepState::kSatisfied;
+  auto clause_state = [&](const model::DependencyClause& c) {
+    if (c.type == model::DependencyType::kSingleton) {
+      for (const auto& [key, other] : jobs_) {
+        if (key == e.key || other.job.uid != e.job.uid || other.job.name != e.job.name) continue;
+        if (model::IsFinal(other.job.state)) continue;
+        if (Running(other.job.state) || key < e.key) return DepState::kWaiting;
+      }
+      return DepState::kSatisfied;
+    }
+    DepState all = DepState::kSatisfied;
+    for (const model::DependencyTarget& t : c.jobs) {
+      for (const JobEntry* other : JobsWithId(t.job_id)) {
+        if (t.array_task && other->array_task_id != t.array_task) continue;
+        const model::Job& o = other->job;
+        const bool final = model::IsFinal(o.state);
+        const bool ok = o.state == JobState::kCompleted && o.exit_code == 0;
+        DepState s = DepState::kWaiting;
+        switch (c.type) {
+          case model::DependencyType::kAfter:
+            if ((o.start_time > 0 && now >= o.start_time + t.delay_s) || final) {
+              s = DepState::kSatisfied;
+            }
+            break;
+          case model::DependencyType::kAfterAny:
+            if (final) s = DepState::kSatisfied;
+            break;
+          case model::DependencyType::kAfterOk:
+          case model::DependencyType::kAfterCorr:
+            if (final) s = ok ? DepState::kSatisfied : DepState::kNever;
+            break;
+          case model::DependencyType::kAfterNotOk:
+            if (final) s = ok ? DepState::kNever : DepState::kSatisfied;
+            break;
+          default:
+            s = DepState::kSatisfied;
+            break;
+        }
+        if (s == DepState::kNever) return DepState::kNever;
+        if (s == DepState::kWaiting) all = DepState::kWaiting;
+      }
+    }
+    return all;
+  };
+  bool waiting = false, any_satisfied = false, all_never = true;
+  for (const model::DependencyClause& c : dep.clauses) {
+    DepState s = clause_state(c);
+    if (dep.combine == model::Dependency::Combine::kAll) {
+      if (s == DepState::kNever) return DepState::kNever;
+      waiting = waiting || s == DepState::kWaiting;
+    } else {
+      any_satisfied = any_satisfied || s == DepState::kSatisfied;
+      all_never = all_never && s == DepState::kNever;
+    }
+  }
+  if (dep.combine == model::Dependency::Combine::kAll) {
+    return waiting ? DepState::kWaiting : DepState::kSatisfied;
+  }
+  if (any_satisfied) return DepState::kSatisfied;
+  return all_never ? DepState::kNever : DepState::kWaiting;
+}
+
+PendingReason ControllerCore::Blocked(const JobEntry& e, Time now) const {
+  if (e.job.priority == 0) {
+    return e.job.reason == PendingReason::kJobHeldAdmin ? PendingReason::kJobHeldAdmin
+                                                        : PendingReason::kJobHeldUser;
+  }
+  switch (Dependencies(e, now)) {
+    case DepState::kWaiting:
+      return PendingReason::kDependency;
+    case DepState::kNever:
+      return PendingReason::kDependencyNeverSatisfied;
+    case DepState::kSatisfied:
+      break;
+  }
+  if (e.job.eligible_time > now) return PendingReason::kBeginTime;
+  return PendingReason::kNone;
+}
+
+void ControllerCore::Schedule(Time now, Effects* fx) {
+  std::vector<sched::RunningJob> running;
+  std::vector<sched::PendingJob> pending;
+  std::vector<JobEntry*> pending_entry;
+  std::map<JobId, int64_t> array_running;  // running tasks per array
+  for (auto& [key, e] : jobs_) {
+    if (Running(e.job.state)) {
+      const Time end = e.time_limit_s >= core::kUnlimitedSeconds
+                           ? sched::kNever
+                           : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
+      // A job being killed holds its nodes until it is gone.
+      running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time,
+                                          e.job.state == JobState::kCompleting ? sched::kNever : end});
+      if (e.array_job_id) ++array_running[e.array_job_id];
+    }
+  }
+  std::map<JobId, int64_t> array_budget;
+  for (auto& [key, e] : jobs_) {
+    if (e.job.state != JobState::kPending) continue;
+    sched::PendingJob p;
+    p.id = key;
+    p.submit = e.job.submit_time;
+    p.priority = e.job.priority;
+    p.partition = e.partition;
+    p.constraint = e.job.constraint;
+    p.shape = e.job.shape;
+    p.estimate = e.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.time_limit_s;
+    p.blocked = Blocked(e, now);
+    if (p.blocked == PendingReason::kNone && e.array_job_id && e.request->array &&
+        e.request->array->max_running > 0) {
+      auto [it, fresh] = array_budget.try_emplace(
+          e.array_job_id, e.request->array->max_running - array_running[e.array_job_id]);
+      if (it->second <= 0) {
+        p.blocked = PendingReason::kJobArrayTaskLimit;
+      } else {
+        --it->second;  // this task may start in this pass
+      }
+    }
+    pending.push_back(std::move(p));
+    pending_entry.push_back(&e);
+  }
+  sched::PassInput in;
+  in.cluster = &cluster_;
+  in.running = running;
+  in.pending = pending;
+  in.now = now;
+  in.trigger = sched::PassTrigger::kPeriodic;
+  in.next_decision_seq = decision_seq_;
+  sched::PassOutput out;
+  policy_->Pass(in, &out);
+  decision_seq_ = out.next_decision_seq;
+  last_pass_ = out.stats;
+  for (size_t i = 0; i < pending_entry.size(); ++i) {
+    JobEntry& e = *pending_entry[i];
+    PendingReason r = out.reasons[i];
+    if (pending[i].blocked != PendingReason::kNone) r = pending[i].blocked;
+    e.job.reason = r;
+  }
+  for (const sched::JobStart& s : out.starts) {
+    JobEntry& e = *pending_entry[s.pending_index];
+    if (e.job.id == 0) {
+      // An array task becomes a job of its own: the first to start takes the array's id.
+      bool array_id_taken = by_id_.count(e.array_job_id) != 0;
+      e.job.id = array_id_taken ? next_id_++ : e.array_job_id;
+      if (array_id_taken) fx->next_id_changed = true;
+      by_id_[e.job.id] = e.key;
+    }
+    (void)e.job.Transition(JobState::kRunning, now);
+    e.job.end_time = e.time_limit_s >= core::kUnlimitedSeconds
+                         ? 0
+                         : sched::SaturatingAdd(now, e.time_limit_s);
+    e.job.reason = PendingReason::kNone;
+    e.alloc = s.alloc;
+    Changed(e, fx);
+    fx->launches.push_back(Launch{e.key, e.job.id});
+  }
+}
+
+}  // namespace loom::ctld

@@ -1,0 +1,142 @@
+// The controller's state and rules, without threads, clocks or I/O: the job table, node
+// liveness, submissions (arrays, dependencies, holds, begin times), cancellation, job ends,
+// time limits, node failures and the scheduling pass. loomctld's state-owner thread is its
+// only caller; it persists what changed (`Effects::changed`) before answering and carries
+// out the effects (launches, signals) afterwards. Deterministic: the same calls with the
+// same times give the same state. Thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/site_config.h"
+#include "core/status.h"
+#include "model/job.h"
+#include "model/job_request.h"
+#include "sched/backfill/policy.h"
+#include "sched/types.h"
+
+namespace loom::ctld {
+
+using model::JobId;
+using sched::Time;
+
+// One job, or one task of a job array (each task is a job of its own once it runs).
+struct JobEntry {
+  model::Job job;  // id (0 for array tasks that have not started), state, reason, times
+  std::shared_ptr<const model::JobRequest> request;  // shared by the tasks of an array
+  JobId array_job_id = 0;                  // 0: not an array task
+  std::optional<int64_t> array_task_id;
+  int32_t partition = -1;                  // index into the cluster's partitions
+  sched::Allocation alloc;                 // while running: where, with device ids
+  int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
+  model::JobState ending_as = model::JobState::kCompleted;  // while completing
+  Time kill_at = 0;                        // SIGKILL due (cancel or time limit), 0: none
+  uint64_t key = 0;                        // stable identity in the table
+};
+
+// What the caller must do after a call.
+struct Launch {
+  uint64_t key = 0;   // the job's entry
+  JobId job_id = 0;
+};
+struct SignalJob {
+  uint64_t key = 0;
+  JobId job_id = 0;
+  int32_t signal = 0;
+  std::vector<int32_t> nodes;  // node indices
+};
+struct Effects {
+  std::vector<Launch> launches;
+  std::vector<SignalJob> signals;
+  std::vector<uint64_t> changed;  // entries to persist (keys), in change order
+  bool next_id_changed = false;
+};
+
+// Who asks: the identity a MUNGE credential proved.
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+};
+
+struct CoreOptions {
+  int64_t kill_wait_s = 30;        // KillWait
+  int64_t slurmd_timeout_s = 300;  // SlurmdTimeout
+  int64_t min_job_age_s = 300;     // MinJobAge: how long ended jobs stay listed
+  uint32_t slurm_user_uid = 0;     // SlurmUser: may act on any job
+  bool requeue_by_default = true;  // JobRequeue
+  int64_t max_array_size = 1001;
+};
+
+class ControllerCore {
+ public:
+  ControllerCore(const conf::SiteConfig& site, CoreOptions options, JobId first_job_id);
+
+  // A new job (or array). Fails, changing nothing, for an unknown partition, a request no
+  // node could ever run, or a dependency on an unknown job.
+  StatusOr<JobId> Submit(const model::JobRequest& request, const Caller& who, Time now,
+                         Effects* fx);
+
+  // scancel: `task` selects one array task (nullopt: the whole job or array). `signal` 0
+  // cancels (SIGTERM now, SIGKILL after KillWait); another signal is only delivered.
+  Status Signal(JobId id, std::optional<int64_t> task, int32_t signal, const Caller& who, Time now,
+                Effects* fx);
+  Status Hold(JobId id, const Caller& who, Effects* fx);
+  Status Release(JobId id, const Caller& who, Effects* fx);
+  // scontrol update job TimeLimit=: only root and SlurmUser may raise it.
+  Status SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx);
+
+  // loomd said the batch script of `id` ended with wait() status `status`.
+  void JobEnded(JobId id, int32_t status, bool out_of_memory, Time now, Effects* fx);
+  // loomd could not start the job at all (bad work dir, user unknown on the node).
+  void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx);
+
+  // A node's daemon registered or reported in; returns the jobs the controller believes
+  // run there that the node no longer has (they ended while nobody listened).
+  void NodeAlive(const std::string& node, Time now, Effects* fx);
+
+  // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
+  void Tick(Time now, Effects* fx);
+  // One scheduling pass; started jobs become RUNNING and appear in fx->launches.
+  void Schedule(Time now, Effects* fx);
+
+  const std::map<uint64_t, JobEntry>& jobs() const { return jobs_; }
+  const JobEntry* Find(JobId id) const;
+  const sched::Cluster& cluster() const { return cluster_; }
+  JobId next_job_id() const { return next_id_; }
+  bool NodeUp(int32_t node) const { return node_alive_[node] != 0; }
+  const sched::PassStats& last_pass() const { return last_pass_; }
+
+ private:
+  JobEntry* FindMutable(JobId id);
+  bool MayActOn(const Caller& who, const JobEntry& e) const;
+  void Changed(const JobEntry& e, Effects* fx);
+  void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
+  void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
+  // Why `e` may not start now for a reason other than resources, or kNone.
+  model::PendingReason Blocked(const JobEntry& e, Time now) const;
+  // Dependency state: satisfied, waiting, or never satisfiable.
+  enum class DepState { kSatisfied, kWaiting, kNever };
+  DepState Dependencies(const JobEntry& e, Time now) const;
+  std::vector<const JobEntry*> JobsWithId(JobId id) const;
+
+  conf::SiteConfig site_;
+  CoreOptions opt_;
+  sched::Cluster cluster_;
+  std::unique_ptr<sched::Policy> policy_;
+  std::map<uint64_t, JobEntry> jobs_;
+  std::map<JobId, uint64_t> by_id_;  // started or plain jobs
+  uint64_t next_key_ = 1;
+  JobId next_id_;
+  std::vector<char> node_alive_;
+  std::vector<Time> last_seen_;
+  sched::PassStats last_pass_;
+  uint64_t decision_seq_ = 0;
+};
+
+}  // namespace loom::ctld

@@ -1,0 +1,252 @@
+#include "ctld/core.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "core/strings.h"
+
+namespace loom::ctld {
+namespace {
+
+using model::JobState;
+using model::PendingReason;
+
+conf::SiteConfig Site() {
+  const std::string dir = testing::TempDir() + "/ctld_core_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/slurm.conf")
+      << "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+         "GresTypes=gpu\n"
+         "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
+         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n"
+         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n";
+  std::vector<conf::Diagnostic> warnings;
+  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  EXPECT_TRUE(site.ok()) << site.status();
+  return *site;
+}
+
+model::JobRequest Req(int cpus = 1, const std::string& name = "job") {
+  model::JobRequest r;
+  r.name = name;
+  r.shape.ntasks = 1;
+  r.shape.cpus_per_task = cpus;
+  r.time_limit_s = 600;
+  return r;
+}
+
+const Caller kAlice{1001, 1001, "alice"};
+const Caller kBob{1002, 1002, "bob"};
+const Caller kRoot{0, 0, "root"};
+
+class CoreTest : public testing::Test {
+ protected:
+  CoreTest() : core_(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100) {}
+  void Up(Time now) {
+    Effects fx;
+    core_.NodeAlive("n1", now, &fx);
+    core_.NodeAlive("n2", now, &fx);
+  }
+  JobId Submit(const model::JobRequest& r, const Caller& who = kAlice, Time now = 0) {
+    Effects fx;
+    auto id = core_.Submit(r, who, now, &fx);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : 0;
+  }
+  Effects Schedule(Time now) {
+    Effects fx;
+    core_.Schedule(now, &fx);
+    return fx;
+  }
+  JobState State(JobId id) { return core_.Find(id)->job.state; }
+  PendingReason Reason(JobId id) { return core_.Find(id)->job.reason; }
+  ControllerCore core_;
+};
+
+TEST_F(CoreTest, SubmitRunComplete) {
+  JobId id = Submit(Req());
+  EXPECT_EQ(id, 100u);
+  EXPECT_EQ(core_.next_job_id(), 101u);
+  // No node daemon has registered: nothing runs.
+  EXPECT_TRUE(Schedule(1).launches.empty());
+  Up(2);
+  Effects fx = Schedule(3);
+  ASSERT_EQ(fx.launches.size(), 1u);
+  EXPECT_EQ(fx.launches[0].job_id, id);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(core_.Find(id)->job.start_time, 3);
+  Effects end;
+  core_.JobEnded(id, 0, false, 10, &end);
+  EXPECT_EQ(State(id), JobState::kCompleted);
+  EXPECT_EQ(end.changed.size(), 1u);
+  // A non-zero exit fails the job.
+  JobId bad = Submit(Req());
+  Schedule(11);
+  core_.JobEnded(bad, 3 << 8, false, 12, &end);
+  EXPECT_EQ(State(bad), JobState::kFailed);
+}
+
+TEST_F(CoreTest, SubmissionErrorsChangeNothing) {
+  Effects fx;
+  model::JobRequest r = Req();
+  r.partitions = {"nope"};
+  EXPECT_EQ(core_.Submit(r, kAlice, 0, &fx).status().message(), "Invalid partition name specified");
+  r = Req(64);  // more CPUs than any node has
+  EXPECT_EQ(core_.Submit(r, kAlice, 0, &fx).status().message(),
+            "Requested node configuration is not available");
+  r = Req();
+  r.dependency = *model::ParseDependency("afterok:999");
+  EXPECT_EQ(core_.Submit(r, kAlice, 0, &fx).status().message(), "Job dependency problem");
+  EXPECT_TRUE(fx.changed.empty());
+  EXPECT_EQ(core_.next_job_id(), 100u);
+}
+
+TEST_F(CoreTest, ArrayThrottleNeverRunsMoreThanItAllows) {
+  Up(0);
+  model::JobRequest r = Req();
+  r.array = *model::ParseArraySpec("0-4%2");
+  JobId array = Submit(r);
+  Effects fx = Schedule(1);
+  ASSERT_EQ(fx.launches.size(), 2u);
+  EXPECT_EQ(fx.launches[0].job_id, array);  // the first task takes the array's id
+  EXPECT_EQ(fx.launches[1].job_id, array + 1);
+  int throttled = 0;
+  for (const auto& [key, e] : core_.jobs()) {
+    throttled += e.job.reason == PendingReason::kJobArrayTaskLimit;
+  }
+  EXPECT_EQ(throttled, 3);
+  for (Time t = 2; t < 10; ++t) {
+    Effects ended;
+    if (!fx.launches.empty()) core_.JobEnded(fx.launches[0].job_id, 0, false, t, &ended);
+    fx = Schedule(t);
+    int running = 0;
+    for (const auto& [key, e] : core_.jobs()) running += e.job.state == JobState::kRunning;
+    EXPECT_LE(running, 2);
+  }
+}
+
+TEST_F(CoreTest, AfterOkChainAndAfterNotOkNeverSatisfied) {
+  Up(0);
+  JobId a = Submit(Req());
+  model::JobRequest b = Req();
+  b.dependency = *model::ParseDependency(core::StrCat("afterok:", a));
+  JobId bid = Submit(b);
+  model::JobRequest c = Req();
+  c.dependency = *model::ParseDependency(core::StrCat("afternotok:", a));
+  JobId cid = Submit(c);
+  Schedule(1);
+  EXPECT_EQ(State(a), JobState::kRunning);
+  EXPECT_EQ(Reason(bid), PendingReason::kDependency);
+  Effects fx;
+  core_.JobEnded(a, 0, false, 5, &fx);
+  Schedule(6);
+  EXPECT_EQ(State(bid), JobState::kRunning);
+  EXPECT_EQ(State(cid), JobState::kPending);
+  EXPECT_EQ(Reason(cid), PendingReason::kDependencyNeverSatisfied);
+}
+
+TEST_F(CoreTest, SingletonWaitsForTheEarlierJobOfTheSameName) {
+  Up(0);
+  model::JobRequest r = Req(1, "same");
+  r.dependency = *model::ParseDependency("singleton");
+  JobId first = Submit(r);
+  JobId second = Submit(r);
+  Schedule(1);
+  EXPECT_EQ(State(first), JobState::kRunning);
+  EXPECT_EQ(Reason(second), PendingReason::kDependency);
+  Effects fx;
+  core_.JobEnded(first, 0, false, 2, &fx);
+  Schedule(3);
+  EXPECT_EQ(State(second), JobState::kRunning);
+}
+
+TEST_F(CoreTest, TimeLimitEndsAsTimeoutAfterSigterm) {
+  Up(0);
+  JobId id = Submit(Req());
+  Schedule(1);
+  Effects fx;
+  Up(590);  // the nodes keep reporting
+  core_.Tick(600, &fx);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  core_.Tick(601, &fx);
+  EXPECT_EQ(State(id), JobState::kCompleting);
+  ASSERT_EQ(fx.signals.size(), 1u);
+  EXPECT_EQ(fx.signals[0].signal, SIGTERM);
+  core_.JobEnded(id, SIGTERM, false, 603, &fx);
+  EXPECT_EQ(State(id), JobState::kTimeout);
+}
+
+TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
+  Up(0);
+  model::JobRequest keep = Req(8);
+  keep.requeue = false;
+  JobId failed = Submit(keep);
+  JobId requeued = Submit(Req(8));  // JobRequeue: requeue by default
+  Schedule(1);
+  ASSERT_EQ(State(failed), JobState::kRunning);
+  ASSERT_EQ(State(requeued), JobState::kRunning);
+  Effects fx;
+  core_.Tick(300, &fx);
+  EXPECT_EQ(State(failed), JobState::kRunning);
+  core_.Tick(301, &fx);  // SlurmdTimeout passed without a word from either node
+  EXPECT_EQ(State(failed), JobState::kNodeFail);
+  EXPECT_EQ(State(requeued), JobState::kPending);
+  EXPECT_FALSE(core_.NodeUp(0));
+  EXPECT_TRUE(Schedule(302).launches.empty());
+  core_.NodeAlive("n1", 303, &fx);
+  EXPECT_EQ(Schedule(304).launches.size(), 1u);
+}
+
+TEST_F(CoreTest, OnlyOwnersRootAndSlurmUserActOnAJob) {
+  Up(0);
+  JobId id = Submit(Req(), kAlice);
+  Effects fx;
+  EXPECT_EQ(core_.Signal(id, std::nullopt, 0, kBob, 1, &fx).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(core_.Hold(id, kBob, &fx).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_TRUE(core_.Signal(id, std::nullopt, 0, kRoot, 1, &fx).ok());
+  EXPECT_EQ(State(id), JobState::kCancelled);
+  EXPECT_EQ(core_.Signal(4242, std::nullopt, 0, kRoot, 1, &fx).message(),
+            "Invalid job id specified");
+}
+
+TEST_F(CoreTest, HoldAndRelease) {
+  Up(0);
+  model::JobRequest r = Req();
+  r.hold = true;
+  JobId id = Submit(r);
+  Schedule(1);
+  EXPECT_EQ(Reason(id), PendingReason::kJobHeldUser);
+  Effects fx;
+  ASSERT_TRUE(core_.Release(id, kAlice, &fx).ok());
+  Schedule(2);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  // An administrator's hold is not the user's to release.
+  JobId other = Submit(Req(8));
+  JobId blocked = Submit(Req(8));
+  ASSERT_TRUE(core_.Hold(blocked, kRoot, &fx).ok());
+  EXPECT_EQ(core_.Release(blocked, kAlice, &fx).code(), absl::StatusCode::kPermissionDenied);
+  (void)other;
+}
+
+TEST_F(CoreTest, CancelRunningSendsSigtermAndEndsCancelled) {
+  Up(0);
+  JobId id = Submit(Req());
+  Schedule(1);
+  Effects fx;
+  ASSERT_TRUE(core_.Signal(id, std::nullopt, 0, kAlice, 5, &fx).ok());
+  EXPECT_EQ(State(id), JobState::kCompleting);
+  ASSERT_EQ(fx.signals.size(), 1u);
+  core_.JobEnded(id, SIGTERM, false, 6, &fx);
+  EXPECT_EQ(State(id), JobState::kCancelled);
+  // Ended jobs leave the table after MinJobAge.
+  core_.Tick(6 + 301, &fx);
+  EXPECT_EQ(core_.Find(id), nullptr);
+}
+
+}  // namespace
+}  // namespace loom::ctld
