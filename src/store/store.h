@@ -1,0 +1,137 @@
+// The controller's durable state behind one interface: job records, node states, the next
+// job id and a few named values, written in atomic batches and read back whole on start.
+// SQLite (sqlite_store.h) is the embedded implementation; a shared PostgreSQL store for
+// high availability can implement the same interface later.
+//
+// Thread-compatibility: a Store is thread-compatible, not thread-safe. The controller calls
+// it from its state-owner thread only; nothing here takes a lock on the caller's behalf.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/status.h"
+#include "model/job.h"
+#include "model/job_state.h"
+#include "model/node.h"
+
+namespace loom::store {
+
+// What the controller needs to rebuild a job after a restart. The columns are the job's
+// mutable state and the fields it is looked up by; the submission itself travels as an
+// opaque blob the controller serializes (the store never looks inside it).
+struct JobRecord {
+  model::JobId id = 0;                    // > 0 and < 2^63
+  model::JobId array_job_id = 0;          // 0: not part of a job array
+  std::optional<uint32_t> array_task_id;  // set on each task of an array
+  std::string name;
+  std::string user;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string account;
+  std::string partition;
+  model::JobState state = model::JobState::kPending;
+  model::PendingReason reason = model::PendingReason::kNone;
+  int64_t priority = 0;
+  int64_t time_limit_s = 0;  // as model::Job::time_limit_s
+  int32_t exit_code = 0;
+  int64_t submit_time = 0;  // Unix seconds, as model::Job
+  int64_t eligible_time = 0;
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+  std::string nodes;       // the allocated nodes as a hostlist expression; empty if none
+  std::string request;     // the serialized submission (bytes, may hold NULs)
+  std::string allocation;  // the serialized allocation (per-node CPUs, GPUs); bytes
+
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+// A node's administrative and health state: what `scontrol update node` and the health
+// checks change and a restart must not forget. Capacity comes from the configuration.
+struct NodeRecord {
+  std::string name;  // NodeName; not empty
+  model::NodeState state = model::NodeState::kUnknown;
+  bool drain = false;
+  std::string reason;       // free text as given with Reason=
+  uint32_t reason_uid = 0;  // who set the reason
+  int64_t reason_time = 0;  // Unix seconds; 0 when no reason is set
+
+  friend bool operator==(const NodeRecord&, const NodeRecord&) = default;
+};
+
+// The mutations a batch may hold. Each is idempotent: putting a record replaces any record
+// with the same key; deleting one that is not there does nothing.
+struct PutJob {
+  JobRecord job;
+};
+struct DeleteJob {  // e.g. the purge of a job that ended more than MinJobAge ago
+  model::JobId id = 0;
+};
+struct PutNode {
+  NodeRecord node;
+};
+struct DeleteNode {  // a node no longer in the configuration
+  std::string name;
+};
+struct SetNextJobId {  // the id the next submission will get; > 0
+  model::JobId next_job_id = 0;
+};
+struct PutValue {     // a named value, e.g. the digest of the configuration last loaded
+  std::string key;    // not empty
+  std::string value;  // bytes
+};
+
+using Mutation = std::variant<PutJob, DeleteJob, PutNode, DeleteNode, SetNextJobId, PutValue>;
+
+// One group commit: mutations applied in order, all or none.
+struct Batch {
+  std::vector<Mutation> mutations;
+
+  template <typename M>
+  Batch& Add(M mutation) {
+    mutations.emplace_back(std::move(mutation));
+    return *this;
+  }
+  bool empty() const { return mutations.empty(); }
+  size_t size() const { return mutations.size(); }
+};
+
+// Everything the store holds, as Recover() reads it.
+struct Snapshot {
+  std::vector<JobRecord> jobs;    // ascending id
+  std::vector<NodeRecord> nodes;  // ascending name
+  model::JobId next_job_id = 0;   // 0: never set (a new store)
+  std::map<std::string, std::string> values;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Opens the store, creating it empty when there is none. Fails, changing nothing on
+  // disk, if what is there is unreadable, damaged, not a Loom store, from a newer Loom, or
+  // held by another process. Every other method needs a successful Open() first.
+  virtual Status Open() = 0;
+
+  // Applies the batch's mutations in order in one transaction. When it returns OK the
+  // whole batch is durable: it survives the process being killed (SIGKILL) and the machine
+  // losing power from that moment on. When it returns an error nothing of the batch is
+  // stored and everything committed before is intact; the store stays usable, so the
+  // caller may retry once the cause (e.g. a full disk) is gone. An empty batch is OK and
+  // writes nothing.
+  virtual Status Commit(const Batch& batch) = 0;
+
+  // Reads back every job record, node record, the next job id and the named values, as
+  // left by the last successful Commit().
+  virtual StatusOr<Snapshot> Recover() = 0;
+
+  // Where the state lives, for messages (e.g. the database file's path).
+  virtual std::string Location() const = 0;
+};
+
+}  // namespace loom::store
