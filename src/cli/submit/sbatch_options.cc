@@ -223,7 +223,9 @@ std::optional<std::vector<model::TypedCount>> ParseCounts(std::string_view text,
           s.size() > 9) {
         return std::nullopt;
       }
-      return *core::ParseInt(s) * mult;
+      int64_t n = *core::ParseInt(s);
+      if (n > INT64_MAX / mult) return std::nullopt;
+      return n * mult;
     };
     if (parts.size() - next == 2) {
       c.type = std::string(parts[next]);
@@ -813,11 +815,15 @@ std::string IoPath(std::string_view path, std::string_view base) {
 
 std::string GresError() { return "sbatch: error: Invalid generic resource (gres) specification"; }
 
+// The total of the counts, saturating at 2^62.
 int64_t Sum(const std::vector<model::TypedCount>& v) {
+  constexpr int64_t kCap = int64_t{1} << 62;
   int64_t n = 0;
-  for (const model::TypedCount& c : v) n += c.count;
+  for (const model::TypedCount& c : v) n = c.count >= kCap - n ? kCap : n + c.count;
   return n;
 }
+
+int32_t Clamp(int64_t n) { return static_cast<int32_t>(std::min<int64_t>(n, INT32_MAX)); }
 
 // Derives the scheduler's JobShape from the options as given (see docs/user/sbatch.md).
 void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
@@ -830,9 +836,9 @@ void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
   if (r->ntasks) {
     s.ntasks = *r->ntasks;
   } else if (r->ntasks_per_node && nodes_given) {
-    s.ntasks = *r->ntasks_per_node * s.min_nodes;
+    s.ntasks = Clamp(int64_t{*r->ntasks_per_node} * s.min_nodes);
   } else if (gpus_total > 0 && r->gpus_per_task.empty()) {
-    s.ntasks = static_cast<int32_t>(std::min<int64_t>(gpus_total, INT32_MAX));
+    s.ntasks = Clamp(gpus_total);
   } else {
     s.ntasks = s.min_nodes;
   }
@@ -840,7 +846,7 @@ void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
     s.max_nodes = r->max_nodes.value_or(s.min_nodes);
   } else {
     if (r->ntasks_per_node && s.ntasks > *r->ntasks_per_node) {
-      s.min_nodes = (s.ntasks + *r->ntasks_per_node - 1) / *r->ntasks_per_node;
+      s.min_nodes = Clamp((int64_t{s.ntasks} + *r->ntasks_per_node - 1) / *r->ntasks_per_node);
     }
     s.max_nodes = std::max(s.min_nodes, s.ntasks);
   }
@@ -867,19 +873,19 @@ void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
   note_types(r->gpus_per_node);
   note_types(r->gpus_per_task);
   if (!r->gpus_per_node.empty()) {
-    s.gpus_per_node = static_cast<int32_t>(Sum(r->gpus_per_node));
+    s.gpus_per_node = Clamp(Sum(r->gpus_per_node));
   } else if (!gres_gpus.empty()) {
-    s.gpus_per_node = static_cast<int32_t>(Sum(gres_gpus));
+    s.gpus_per_node = Clamp(Sum(gres_gpus));
   }
   if (!r->gpus_per_task.empty()) {
-    s.gpus_per_task = static_cast<int32_t>(Sum(r->gpus_per_task));
+    s.gpus_per_task = Clamp(Sum(r->gpus_per_task));
   } else if (gpus_total > 0) {
     int64_t per_task = (gpus_total + s.ntasks - 1) / s.ntasks;
     if (per_task * s.ntasks != gpus_total) {
       warnings->push_back(StrCat("sbatch: warning: --gpus=", gpus_total, " does not divide among ",
                                  s.ntasks, " tasks; each task gets ", per_task, " GPUs"));
     }
-    s.gpus_per_task = static_cast<int32_t>(per_task);
+    s.gpus_per_task = Clamp(per_task);
   }
   types.erase("");
   if (types.size() == 1) {
@@ -1115,8 +1121,16 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
   auto refused = [&](std::string_view why) {
     return Fail(StrCat("sbatch: error: Batch job submission failed: ", why), error_exit);
   };
-  if (!r.constraint.empty() && !sched::FeatureExpr::Parse(r.constraint).ok()) {
-    return refused("Invalid feature specification");
+  if (!r.constraint.empty()) {
+    StatusOr<sched::FeatureExpr> features = sched::FeatureExpr::Parse(r.constraint);
+    if (!features.ok()) {
+      std::string why(features.status().message());
+      // Valid for Slurm, but beyond Loom's feature expressions: say so rather than "invalid".
+      if (why.find("not supported") != std::string::npos) {
+        return Fail(StrCat("sbatch: error: ", why), error_exit);
+      }
+      return refused("Invalid feature specification");
+    }
   }
   if (st.dependency && !st.dependency->empty()) {
     StatusOr<model::Dependency> dep = model::ParseDependency(*st.dependency);

@@ -467,6 +467,10 @@ TEST(ParseSbatch, ArrayAndDependencyErrorsAreTheControllers) {
   ExpectError({"--constraint=a&&b"},
               "sbatch: error: Batch job submission failed: Invalid feature specification", 1);
   EXPECT_EQ(Request({"-C", "(a100|h100)&ib"}).constraint, "(a100|h100)&ib");
+  EXPECT_EQ(Request({"-C", "[rack1|rack2]"}).constraint, "[rack1|rack2]");
+  StatusOr<SbatchInput> counts = Parse({"-C", "[rack1*2&rack2*4]"});
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(std::string(counts.status().message()).find("not supported yet"), std::string::npos);
 }
 
 TEST(ParseSbatch, BeginAndDeadline) {
