@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/submit/batch_script.h"
 #include "cli/submit/begin_time.h"
 #include "cli/submit/sbatch_options.h"
-#include "cli/submit/script.h"
 #include "core/strings.h"
 #include "model/job_request.h"
 

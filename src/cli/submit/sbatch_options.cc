@@ -6,9 +6,9 @@
 #include <set>
 
 #include "absl/strings/cord.h"
+#include "cli/submit/batch_script.h"
 #include "cli/submit/begin_time.h"
-#include "cli/submit/internal/options.h"
-#include "cli/submit/script.h"
+#include "cli/submit/internal/sbatch_getopt.h"
 #include "core/mem_size.h"
 #include "core/strings.h"
 #include "core/time_format.h"

@@ -11,7 +11,9 @@
 // Errors are InvalidArgumentError whose message is exactly what sbatch prints on stderr
 // (one or more lines, "sbatch: error: ..." included, no trailing newline), and which carry
 // the exit status sbatch would end with (SbatchExitCode): 255 for malformed options and
-// values, 1 (or $SLURM_EXIT_ERROR) for the rest.
+// values, 1 for "Invalid numeric value" and sbatch's fatal errors, and 1 or
+// $SLURM_EXIT_ERROR for the rest (script checks, GRES checks, refused submissions).
+// docs/user/sbatch.md lists them.
 #pragma once
 
 #include <cstdint>

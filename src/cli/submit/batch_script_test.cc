@@ -1,4 +1,4 @@
-#include "cli/submit/script.h"
+#include "cli/submit/batch_script.h"
 
 #include <gtest/gtest.h>
 

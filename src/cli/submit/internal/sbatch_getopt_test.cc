@@ -1,4 +1,4 @@
-#include "cli/submit/internal/options.h"
+#include "cli/submit/internal/sbatch_getopt.h"
 
 #include <gtest/gtest.h>
 
