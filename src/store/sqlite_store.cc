@@ -467,7 +467,9 @@ Status SqliteStore::Commit(const Batch& batch) {
     return absl::FailedPreconditionError(StrCat(path_, ": Commit() before a successful Open()"));
   }
   if (batch.empty()) return absl::OkStatus();
-  RETURN_IF_ERROR(StepDone(stmts_->begin.get(), "starting a transaction"));
+  if (Status status = StepDone(stmts_->begin.get(), "starting a transaction"); !status.ok()) {
+    return Status(status.code(), StrCat("batch not committed: ", MessageOf(status)));
+  }
   for (size_t i = 0; i < batch.size(); ++i) {
     Status status = Apply(batch.mutations[i]);
     if (!status.ok()) {

@@ -26,6 +26,14 @@ std::string FreshDir() {
   return dir.string();
 }
 
+// Each test gets a fresh, empty directory, removed afterwards.
+class SqliteStoreTest : public testing::Test {
+ protected:
+  void SetUp() override { dir_ = FreshDir(); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -89,8 +97,8 @@ SqliteStoreOptions Options(const std::string& dir) {
   return o;
 }
 
-TEST(SqliteStoreTest, NewStoreIsEmptyAndCreatesItsDirectory) {
-  const std::string dir = FreshDir() + "/state/ctld";
+TEST_F(SqliteStoreTest, NewStoreIsEmptyAndCreatesItsDirectory) {
+  const std::string dir = dir_ + "/state/ctld";
   auto store = OpenSqliteStore(Options(dir));
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ((*store)->Location(), dir + "/loom.db");
@@ -103,8 +111,8 @@ TEST(SqliteStoreTest, NewStoreIsEmptyAndCreatesItsDirectory) {
   EXPECT_EQ(snap->next_job_id, 0u);
 }
 
-TEST(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
+  const std::string dir = dir_;
   NodeRecord drained{"dgx01", model::NodeState::kIdle, true, "bad DIMM", 0, 1700000500};
   NodeRecord down{"cpu-7", model::NodeState::kDown, false, "Not responding", 0, 1700000600};
   JobRecord pending = SmallJob(1);
@@ -157,8 +165,8 @@ TEST(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
   EXPECT_EQ(snap->values["stale"], "y");
 }
 
-TEST(SqliteStoreTest, EveryJobStateAndReasonRoundTrips) {
-  auto store = OpenSqliteStore(Options(FreshDir()));
+TEST_F(SqliteStoreTest, EveryJobStateAndReasonRoundTrips) {
+  auto store = OpenSqliteStore(Options(dir_));
   ASSERT_TRUE(store.ok()) << store.status();
   Batch batch;
   model::JobId id = 1;
@@ -186,8 +194,8 @@ TEST(SqliteStoreTest, EveryJobStateAndReasonRoundTrips) {
   }
 }
 
-TEST(SqliteStoreTest, ABatchWithABadMutationLeavesNothing) {
-  auto store = OpenSqliteStore(Options(FreshDir()));
+TEST_F(SqliteStoreTest, ABatchWithABadMutationLeavesNothing) {
+  auto store = OpenSqliteStore(Options(dir_));
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Commit(Batch().Add(PutJob{SmallJob(1)}).Add(SetNextJobId{2})).ok());
 
@@ -219,8 +227,8 @@ TEST(SqliteStoreTest, ABatchWithABadMutationLeavesNothing) {
   EXPECT_EQ((*store)->Recover()->jobs.size(), 2u);
 }
 
-TEST(SqliteStoreTest, EmptyBatchAndUseBeforeOpen) {
-  SqliteStore store(Options(FreshDir()));
+TEST_F(SqliteStoreTest, EmptyBatchAndUseBeforeOpen) {
+  SqliteStore store(Options(dir_));
   EXPECT_EQ(store.Commit(Batch().Add(SetNextJobId{1})).code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.Recover().status().code(), absl::StatusCode::kFailedPrecondition);
@@ -229,8 +237,8 @@ TEST(SqliteStoreTest, EmptyBatchAndUseBeforeOpen) {
   EXPECT_TRUE(store.Commit(Batch()).ok());
 }
 
-TEST(SqliteStoreTest, FullDiskFailsTheBatchNamesTheFileAndKeepsEarlierState) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, FullDiskFailsTheBatchNamesTheFileAndKeepsEarlierState) {
+  const std::string dir = dir_;
   SqliteStoreOptions options = Options(dir);
   options.max_page_count_for_testing = 32;  // 128 KiB with 4 KiB pages
   auto store = OpenSqliteStore(options);
@@ -278,8 +286,8 @@ std::string MakeStore(const std::string& dir) {
   return (*store)->Location();
 }
 
-TEST(SqliteStoreTest, GarbageFileIsRefusedAndLeftUntouched) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, GarbageFileIsRefusedAndLeftUntouched) {
+  const std::string dir = dir_;
   fs::create_directories(dir);
   const std::string path = dir + "/loom.db";
   {
@@ -296,8 +304,8 @@ TEST(SqliteStoreTest, GarbageFileIsRefusedAndLeftUntouched) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
-TEST(SqliteStoreTest, DamagedPagesAreRefusedAndLeftUntouched) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, DamagedPagesAreRefusedAndLeftUntouched) {
+  const std::string dir = dir_;
   const std::string path = MakeStore(dir);
   const size_t size = fs::file_size(path);
   ASSERT_GT(size, 8u * 4096);
@@ -312,8 +320,8 @@ TEST(SqliteStoreTest, DamagedPagesAreRefusedAndLeftUntouched) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
-TEST(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
+  const std::string dir = dir_;
   const std::string path = MakeStore(dir);
   RawSql(path, "UPDATE schema_version SET version = 99");
   const std::string before = ReadFile(path);
@@ -326,8 +334,8 @@ TEST(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
-TEST(SqliteStoreTest, ForeignSqliteDatabaseIsRefused) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, ForeignSqliteDatabaseIsRefused) {
+  const std::string dir = dir_;
   fs::create_directories(dir);
   const std::string path = dir + "/loom.db";
   RawSql(path, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
@@ -339,8 +347,8 @@ TEST(SqliteStoreTest, ForeignSqliteDatabaseIsRefused) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
-TEST(SqliteStoreTest, UnknownStateNameIsDataLoss) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, UnknownStateNameIsDataLoss) {
+  const std::string dir = dir_;
   const std::string path = MakeStore(dir);
   RawSql(path, "UPDATE jobs SET state = 'HIBERNATING' WHERE id = 17");
   auto store = OpenSqliteStore(Options(dir));
@@ -350,8 +358,8 @@ TEST(SqliteStoreTest, UnknownStateNameIsDataLoss) {
   EXPECT_THAT(snap.status().message(), HasSubstr("job 17 has state 'HIBERNATING'"));
 }
 
-TEST(SqliteStoreTest, SecondStoreOnTheSameDirectoryIsRefused) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, SecondStoreOnTheSameDirectoryIsRefused) {
+  const std::string dir = dir_;
   auto first = OpenSqliteStore(Options(dir));
   ASSERT_TRUE(first.ok()) << first.status();
   SqliteStoreOptions options = Options(dir);
@@ -364,14 +372,13 @@ TEST(SqliteStoreTest, SecondStoreOnTheSameDirectoryIsRefused) {
   EXPECT_TRUE((*first)->Commit(Batch().Add(SetNextJobId{5})).ok());
 }
 
-TEST(SqliteStoreTest, StateSaveLocationThatIsAFileIsRefused) {
-  const std::string dir = FreshDir();
+TEST_F(SqliteStoreTest, StateSaveLocationThatIsAFileIsRefused) {
+  const std::string dir = dir_;
   fs::create_directories(fs::path(dir).parent_path());
   std::ofstream(dir) << "x";
   auto store = OpenSqliteStore(Options(dir));
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(), HasSubstr("is not a directory"));
-  fs::remove(dir);
 }
 
 }  // namespace
