@@ -19,7 +19,8 @@ using model::PendingReason;
 // priority/basic: earlier jobs first. A held job has priority 0.
 constexpr int64_t kBasePriority = 4294901760;
 
-bool Running(JobState s) { return s == JobState::kRunning || s == JobState::kCompleting; }
+// Whether the job holds its nodes: running, or ended with processes still being killed.
+bool HoldsNodes(const JobEntry& e) { return e.job.state == JobState::kRunning || e.completing; }
 
 }  // namespace
 
@@ -40,6 +41,19 @@ ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options
     }
   }
   ++cluster_.generation;
+}
+
+void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
+  jobs_.clear();
+  by_id_.clear();
+  for (JobEntry& e : entries) {
+    e.key = next_key_++;
+    e.completing = model::IsFinal(e.job.state) && !e.alloc.empty();
+    by_id_[e.job.id] = e.key;
+    next_id_ = std::max(next_id_, e.job.id + 1);
+    jobs_.emplace(e.key, std::move(e));
+  }
+  next_id_ = std::max(next_id_, next_job_id);
 }
 
 void ControllerCore::Changed(const JobEntry& e, Effects* fx) {
@@ -116,8 +130,12 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
   }
 
   auto shared = std::make_shared<const model::JobRequest>(request);
-  const JobId id = next_id_++;
+  // Every task of an array is a job with an id of its own from the start (the array's id
+  // is its first task's), so that each is stored and recovered on its own.
+  const JobId id = next_id_;
+  next_id_ += request.array ? static_cast<JobId>(request.array->Count()) : 1;
   if (fx) fx->next_id_changed = true;
+  JobId task_id = id;
   int64_t limit = request.time_limit_s.value_or(
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
@@ -145,10 +163,9 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     if (task) {
       e.array_job_id = id;
       e.array_task_id = task;
-    } else {
-      j.id = id;
-      by_id_[id] = e.key;
     }
+    j.id = task_id++;
+    by_id_[j.id] = e.key;
     Changed(e, fx);
     jobs_.emplace(e.key, std::move(e));
   };
@@ -180,7 +197,7 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
     if (model::IsFinal(e->job.state)) continue;
     any = true;
     if (signal != 0 && signal != SIGKILL) {
-      if (Running(e->job.state)) {
+      if (e->job.state == JobState::kRunning) {
         fx->signals.push_back(SignalJob{e->key, e->job.id, signal, {}});
         for (const sched::NodeAlloc& a : e->alloc) fx->signals.back().nodes.push_back(a.node);
       }
@@ -251,7 +268,9 @@ Status ControllerCore::SetTimeLimit(JobId id, int64_t seconds, const Caller& who
     if (model::IsFinal(e.job.state)) continue;
     e.time_limit_s = seconds;
     e.job.time_limit_s = seconds;
-    if (Running(e.job.state)) e.job.end_time = sched::SaturatingAdd(e.job.start_time, seconds);
+    if (e.job.state == JobState::kRunning) {
+      e.job.end_time = sched::SaturatingAdd(e.job.start_time, seconds);
+    }
     Changed(e, fx);
   }
   if (!found) return absl::NotFoundError("Invalid job id specified");
@@ -260,21 +279,24 @@ Status ControllerCore::SetTimeLimit(JobId id, int64_t seconds, const Caller& who
 
 void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time now, Effects* fx) {
   if (!e.job.Transition(state, now).ok()) {
-    // From COMPLETING any final state is reachable; anything else is a caller's slip.
-    e.job.state = state;
+    e.job.state = state;  // a caller's slip; the record still says how it ended
     e.job.end_time = now;
   }
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
   e.alloc.clear();
+  e.completing = false;
   e.kill_at = 0;
   Changed(e, fx);
 }
 
 void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   if (e.job.state != JobState::kRunning) return;
-  (void)e.job.Transition(JobState::kCompleting, now);
-  e.ending_as = as;
+  if (!e.job.Transition(as, now).ok()) {
+    e.job.state = as;
+    e.job.end_time = now;
+  }
+  e.completing = true;
   e.kill_at = now + opt_.kill_wait_s;
   SignalJob s{e.key, e.job.id, SIGTERM, {}};
   for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
@@ -282,14 +304,25 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   Changed(e, fx);
 }
 
+void ControllerCore::Release(JobEntry& e, Effects* fx) {
+  e.completing = false;
+  e.alloc.clear();
+  e.kill_at = 0;
+  Changed(e, fx);
+}
+
 void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time now,
                               Effects* fx) {
   JobEntry* e = FindMutable(id);
-  if (!e || !Running(e->job.state)) return;  // already ended (a repeated report)
+  if (!e) return;
+  if (e->completing) {
+    e->job.exit_code = status;
+    Release(*e, fx);
+    return;
+  }
+  if (e->job.state != JobState::kRunning) return;  // a repeated report
   JobState state;
-  if (e->job.state == JobState::kCompleting) {
-    state = e->ending_as;
-  } else if (out_of_memory) {
+  if (out_of_memory) {
     state = JobState::kOutOfMemory;
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     state = JobState::kCompleted;
@@ -301,7 +334,7 @@ void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time
 
 void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx) {
   JobEntry* e = FindMutable(id);
-  if (!e || !Running(e->job.state)) return;
+  if (!e || e->job.state != JobState::kRunning) return;
   End(*e, JobState::kFailed, 1 << 8, now, fx);
   (void)why;  // loomd logs the cause; the job's record keeps the state
 }
@@ -333,12 +366,13 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     cluster_.nodes[n].reason = "Not responding";
     ++cluster_.generation;
     for (auto& [key, e] : jobs_) {
-      if (!Running(e.job.state)) continue;
+      if (!HoldsNodes(e)) continue;
       bool on_node = false;
       for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == static_cast<int32_t>(n);
       if (!on_node) continue;
-      if (e.job.state == JobState::kRunning &&
-          e.request->requeue.value_or(opt_.requeue_by_default)) {
+      if (e.completing) {
+        Release(e, fx);  // whatever it ran died with the node
+      } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
         e.job.state = JobState::kPending;
         e.job.start_time = 0;
         e.job.end_time = 0;
@@ -346,8 +380,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
         e.alloc.clear();
         Changed(e, fx);
       } else {
-        End(e, e.job.state == JobState::kCompleting ? e.ending_as : JobState::kNodeFail,
-            0, now, fx);
+        End(e, JobState::kNodeFail, 0, now, fx);
       }
     }
   }
@@ -356,12 +389,13 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (e.job.state == JobState::kRunning && e.time_limit_s < core::kUnlimitedSeconds &&
         now >= sched::SaturatingAdd(e.job.start_time, e.time_limit_s)) {
       Kill(e, JobState::kTimeout, now, fx);
-    } else if (e.job.state == JobState::kCompleting && e.kill_at > 0 &&
-               now > e.kill_at + opt_.kill_wait_s) {
+    } else if (e.completing) {
+      if (e.kill_at == 0) e.kill_at = now;  // restored: count KillWait from now
       // SIGKILL went out a KillWait ago and the node never answered: it is gone.
-      End(e, e.ending_as, 0, now, fx);
+      if (now > e.kill_at + opt_.kill_wait_s) Release(e, fx);
     }
-    if (model::IsFinal(e.job.state) && now - e.job.end_time > opt_.min_job_age_s) {
+    if (model::IsFinal(e.job.state) && !e.completing &&
+        now - e.job.end_time > opt_.min_job_age_s) {
       if (e.job.id) by_id_.erase(e.job.id);
       if (fx) fx->changed.push_back(e.key);  // gone from the table: deleted from the store
       it = jobs_.erase(it);
@@ -379,7 +413,7 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
       for (const auto& [key, other] : jobs_) {
         if (key == e.key || other.job.uid != e.job.uid || other.job.name != e.job.name) continue;
         if (model::IsFinal(other.job.state)) continue;
-        if (Running(other.job.state) || key < e.key) return DepState::kWaiting;
+        if (other.job.state == JobState::kRunning || key < e.key) return DepState::kWaiting;
       }
       return DepState::kSatisfied;
     }
@@ -458,15 +492,14 @@ void ControllerCore::Schedule(Time now, Effects* fx) {
   std::vector<JobEntry*> pending_entry;
   std::map<JobId, int64_t> array_running;  // running tasks per array
   for (auto& [key, e] : jobs_) {
-    if (Running(e.job.state)) {
-      const Time end = e.time_limit_s >= core::kUnlimitedSeconds
-                           ? sched::kNever
-                           : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
-      // A job being killed holds its nodes until it is gone.
-      running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time,
-                                          e.job.state == JobState::kCompleting ? sched::kNever : end});
-      if (e.array_job_id) ++array_running[e.array_job_id];
-    }
+    if (!HoldsNodes(e)) continue;
+    const Time end = e.time_limit_s >= core::kUnlimitedSeconds
+                         ? sched::kNever
+                         : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
+    // A job being killed holds its nodes until it is gone.
+    running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time,
+                                        e.completing ? sched::kNever : end});
+    if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
   }
   std::map<JobId, int64_t> array_budget;
   for (auto& [key, e] : jobs_) {
@@ -512,13 +545,6 @@ void ControllerCore::Schedule(Time now, Effects* fx) {
   }
   for (const sched::JobStart& s : out.starts) {
     JobEntry& e = *pending_entry[s.pending_index];
-    if (e.job.id == 0) {
-      // An array task becomes a job of its own: the first to start takes the array's id.
-      bool array_id_taken = by_id_.count(e.array_job_id) != 0;
-      e.job.id = array_id_taken ? next_id_++ : e.array_job_id;
-      if (array_id_taken) fx->next_id_changed = true;
-      by_id_[e.job.id] = e.key;
-    }
     (void)e.job.Transition(JobState::kRunning, now);
     e.job.end_time = e.time_limit_s >= core::kUnlimitedSeconds
                          ? 0

@@ -27,15 +27,17 @@ using sched::Time;
 
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
-  model::Job job;  // id (0 for array tasks that have not started), state, reason, times
+  model::Job job;  // id (array tasks: the array's id + the task's place), state, times
   std::shared_ptr<const model::JobRequest> request;  // shared by the tasks of an array
   JobId array_job_id = 0;                  // 0: not an array task
   std::optional<int64_t> array_task_id;
   int32_t partition = -1;                  // index into the cluster's partitions
   sched::Allocation alloc;                 // while running: where, with device ids
   int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
-  model::JobState ending_as = model::JobState::kCompleted;  // while completing
-  Time kill_at = 0;                        // SIGKILL due (cancel or time limit), 0: none
+  // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
+  // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
+  bool completing = false;
+  Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
   uint64_t key = 0;                        // stable identity in the table
 };
 
@@ -105,6 +107,11 @@ class ControllerCore {
   // One scheduling pass; started jobs become RUNNING and appear in fx->launches.
   void Schedule(Time now, Effects* fx);
 
+  // After a restart: the jobs the store held (keys are assigned here) and the next job id.
+  // A job that ended while its processes were still being killed keeps its nodes until
+  // its node reports or KillWait passes; running ones keep running.
+  void Restore(std::vector<JobEntry> entries, JobId next_job_id);
+
   const std::map<uint64_t, JobEntry>& jobs() const { return jobs_; }
   const JobEntry* Find(JobId id) const;
   const sched::Cluster& cluster() const { return cluster_; }
@@ -118,6 +125,7 @@ class ControllerCore {
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
   void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
+  void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
   // Why `e` may not start now for a reason other than resources, or kNone.
   model::PendingReason Blocked(const JobEntry& e, Time now) const;
   // Dependency state: satisfied, waiting, or never satisfiable.

@@ -172,11 +172,14 @@ TEST_F(CoreTest, TimeLimitEndsAsTimeoutAfterSigterm) {
   core_.Tick(600, &fx);
   EXPECT_EQ(State(id), JobState::kRunning);
   core_.Tick(601, &fx);
-  EXPECT_EQ(State(id), JobState::kCompleting);
+  EXPECT_EQ(State(id), JobState::kTimeout);
+  EXPECT_TRUE(core_.Find(id)->completing);  // holds its node until the processes are gone
   ASSERT_EQ(fx.signals.size(), 1u);
   EXPECT_EQ(fx.signals[0].signal, SIGTERM);
   core_.JobEnded(id, SIGTERM, false, 603, &fx);
   EXPECT_EQ(State(id), JobState::kTimeout);
+  EXPECT_FALSE(core_.Find(id)->completing);
+  EXPECT_TRUE(core_.Find(id)->alloc.empty());
 }
 
 TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
@@ -239,7 +242,8 @@ TEST_F(CoreTest, CancelRunningSendsSigtermAndEndsCancelled) {
   Schedule(1);
   Effects fx;
   ASSERT_TRUE(core_.Signal(id, std::nullopt, 0, kAlice, 5, &fx).ok());
-  EXPECT_EQ(State(id), JobState::kCompleting);
+  EXPECT_EQ(State(id), JobState::kCancelled);
+  EXPECT_TRUE(core_.Find(id)->completing);
   ASSERT_EQ(fx.signals.size(), 1u);
   core_.JobEnded(id, SIGTERM, false, 6, &fx);
   EXPECT_EQ(State(id), JobState::kCancelled);

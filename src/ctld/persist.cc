@@ -1,0 +1,125 @@
+#include "ctld/persist.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/hostlist.h"
+#include "core/strings.h"
+
+namespace loom::ctld {
+
+std::string EncodeAllocation(const sched::Allocation& alloc, const sched::Cluster& cluster) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const sched::NodeAlloc& a : alloc) {
+    arr.push_back({{"node", cluster.nodes[a.node].name},
+                   {"cpus", a.amount.cpus},
+                   {"gpus", a.amount.gpus},
+                   {"mem_mb", a.amount.mem_mb},
+                   {"gpu_ids", a.gpu_ids},
+                   {"cpu_ids", a.cpu_ids.ToVector()}});
+  }
+  return arr.dump();
+}
+
+StatusOr<sched::Allocation> DecodeAllocation(std::string_view bytes,
+                                             const sched::Cluster& cluster) {
+  sched::Allocation out;
+  if (bytes.empty()) return out;
+  nlohmann::json arr = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (!arr.is_array()) {
+    return absl::DataLossError("stored allocation is not a JSON array");
+  }
+  for (const nlohmann::json& o : arr) {
+    if (!o.is_object() || !o.contains("node") || !o["node"].is_string()) {
+      return absl::DataLossError("stored allocation entry has no node name");
+    }
+    const std::string name = o["node"].get<std::string>();
+    int32_t index = -1;
+    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+      if (cluster.nodes[n].name == name) index = static_cast<int32_t>(n);
+    }
+    if (index < 0) {
+      return absl::NotFoundError(core::StrCat("stored allocation names node ", name,
+                                              ", which the configuration no longer has"));
+    }
+    sched::NodeAlloc a(index, sched::Resources{.cpus = o.value("cpus", 0),
+                                               .gpus = o.value("gpus", 0),
+                                               .mem_mb = o.value("mem_mb", int64_t{0})});
+    a.gpu_ids = o.value("gpu_ids", model::GpuMask{0});
+    if (o.contains("cpu_ids") && o["cpu_ids"].is_array()) {
+      for (const nlohmann::json& c : o["cpu_ids"]) {
+        if (c.is_number_integer() && c.get<int64_t>() >= 0 && c.get<int64_t>() < (1 << 20)) {
+          a.cpu_ids.set(c.get<int32_t>());
+        }
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster,
+                          std::string request_bytes) {
+  store::JobRecord r;
+  const model::Job& j = e.job;
+  r.id = j.id;
+  r.array_job_id = e.array_job_id;
+  if (e.array_task_id) r.array_task_id = static_cast<uint32_t>(*e.array_task_id);
+  r.name = j.name;
+  r.user = j.user;
+  r.uid = j.uid;
+  r.gid = j.gid;
+  r.account = j.account;
+  r.partition = j.partition;
+  r.state = j.state;
+  r.reason = j.reason;
+  r.priority = j.priority;
+  r.time_limit_s = e.time_limit_s;
+  r.exit_code = j.exit_code;
+  r.submit_time = j.submit_time;
+  r.eligible_time = j.eligible_time;
+  r.start_time = j.start_time;
+  r.end_time = j.end_time;
+  std::vector<std::string> names;
+  for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
+  r.nodes = names.empty() ? "" : core::CompressHostlist(names);
+  r.request = std::move(request_bytes);
+  r.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
+  return r;
+}
+
+StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& cluster,
+                              std::shared_ptr<const model::JobRequest> request) {
+  JobEntry e;
+  e.request = std::move(request);
+  model::Job& j = e.job;
+  j.id = r.id;
+  j.name = r.name;
+  j.user = r.user;
+  j.uid = r.uid;
+  j.gid = r.gid;
+  j.account = r.account;
+  j.partition = r.partition;
+  j.qos = e.request->qos;
+  j.constraint = e.request->constraint;
+  j.shape = e.request->shape;
+  j.nice = e.request->nice;
+  j.state = r.state;
+  j.reason = r.reason;
+  j.priority = r.priority;
+  j.time_limit_s = r.time_limit_s;
+  j.exit_code = r.exit_code;
+  j.submit_time = r.submit_time;
+  j.eligible_time = r.eligible_time;
+  j.start_time = r.start_time;
+  j.end_time = r.end_time;
+  e.array_job_id = r.array_job_id;
+  if (r.array_task_id) e.array_task_id = *r.array_task_id;
+  e.time_limit_s = r.time_limit_s;
+  for (size_t p = 0; p < cluster.partitions.size(); ++p) {
+    if (cluster.partitions[p].name == r.partition) e.partition = static_cast<int32_t>(p);
+  }
+  ASSIGN_OR_RETURN(e.alloc, DecodeAllocation(r.allocation, cluster));
+  return e;
+}
+
+}  // namespace loom::ctld

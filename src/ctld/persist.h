@@ -1,0 +1,27 @@
+// Between the controller's job table and the store: a job entry as a store record and
+// back. The submission travels as bytes the caller encodes (the wire form of the request);
+// the allocation as JSON naming nodes by name, so a reordered node table reads back right.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "ctld/core.h"
+#include "store/store.h"
+
+namespace loom::ctld {
+
+std::string EncodeAllocation(const sched::Allocation& alloc, const sched::Cluster& cluster);
+// Fails on bytes that are not an allocation, or that name a node the cluster lacks.
+StatusOr<sched::Allocation> DecodeAllocation(std::string_view bytes, const sched::Cluster& cluster);
+
+store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster,
+                          std::string request_bytes);
+// The entry a record describes, with `request` as its submission; `key` is left 0 (the
+// core assigns it on Restore).
+StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& cluster,
+                              std::shared_ptr<const model::JobRequest> request);
+
+}  // namespace loom::ctld

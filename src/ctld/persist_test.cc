@@ -1,0 +1,97 @@
+// Jobs survive a controller restart: entries go through the SQLite store and come back
+// with their state, times and exact devices.
+#include "ctld/persist.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/sqlite_store.h"
+
+namespace loom::ctld {
+namespace {
+
+conf::SiteConfig Site(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/slurm.conf")
+      << "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu\n"
+         "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
+         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n";
+  std::vector<conf::Diagnostic> warnings;
+  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  EXPECT_TRUE(site.ok()) << site.status();
+  return *site;
+}
+
+TEST(PersistTest, AllocationRoundTripsByNodeName) {
+  auto site = Site(testing::TempDir() + "/persist_alloc");
+  ControllerCore core(site, CoreOptions{}, 1);
+  sched::NodeAlloc a(1, sched::Resources{.cpus = 4, .gpus = 2, .mem_mb = 1000});
+  a.gpu_ids = 0b0110;
+  a.cpu_ids.set(2);
+  a.cpu_ids.set(3);
+  std::string bytes = EncodeAllocation({a}, core.cluster());
+  auto back = DecodeAllocation(bytes, core.cluster());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0], a);
+  EXPECT_FALSE(DecodeAllocation("{not json", core.cluster()).ok());
+  EXPECT_FALSE(DecodeAllocation(R"([{"node":"gone"}])", core.cluster()).ok());
+}
+
+TEST(PersistTest, JobsComeBackAfterARestart) {
+  const std::string dir = testing::TempDir() + "/persist_restart";
+  std::filesystem::remove_all(dir);
+  auto site = Site(dir);
+  ControllerCore core(site, CoreOptions{}, 10);
+  Effects fx;
+  core.NodeAlive("n1", 0, &fx);
+  core.NodeAlive("n2", 0, &fx);
+  model::JobRequest req;
+  req.name = "keep";
+  req.shape.ntasks = 1;
+  req.shape.cpus_per_task = 2;
+  req.time_limit_s = 600;
+  const Caller alice{1001, 1001, "alice"};
+  JobId running = *core.Submit(req, alice, 0, &fx);
+  core.Schedule(1, &fx);
+  JobId pending = *core.Submit(req, alice, 2, &fx);
+
+  store::SqliteStoreOptions so;
+  so.state_save_location = dir + "/state";
+  {
+    auto st = store::OpenSqliteStore(so);
+    ASSERT_TRUE(st.ok()) << st.status();
+    store::Batch batch;
+    for (const auto& [key, e] : core.jobs()) {
+      batch.Add(store::PutJob{ToRecord(e, core.cluster(), "request-bytes")});
+    }
+    batch.Add(store::SetNextJobId{core.next_job_id()});
+    ASSERT_TRUE((*st)->Commit(batch).ok());
+  }
+  auto st = store::OpenSqliteStore(so);
+  ASSERT_TRUE(st.ok()) << st.status();
+  auto snap = (*st)->Recover();
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  ControllerCore again(site, CoreOptions{}, 1);
+  std::vector<JobEntry> entries;
+  auto request = std::make_shared<const model::JobRequest>(req);
+  for (const store::JobRecord& r : snap->jobs) {
+    EXPECT_EQ(r.request, "request-bytes");
+    auto e = FromRecord(r, again.cluster(), request);
+    ASSERT_TRUE(e.ok()) << e.status();
+    entries.push_back(std::move(*e));
+  }
+  again.Restore(std::move(entries), snap->next_job_id);
+  EXPECT_EQ(again.next_job_id(), core.next_job_id());
+  ASSERT_NE(again.Find(running), nullptr);
+  EXPECT_EQ(again.Find(running)->job.state, model::JobState::kRunning);
+  EXPECT_EQ(again.Find(running)->alloc, core.Find(running)->alloc);
+  EXPECT_EQ(again.Find(running)->job.start_time, 1);
+  EXPECT_EQ(again.Find(pending)->job.state, model::JobState::kPending);
+  EXPECT_EQ(again.Find(pending)->job.user, "alice");
+}
+
+}  // namespace
+}  // namespace loom::ctld
