@@ -1,0 +1,247 @@
+#include "noded/job_env.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "core/hostlist.h"
+#include "core/strings.h"
+
+namespace loom::noded {
+namespace {
+
+using core::StrCat;
+
+// Variables that describe one particular job and that this job sets only in some cases. A
+// script submitted from inside another job carries the outer job's values in its exported
+// environment; they are dropped so that they cannot pass for this job's.
+constexpr const char* kJobScopedVariables[] = {
+    "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_STEP",
+    "SLURM_CPUS_PER_GPU",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_GPUS_ON_NODE",
+    "SLURM_JOB_ACCOUNT",
+    "SLURM_JOB_DEPENDENCY",
+    "SLURM_JOB_GPUS",
+    "SLURM_JOB_QOS",
+    "SLURM_JOB_RESERVATION",
+    "SLURM_MEM_PER_CPU",
+    "SLURM_MEM_PER_GPU",
+    "SLURM_MEM_PER_NODE",
+    "SLURM_NPROCS",
+    "SLURM_NTASKS",
+    "SLURM_NTASKS_PER_NODE",
+    "SLURM_RESTART_COUNT",
+    "SLURM_STEP_ID",
+    "SLURM_STEPID",
+    "SLURM_STEP_NODELIST",
+    "SLURM_STEP_NUM_NODES",
+    "SLURM_STEP_NUM_TASKS",
+    "SLURM_STEP_TASKS_PER_NODE",
+    "SLURM_STEP_GPUS",
+    "SLURM_SRUN_COMM_HOST",
+    "SLURM_SRUN_COMM_PORT",
+    "SLURM_STEP_LAUNCHER_PORT",
+    "SLURM_TASK_PID",
+};
+
+}  // namespace
+
+Status ValidateBatchJob(const BatchJob& job) {
+  if (job.nodes.empty()) {
+    return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": the node list is empty"));
+  }
+  if (job.node_index < 0 || static_cast<size_t>(job.node_index) >= job.nodes.size()) {
+    return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": node_index ", job.node_index,
+                                             " is outside its ", job.nodes.size(), " nodes"));
+  }
+  if (job.nodes[job.node_index] != job.node_name) {
+    return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": node_name '", job.node_name,
+                                             "' is not node ", job.node_index, " of its list ('",
+                                             job.nodes[job.node_index], "')"));
+  }
+  if (job.cpus_per_node.size() != job.nodes.size()) {
+    return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": cpus_per_node has ",
+                                             job.cpus_per_node.size(), " entries for ",
+                                             job.nodes.size(), " nodes"));
+  }
+  if (!job.tasks_per_node.empty() && job.tasks_per_node.size() != job.nodes.size()) {
+    return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": tasks_per_node has ",
+                                             job.tasks_per_node.size(), " entries for ",
+                                             job.nodes.size(), " nodes"));
+  }
+  if (job.array_task_id.has_value() != job.array_job_id.has_value()) {
+    return absl::InvalidArgumentError(
+        StrCat("job ", job.job_id, ": array_job_id and array_task_id must be set together"));
+  }
+  return absl::OkStatus();
+}
+
+std::string CompressCounts(const std::vector<int32_t>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j + 1 < counts.size() && counts[j + 1] == counts[i]) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(counts[i]);
+    if (j > i) out += StrCat("(x", j - i + 1, ")");
+    i = j + 1;
+  }
+  return out;
+}
+
+std::vector<int32_t> TasksPerNode(const BatchJob& job) {
+  const size_t n = job.nodes.size();
+  if (!job.tasks_per_node.empty()) return job.tasks_per_node;
+  if (job.ntasks_per_node) return std::vector<int32_t>(n, *job.ntasks_per_node);
+  if (!job.ntasks || n == 0) return std::vector<int32_t>(n, 1);
+
+  // -n tasks dealt round robin, each node taking tasks while it has CPUs for them; once every
+  // node is full the rest are dealt round robin regardless (an overcommitted job).
+  std::vector<int32_t> tasks(n, 0);
+  const int32_t per_task = std::max(1, job.cpus_per_task.value_or(1));
+  auto capacity = [&](size_t i) {
+    int32_t cpus = i < job.cpus_per_node.size() ? job.cpus_per_node[i] : 0;
+    return cpus > 0 ? std::max(1, cpus / per_task) : INT32_MAX;
+  };
+  int32_t left = std::max(0, *job.ntasks);
+  bool placed = true;
+  while (left > 0 && placed) {
+    placed = false;
+    for (size_t i = 0; i < n && left > 0; ++i) {
+      if (tasks[i] < capacity(i)) {
+        ++tasks[i];
+        --left;
+        placed = true;
+      }
+    }
+  }
+  for (size_t i = 0; left > 0; i = (i + 1) % n, --left) ++tasks[i];
+  return tasks;
+}
+
+std::string GpuIndexList(model::GpuMask gpus, bool relative) {
+  std::string out;
+  int position = 0;
+  for (model::GpuMask m = gpus; m; m &= m - 1, ++position) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(relative ? position : std::countr_zero(m));
+  }
+  return out;
+}
+
+int64_t ArrayTaskStep(const model::ArraySpec& spec) {
+  std::vector<int64_t> all = spec.Indices();
+  if (all.size() < 2) return 1;
+  const int64_t step = all[1] - all[0];
+  for (size_t i = 2; i < all.size(); ++i) {
+    if (all[i] - all[i - 1] != step) return 1;
+  }
+  return step;
+}
+
+std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
+                                                    const NodeSettings& settings,
+                                                    const UserInfo& user) {
+  std::map<std::string, std::string> env = job.environment;
+  for (const char* name : kJobScopedVariables) env.erase(name);
+  auto set = [&env](const char* name, const auto& value) { env[name] = StrCat(value); };
+  auto set_default = [&env](const char* name, const std::string& value) {
+    if (!value.empty()) env.emplace(name, value);
+  };
+
+  // Identity.
+  set("SLURM_JOB_ID", job.job_id);
+  set("SLURM_JOBID", job.job_id);
+  set("SLURM_JOB_NAME", job.name);
+  const std::string& user_name = job.user.empty() ? user.name : job.user;
+  set("SLURM_JOB_USER", user_name);
+  set("SLURM_JOB_UID", job.uid);
+  set("SLURM_JOB_GID", job.gid);
+  set("SLURM_JOB_PARTITION", job.partition);
+  if (!job.account.empty()) set("SLURM_JOB_ACCOUNT", job.account);
+  if (!job.qos.empty()) set("SLURM_JOB_QOS", job.qos);
+  if (!job.reservation.empty()) set("SLURM_JOB_RESERVATION", job.reservation);
+  if (!job.dependency.empty()) set("SLURM_JOB_DEPENDENCY", job.dependency);
+  if (!job.submit_dir.empty()) set("SLURM_SUBMIT_DIR", job.submit_dir);
+  if (!job.submit_host.empty()) set("SLURM_SUBMIT_HOST", job.submit_host);
+  if (job.restart_count > 0) set("SLURM_RESTART_COUNT", job.restart_count);
+  if (!settings.cluster_name.empty()) set("SLURM_CLUSTER_NAME", settings.cluster_name);
+  if (!settings.slurm_conf.empty()) set("SLURM_CONF", settings.slurm_conf);
+
+  // Arrays.
+  if (job.array_job_id && job.array_task_id) {
+    set("SLURM_ARRAY_JOB_ID", *job.array_job_id);
+    set("SLURM_ARRAY_TASK_ID", *job.array_task_id);
+    if (job.array) {
+      std::vector<int64_t> indices = job.array->Indices();
+      if (!indices.empty()) {
+        set("SLURM_ARRAY_TASK_COUNT", indices.size());
+        set("SLURM_ARRAY_TASK_MIN", indices.front());
+        set("SLURM_ARRAY_TASK_MAX", indices.back());
+        set("SLURM_ARRAY_TASK_STEP", ArrayTaskStep(*job.array));
+      }
+    }
+  }
+
+  // The allocation.
+  const std::string nodelist = core::CompressHostlist(job.nodes);
+  set("SLURM_JOB_NODELIST", nodelist);
+  set("SLURM_NODELIST", nodelist);
+  set("SLURM_JOB_NUM_NODES", job.nodes.size());
+  set("SLURM_NNODES", job.nodes.size());
+  set("SLURMD_NODENAME", job.node_name);
+  set("SLURM_NODEID", job.node_index);
+  set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(job.cpus_per_node));
+  if (static_cast<size_t>(job.node_index) < job.cpus_per_node.size()) {
+    set("SLURM_CPUS_ON_NODE", job.cpus_per_node[job.node_index]);
+  }
+  std::vector<int32_t> tasks = TasksPerNode(job);
+  set("SLURM_TASKS_PER_NODE", CompressCounts(tasks));
+  std::optional<int64_t> ntasks;
+  if (job.ntasks) {
+    ntasks = *job.ntasks;
+  } else if (job.ntasks_per_node) {
+    ntasks = int64_t{*job.ntasks_per_node} * static_cast<int64_t>(job.nodes.size());
+  }
+  if (ntasks) {
+    set("SLURM_NTASKS", *ntasks);
+    set("SLURM_NPROCS", *ntasks);
+  }
+  if (job.ntasks_per_node) set("SLURM_NTASKS_PER_NODE", *job.ntasks_per_node);
+  if (job.cpus_per_task) set("SLURM_CPUS_PER_TASK", *job.cpus_per_task);
+  if (job.cpus_per_gpu) set("SLURM_CPUS_PER_GPU", *job.cpus_per_gpu);
+  if (job.mem_per_node_mb) set("SLURM_MEM_PER_NODE", *job.mem_per_node_mb);
+  if (job.mem_per_cpu_mb) set("SLURM_MEM_PER_CPU", *job.mem_per_cpu_mb);
+  if (job.mem_per_gpu_mb) set("SLURM_MEM_PER_GPU", *job.mem_per_gpu_mb);
+
+  // The batch script is task 0 of the job, on its first node.
+  set("SLURM_PROCID", 0);
+  set("SLURM_LOCALID", 0);
+  set("SLURM_GTIDS", 0);
+
+  // GPUs.
+  if (job.gpus != 0) {
+    set("SLURM_GPUS_ON_NODE", model::GpuCount(job.gpus));
+    set("SLURM_JOB_GPUS", GpuIndexList(job.gpus));
+    const std::string visible = GpuIndexList(job.gpus, settings.constrain_devices);
+    set("CUDA_VISIBLE_DEVICES", visible);
+    set("GPU_DEVICE_ORDINAL", visible);
+  }
+
+  set("ENVIRONMENT", "BATCH");
+
+  // The login variables, from the passwd entry unless the job brought its own.
+  set_default("HOME", user.home);
+  set_default("USER", user_name);
+  set_default("LOGNAME", user_name);
+  set_default("SHELL", user.shell);
+  set_default("TMPDIR", settings.tmp_dir);
+  return env;
+}
+
+}  // namespace loom::noded

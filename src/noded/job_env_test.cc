@@ -1,0 +1,338 @@
+#include "noded/job_env.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace loom::noded {
+namespace {
+
+using ::testing::Contains;
+using ::testing::Key;
+using ::testing::Not;
+
+UserInfo Alice() { return {"alice", 1001, 1001, "/home/alice", "/bin/bash"}; }
+
+// A one-node job as `sbatch -J train -p gpu job.sh` gets it on node gpu-01.
+BatchJob OneNodeJob() {
+  BatchJob job;
+  job.job_id = 4242;
+  job.name = "train";
+  job.user = "alice";
+  job.uid = 1001;
+  job.gid = 1001;
+  job.partition = "gpu";
+  job.submit_dir = "/home/alice/proj";
+  job.submit_host = "login1";
+  job.nodes = {"gpu-01"};
+  job.cpus_per_node = {8};
+  job.node_name = "gpu-01";
+  job.node_index = 0;
+  job.work_dir = "/home/alice/proj";
+  job.script = "#!/bin/sh\nenv\n";
+  return job;
+}
+
+NodeSettings Settings() {
+  NodeSettings s;
+  s.cluster_name = "loom";
+  s.slurm_conf = "/etc/loom/slurm.conf";
+  return s;
+}
+
+TEST(BatchEnvironmentTest, OneNodeJobGetsSlurmsBatchVariables) {
+  auto env = BatchEnvironment(OneNodeJob(), Settings(), Alice());
+  EXPECT_EQ(env["SLURM_JOB_ID"], "4242");
+  EXPECT_EQ(env["SLURM_JOBID"], "4242");
+  EXPECT_EQ(env["SLURM_JOB_NAME"], "train");
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "gpu-01");
+  EXPECT_EQ(env["SLURM_NODELIST"], "gpu-01");
+  EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "1");
+  EXPECT_EQ(env["SLURM_NNODES"], "1");
+  EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "8");
+  EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "8");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "1");
+  EXPECT_EQ(env["SLURM_SUBMIT_DIR"], "/home/alice/proj");
+  EXPECT_EQ(env["SLURM_SUBMIT_HOST"], "login1");
+  EXPECT_EQ(env["SLURM_JOB_PARTITION"], "gpu");
+  EXPECT_EQ(env["SLURM_JOB_USER"], "alice");
+  EXPECT_EQ(env["SLURM_JOB_UID"], "1001");
+  EXPECT_EQ(env["SLURM_JOB_GID"], "1001");
+  EXPECT_EQ(env["SLURMD_NODENAME"], "gpu-01");
+  EXPECT_EQ(env["SLURM_NODEID"], "0");
+  EXPECT_EQ(env["SLURM_PROCID"], "0");
+  EXPECT_EQ(env["SLURM_LOCALID"], "0");
+  EXPECT_EQ(env["SLURM_GTIDS"], "0");
+  EXPECT_EQ(env["SLURM_CLUSTER_NAME"], "loom");
+  EXPECT_EQ(env["SLURM_CONF"], "/etc/loom/slurm.conf");
+  EXPECT_EQ(env["ENVIRONMENT"], "BATCH");
+  EXPECT_EQ(env["HOME"], "/home/alice");
+  EXPECT_EQ(env["USER"], "alice");
+  EXPECT_EQ(env["LOGNAME"], "alice");
+  EXPECT_EQ(env["SHELL"], "/bin/bash");
+  EXPECT_EQ(env["TMPDIR"], "/tmp");
+}
+
+TEST(BatchEnvironmentTest, OptionsNotGivenLeaveTheirVariablesUnset) {
+  auto env = BatchEnvironment(OneNodeJob(), Settings(), Alice());
+  for (const char* name :
+       {"SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
+        "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_MEM_PER_GPU", "SLURM_JOB_ACCOUNT",
+        "SLURM_JOB_QOS", "SLURM_JOB_RESERVATION", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+        "SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+        "SLURM_RESTART_COUNT", "SLURM_TASK_PID"}) {
+    EXPECT_THAT(env, Not(Contains(Key(name)))) << name;
+  }
+}
+
+TEST(BatchEnvironmentTest, MultiNodeJobUsesSlurmsCompressedForms) {
+  // sbatch -N3 -n5 on nodes with 8, 8 and 4 CPUs.
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n001", "n002", "n003"};
+  job.cpus_per_node = {8, 8, 4};
+  job.node_name = "n001";
+  job.ntasks = 5;
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "n[001-003]");
+  EXPECT_EQ(env["SLURM_NODELIST"], "n[001-003]");
+  EXPECT_EQ(env["SLURM_NNODES"], "3");
+  EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "3");
+  EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "8(x2),4");
+  EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "8");
+  EXPECT_EQ(env["SLURM_NTASKS"], "5");
+  EXPECT_EQ(env["SLURM_NPROCS"], "5");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2(x2),1");
+}
+
+TEST(BatchEnvironmentTest, NodeListKeepsTheJobsOrder) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"b2", "a1", "b1"};
+  job.cpus_per_node = {1, 1, 1};
+  job.node_name = "b2";
+  EXPECT_EQ(BatchEnvironment(job, Settings(), Alice())["SLURM_JOB_NODELIST"], "b2,a1,b1");
+}
+
+TEST(BatchEnvironmentTest, NtasksPerNodeSetsTheTaskCount) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n1", "n2"};
+  job.cpus_per_node = {16, 16};
+  job.node_name = "n1";
+  job.ntasks_per_node = 4;
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_NTASKS_PER_NODE"], "4");
+  EXPECT_EQ(env["SLURM_NTASKS"], "8");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "4(x2)");
+}
+
+TEST(BatchEnvironmentTest, RequestOptionsGivenAppearAsGiven) {
+  BatchJob job = OneNodeJob();
+  job.ntasks = 2;
+  job.cpus_per_task = 4;
+  job.mem_per_node_mb = 16000;
+  job.account = "physics";
+  job.qos = "normal";
+  job.reservation = "maint";
+  job.dependency = "afterok:4000";
+  job.restart_count = 2;
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_CPUS_PER_TASK"], "4");
+  EXPECT_EQ(env["SLURM_MEM_PER_NODE"], "16000");
+  EXPECT_EQ(env["SLURM_JOB_ACCOUNT"], "physics");
+  EXPECT_EQ(env["SLURM_JOB_QOS"], "normal");
+  EXPECT_EQ(env["SLURM_JOB_RESERVATION"], "maint");
+  EXPECT_EQ(env["SLURM_JOB_DEPENDENCY"], "afterok:4000");
+  EXPECT_EQ(env["SLURM_RESTART_COUNT"], "2");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2");
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_MEM_PER_CPU"))));
+
+  BatchJob per_cpu = OneNodeJob();
+  per_cpu.mem_per_cpu_mb = 2048;
+  per_cpu.mem_per_gpu_mb = 8192;
+  per_cpu.cpus_per_gpu = 6;
+  auto env2 = BatchEnvironment(per_cpu, Settings(), Alice());
+  EXPECT_EQ(env2["SLURM_MEM_PER_CPU"], "2048");
+  EXPECT_EQ(env2["SLURM_MEM_PER_GPU"], "8192");
+  EXPECT_EQ(env2["SLURM_CPUS_PER_GPU"], "6");
+  EXPECT_THAT(env2, Not(Contains(Key("SLURM_MEM_PER_NODE"))));
+}
+
+TEST(BatchEnvironmentTest, GpusAreListedByIndex) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b1101;  // GPUs 0, 2 and 3
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_GPUS_ON_NODE"], "3");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,2,3");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,2,3");
+  EXPECT_EQ(env["GPU_DEVICE_ORDINAL"], "0,2,3");
+}
+
+TEST(BatchEnvironmentTest, ConfinedGpusAreCountedFromZeroButJobGpusStayGlobal) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b11000000;  // GPUs 6 and 7
+  NodeSettings settings = Settings();
+  settings.constrain_devices = true;
+  auto env = BatchEnvironment(job, settings, Alice());
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,1");
+  EXPECT_EQ(env["GPU_DEVICE_ORDINAL"], "0,1");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "6,7");
+}
+
+TEST(BatchEnvironmentTest, ExportedCudaVisibleDevicesStaysWhenTheJobHoldsNoGpus) {
+  BatchJob job = OneNodeJob();
+  job.environment["CUDA_VISIBLE_DEVICES"] = "1";
+  EXPECT_EQ(BatchEnvironment(job, Settings(), Alice())["CUDA_VISIBLE_DEVICES"], "1");
+  job.gpus = 0b100;
+  EXPECT_EQ(BatchEnvironment(job, Settings(), Alice())["CUDA_VISIBLE_DEVICES"], "2");
+}
+
+TEST(BatchEnvironmentTest, ArrayTaskGetsTheArraysVariables) {
+  BatchJob job = OneNodeJob();
+  job.job_id = 101;
+  job.array_job_id = 100;
+  job.array_task_id = 3;
+  job.array = *model::ParseArraySpec("1-9:2%2");
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_JOB_ID"], "101");
+  EXPECT_EQ(env["SLURM_ARRAY_JOB_ID"], "100");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_ID"], "3");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_COUNT"], "5");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MIN"], "1");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MAX"], "9");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_STEP"], "2");
+}
+
+TEST(BatchEnvironmentTest, ArrayTaskStep) {
+  EXPECT_EQ(ArrayTaskStep(*model::ParseArraySpec("0-15:4")), 4);
+  EXPECT_EQ(ArrayTaskStep(*model::ParseArraySpec("0-15")), 1);
+  EXPECT_EQ(ArrayTaskStep(*model::ParseArraySpec("0,3,6")), 3);
+  EXPECT_EQ(ArrayTaskStep(*model::ParseArraySpec("0,3,7")), 1);
+  EXPECT_EQ(ArrayTaskStep(*model::ParseArraySpec("7")), 1);
+}
+
+TEST(BatchEnvironmentTest, SlurmsValuesWinOverExportedOnes) {
+  BatchJob job = OneNodeJob();
+  job.environment = {{"SLURM_JOB_ID", "1"},
+                     {"SLURM_JOB_NAME", "outer"},
+                     {"PATH", "/usr/bin"},
+                     {"ENVIRONMENT", "interactive"}};
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_JOB_ID"], "4242");
+  EXPECT_EQ(env["SLURM_JOB_NAME"], "train");
+  EXPECT_EQ(env["ENVIRONMENT"], "BATCH");
+  EXPECT_EQ(env["PATH"], "/usr/bin");
+}
+
+TEST(BatchEnvironmentTest, AnOuterJobsVariablesDoNotLeakIn) {
+  // sbatch run from inside an array task with -n: the new job has neither.
+  BatchJob job = OneNodeJob();
+  job.environment = {
+      {"SLURM_NTASKS", "64"},       {"SLURM_NPROCS", "64"},        {"SLURM_ARRAY_TASK_ID", "7"},
+      {"SLURM_ARRAY_JOB_ID", "99"}, {"SLURM_MEM_PER_CPU", "1000"}, {"SLURM_STEP_ID", "0"},
+      {"SLURM_JOB_GPUS", "0"},      {"SLURM_TASK_PID", "12"},      {"MY_SETTING", "kept"}};
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  for (const char* name :
+       {"SLURM_NTASKS", "SLURM_NPROCS", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID",
+        "SLURM_MEM_PER_CPU", "SLURM_STEP_ID", "SLURM_JOB_GPUS", "SLURM_TASK_PID"}) {
+    EXPECT_THAT(env, Not(Contains(Key(name)))) << name;
+  }
+  EXPECT_EQ(env["MY_SETTING"], "kept");
+}
+
+TEST(BatchEnvironmentTest, LoginVariablesComeFromPasswdOnlyWhenNotExported) {
+  BatchJob job = OneNodeJob();
+  job.environment = {{"HOME", "/scratch/alice"}, {"SHELL", "/bin/zsh"}, {"TMPDIR", "/local"}};
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["HOME"], "/scratch/alice");
+  EXPECT_EQ(env["SHELL"], "/bin/zsh");
+  EXPECT_EQ(env["TMPDIR"], "/local");
+  EXPECT_EQ(env["USER"], "alice");
+  EXPECT_EQ(env["LOGNAME"], "alice");
+}
+
+TEST(BatchEnvironmentTest, UserNameFallsBackToThePasswdEntry) {
+  BatchJob job = OneNodeJob();
+  job.user.clear();
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_EQ(env["SLURM_JOB_USER"], "alice");
+  EXPECT_EQ(env["USER"], "alice");
+}
+
+TEST(BatchEnvironmentTest, EmptySettingsLeaveTheirVariablesUnset) {
+  NodeSettings bare;
+  bare.tmp_dir.clear();
+  auto env = BatchEnvironment(OneNodeJob(), bare, Alice());
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_CLUSTER_NAME"))));
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_CONF"))));
+  EXPECT_THAT(env, Not(Contains(Key("TMPDIR"))));
+}
+
+TEST(CompressCountsTest, SlurmsRunLengthForm) {
+  // The examples of Slurm's sbatch manual.
+  EXPECT_EQ(CompressCounts({72, 72, 36}), "72(x2),36");
+  EXPECT_EQ(CompressCounts({2, 2, 2, 1}), "2(x3),1");
+  EXPECT_EQ(CompressCounts({1, 1, 1, 1}), "1(x4)");
+  EXPECT_EQ(CompressCounts({4}), "4");
+  EXPECT_EQ(CompressCounts({4, 8, 4}), "4,8,4");
+  EXPECT_EQ(CompressCounts({}), "");
+}
+
+TEST(TasksPerNodeTest, FollowsTheRequest) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n1", "n2"};
+  job.cpus_per_node = {8, 8};
+  job.node_name = "n1";
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{1, 1}));  // no -n: one per node
+  job.ntasks = 3;
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{2, 1}));
+  job.ntasks = 4;
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{2, 2}));
+  job.cpus_per_node = {1, 8};  // the first node has room for one task only
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{1, 3}));
+  job.cpus_per_node = {8, 8};
+  job.cpus_per_task = 4;
+  job.ntasks = 3;
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{2, 1}));
+  job.cpus_per_task.reset();
+  job.cpus_per_node = {1, 1};  // overcommitted: dealt round robin past the CPUs
+  job.ntasks = 5;
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{3, 2}));
+  job.tasks_per_node = {4, 1};  // the controller's layout wins
+  EXPECT_EQ(TasksPerNode(job), (std::vector<int32_t>{4, 1}));
+}
+
+TEST(GpuIndexListTest, GlobalAndRelative) {
+  EXPECT_EQ(GpuIndexList(0), "");
+  EXPECT_EQ(GpuIndexList(0b1), "0");
+  EXPECT_EQ(GpuIndexList(0b1010), "1,3");
+  EXPECT_EQ(GpuIndexList(0b1010, /*relative=*/true), "0,1");
+  EXPECT_EQ(GpuIndexList(model::GpuMask{1} << 63), "63");
+}
+
+TEST(ValidateBatchJobTest, RejectsAnAllocationThatDisagreesWithItself) {
+  EXPECT_TRUE(ValidateBatchJob(OneNodeJob()).ok());
+
+  BatchJob no_nodes = OneNodeJob();
+  no_nodes.nodes.clear();
+  EXPECT_THAT(std::string(ValidateBatchJob(no_nodes).message()),
+              ::testing::HasSubstr("node list is empty"));
+
+  BatchJob wrong_name = OneNodeJob();
+  wrong_name.node_name = "gpu-02";
+  EXPECT_THAT(std::string(ValidateBatchJob(wrong_name).message()),
+              ::testing::HasSubstr("node_name 'gpu-02'"));
+
+  BatchJob bad_index = OneNodeJob();
+  bad_index.node_index = 1;
+  EXPECT_FALSE(ValidateBatchJob(bad_index).ok());
+
+  BatchJob cpus = OneNodeJob();
+  cpus.cpus_per_node = {8, 8};
+  EXPECT_THAT(std::string(ValidateBatchJob(cpus).message()),
+              ::testing::HasSubstr("cpus_per_node has 2 entries for 1 nodes"));
+
+  BatchJob half_array = OneNodeJob();
+  half_array.array_task_id = 3;
+  EXPECT_FALSE(ValidateBatchJob(half_array).ok());
+}
+
+}  // namespace
+}  // namespace loom::noded
