@@ -74,7 +74,8 @@ const char* ChildErrnoText(int err) {
   return text ? text : "Unknown error";
 }
 
-// Writes `what` `path`: `err`'s text, a line to `fd` (with the loomd prefix) when fd >= 0.
+// Writes the line "loomd: error: WHAT PATH: REASON" (no REASON when err is 0) to `fd`, if
+// fd >= 0.
 void WriteLine(int fd, const char* what, const char* path, int err) {
   if (fd < 0) return;
   WriteString(fd, kMessagePrefix);
@@ -122,13 +123,13 @@ void FormatDecimal(char* out, long value) {
   out[n] = '\0';
 }
 
+// Closes every descriptor from `first` up, except `keep`.
 void CloseFrom(int first, int keep) {
-  if (keep >= first) {
-    if (keep > first) close_range(first, keep - 1, 0);
-    first = keep + 1;
-  }
-  if (close_range(first, ~0U, 0) == 0) return;
-  struct rlimit limit;
+  const bool closed = keep >= first ? (keep == first || close_range(first, keep - 1, 0) == 0) &&
+                                          close_range(keep + 1, ~0U, 0) == 0
+                                    : close_range(first, ~0U, 0) == 0;
+  if (closed) return;
+  struct rlimit limit;  // a kernel without close_range (before 5.9)
   long max = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
                  ? static_cast<long>(limit.rlim_cur)
                  : 65536;
@@ -182,10 +183,12 @@ void CloseFrom(int first, int keep) {
     err = LiftFd(err);
   }
   const int message_fd = err >= 0 ? err : out;
-  if (out < 0)
+  if (out < 0) {
     ChildFail(plan, message_fd, "Could not open stdout file ", plan.stdout_path, out_errno);
-  if (err < 0)
+  }
+  if (err < 0) {
     ChildFail(plan, message_fd, "Could not open stderr file ", plan.stderr_path, err_errno);
+  }
   int in = LiftFd(open(plan.stdin_path, O_RDONLY | O_CLOEXEC));
   if (in < 0) ChildFail(plan, message_fd, "Could not open stdin file ", plan.stdin_path, errno);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
