@@ -60,4 +60,14 @@ StatusOr<SiteConfig> LoadSiteConfig(const std::string& path, std::vector<Diagnos
   return site;
 }
 
+std::string MungeSocketOf(const ClusterConfig& config) {
+  auto it = config.other_keys.find("AuthInfo");
+  if (it == config.other_keys.end()) return "";
+  for (std::string_view part : core::Split(it->second, ',')) {
+    part = core::Trim(part);
+    if (part.substr(0, 7) == "socket=") return std::string(part.substr(7));
+  }
+  return "";
+}
+
 }  // namespace loom::conf

@@ -27,4 +27,7 @@ struct SiteConfig {
 // `warnings`; the first error fails the load.
 StatusOr<SiteConfig> LoadSiteConfig(const std::string& path, std::vector<Diagnostic>* warnings);
 
+// The munged socket slurm.conf names in AuthInfo=socket=PATH, or "" (libmunge's default).
+std::string MungeSocketOf(const ClusterConfig& config);
+
 }  // namespace loom::conf
