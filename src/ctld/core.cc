@@ -397,7 +397,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (model::IsFinal(e.job.state) && !e.completing &&
         now - e.job.end_time > opt_.min_job_age_s) {
       if (e.job.id) by_id_.erase(e.job.id);
-      if (fx) fx->changed.push_back(e.key);  // gone from the table: deleted from the store
+      if (fx) fx->deleted.push_back(e.job.id);
       it = jobs_.erase(it);
       continue;
     }

@@ -56,6 +56,7 @@ struct Effects {
   std::vector<Launch> launches;
   std::vector<SignalJob> signals;
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
+  std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
   bool next_id_changed = false;
 };
 

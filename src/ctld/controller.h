@@ -1,0 +1,108 @@
+// loomctld's wiring: one thread owns the ControllerCore; gRPC threads post commands to it
+// and wait. The owner applies the waiting commands as one batch, runs the clock (time
+// limits, node timeouts) and a scheduling pass, commits everything that changed to the
+// store in one transaction, and only then answers; then it publishes a snapshot that
+// queries read without waiting, and sends launches and signals to the node daemons.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "auth/munge_auth.h"
+#include "conf/site_config.h"
+#include "core/status.h"
+#include "ctld/core.h"
+#include "loom/v1/loom.grpc.pb.h"
+#include "store/store.h"
+
+namespace loom::ctld {
+
+struct ControllerOptions {
+  std::string slurm_conf;      // path of slurm.conf
+  std::string munge_socket;    // empty: libmunge's default
+  std::string listen_address;  // empty: SlurmctldHost's address and SlurmctldPort
+};
+
+// What queries read: the state after the last batch.
+struct Snapshot {
+  int64_t time = 0;
+  std::vector<v1::JobInfo> jobs;
+  std::vector<v1::NodeInfo> nodes;
+  std::vector<v1::PartitionInfo> partitions;
+  sched::PassStats last_pass;
+  int64_t passes = 0;
+  int64_t last_pass_us = 0;
+  int64_t max_pass_us = 0;
+  int64_t total_pass_us = 0;
+  int64_t submitted = 0, started = 0, completed = 0, cancelled = 0, failed = 0;
+};
+
+class Controller {
+ public:
+  // Loads the configuration, opens the store in StateSaveLocation and recovers every job,
+  // starts the owner thread and the gRPC server. Fails with a clear error when any of
+  // that fails (and then nothing keeps running).
+  static StatusOr<std::unique_ptr<Controller>> Start(const ControllerOptions& options);
+  ~Controller();
+
+  void Wait();      // until Shutdown
+  void Shutdown();  // stops serving, then the owner thread
+  const std::string& address() const { return address_; }
+
+  // Runs `fn` on the owner thread in the next batch and returns its status once the batch
+  // is durable (or the store's error when it could not be made so).
+  using Command = std::function<Status(ControllerCore&, Effects&, Time now)>;
+  Status Post(Command fn);
+
+  std::shared_ptr<const Snapshot> snapshot() const;
+  auth::MungeCredentials& munge() { return *munge_; }
+  const conf::SiteConfig& site() const { return site_; }
+
+ private:
+  Controller() = default;
+  void OwnerLoop();
+  Status Persist(const Effects& fx);
+  void Publish(int64_t now);
+  void CarryOut(const Effects& fx);
+  void Launch(JobId id, v1::LaunchBatchRequest request, std::string node_address);
+  void SendSignal(JobId id, int32_t signal, std::vector<std::string> node_addresses);
+  std::string NodeAddress(int32_t node) const;
+
+  conf::SiteConfig site_;
+  std::unique_ptr<ControllerCore> core_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<auth::MungeCredentials> munge_;
+  std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+
+  struct Pending {
+    Command fn;
+    std::promise<Status> done;
+  };
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  bool stop_ = false;
+  std::thread owner_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  Snapshot stats_;  // counters kept by the owner thread
+  // Launches and signals go to the node daemons from one worker thread, in order.
+  void Enqueue(std::function<void()> task);
+  void WorkerLoop();
+  std::mutex workers_mu_;
+  std::condition_variable workers_cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool workers_stop_ = false;
+  std::thread worker_;
+};
+
+}  // namespace loom::ctld

@@ -1,0 +1,66 @@
+// loomctld: the controller daemon. Reads slurm.conf (-f, or $SLURM_CONF, or
+// /etc/slurm/slurm.conf), recovers its state from StateSaveLocation and serves until
+// SIGTERM or SIGINT.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <string>
+#include <thread>
+
+#include "ctld/controller.h"
+
+int main(int argc, char** argv) {
+  loom::ctld::ControllerOptions opts;
+  if (const char* env = std::getenv("SLURM_CONF")) opts.slurm_conf = env;
+  if (opts.slurm_conf.empty()) opts.slurm_conf = "/etc/slurm/slurm.conf";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "loomctld: %s needs a value\n", flag);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-f") {
+      opts.slurm_conf = value("-f");
+    } else if (a == "--listen") {
+      opts.listen_address = value("--listen");
+    } else if (a == "--munge-socket") {
+      opts.munge_socket = value("--munge-socket");
+    } else if (a == "-D") {
+      // Always in the foreground; `loom cluster up` runs it in the background.
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: loomctld [-D] [-f slurm.conf] [--listen HOST:PORT] [--munge-socket PATH]\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "loomctld: unknown option '%s' (see loomctld --help)\n", a.c_str());
+      return 2;
+    }
+  }
+  // SIGTERM and SIGINT are taken by one thread that shuts the controller down.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  auto controller = loom::ctld::Controller::Start(opts);
+  if (!controller.ok()) {
+    std::fprintf(stderr, "loomctld: %s\n", std::string(controller.status().message()).c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "loomctld: serving on %s\n", (*controller)->address().c_str());
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    (*controller)->Shutdown();
+  });
+  (*controller)->Wait();
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  return 0;
+}
