@@ -1,0 +1,321 @@
+// loomd: the node daemon. Registers its node with loomctld, reports in every
+// SlurmdTimeout/3, runs the batch scripts the controller sends (as their users, through
+// BatchLauncher), delivers signals, and reports each script's end. Several can run on one
+// host with distinct -N names and Port= values (emulated nodes).
+#include <grpcpp/grpcpp.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "auth/identity.h"
+#include "auth/munge_auth.h"
+#include "conf/site_config.h"
+#include "core/hostlist.h"
+#include "core/strings.h"
+#include "loom/v1/loom.grpc.pb.h"
+#include "noded/launcher.h"
+#include "rpc/call_auth.h"
+#include "rpc/convert.h"
+
+namespace loom::noded {
+namespace {
+
+struct Options {
+  std::string slurm_conf;
+  std::string node;
+  std::string munge_socket;
+  std::string spool;
+  std::string controller;  // HOST:PORT; default from SlurmctldHost/SlurmctldPort
+};
+
+class Daemon;
+
+class NodeService final : public v1::NodeDaemon::Service {
+ public:
+  explicit NodeService(Daemon* d) : d_(d) {}
+  grpc::Status LaunchBatch(grpc::ServerContext* ctx, const v1::LaunchBatchRequest* req,
+                           v1::LaunchBatchReply* reply) override;
+  grpc::Status SignalTasks(grpc::ServerContext* ctx, const v1::SignalTasksRequest* req,
+                           v1::SignalTasksReply* reply) override;
+  grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
+                    v1::PingReply* reply) override;
+
+ private:
+  Daemon* d_;
+};
+
+class Daemon {
+ public:
+  Daemon(Options o, conf::SiteConfig site, NodeSettings settings)
+      : opt_(std::move(o)), site_(std::move(site)), launcher_(settings) {
+    auth::MungeOptions mo;
+    mo.socket_path = opt_.munge_socket;
+    munge_ = std::make_unique<auth::MungeCredentials>(mo);
+    auto slurm_user = auth::LookupUserByName(site_.cluster.slurm_user);
+    controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
+    stub_ = v1::Controller::NewStub(
+        grpc::CreateChannel(opt_.controller, grpc::InsecureChannelCredentials()));
+  }
+
+  Status CheckController(const grpc::ServerContext& ctx, std::string_view method,
+                         const google::protobuf::Message& req) {
+    ASSIGN_OR_RETURN(auth::Identity id, rpc::VerifyCall(ctx, *munge_, method, req));
+    if (id.uid != 0 && id.uid != controller_uid_) {
+      return absl::PermissionDeniedError("Access/permission denied: only the controller may ask");
+    }
+    return absl::OkStatus();
+  }
+
+  Status Launch(const v1::LaunchBatchRequest& req) {
+    BatchJob job;
+    const v1::JobInfo& info = req.job();
+    job.job_id = req.job_id();
+    job.name = info.name();
+    job.user = info.user();
+    job.uid = req.uid();
+    job.gid = req.gid();
+    job.partition = info.partition();
+    job.account = info.spec().account();
+    job.time_limit_s = req.time_limit_s();
+    if (info.array_task_id() >= 0 && info.array_job_id() != 0) {
+      job.array_job_id = info.array_job_id();
+      job.array_task_id = info.array_task_id();
+    }
+    for (const v1::NodeAllocation& a : info.allocation()) {
+      job.nodes.push_back(a.node());
+      job.cpus_per_node.push_back(a.cpus());
+    }
+    if (job.nodes.empty()) {
+      ASSIGN_OR_RETURN(job.nodes, core::ExpandHostlist(info.node_list()));
+      job.cpus_per_node.assign(job.nodes.size(), info.num_cpus() / std::max<int32_t>(1, info.num_nodes()));
+    }
+    job.node_name = opt_.node;
+    job.node_index = 0;
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+      if (job.nodes[i] == opt_.node) job.node_index = static_cast<int32_t>(i);
+    }
+    if (!info.allocation().empty()) job.mem_mb = info.allocation(job.node_index).mem_mb();
+    for (std::string_view g : core::Split(req.gpu_ids(), ',')) {
+      if (auto v = core::ParseInt(g); v && *v >= 0 && *v < model::kMaxGpusPerNode) {
+        job.gpus |= model::GpuMask{1} << *v;
+      }
+    }
+    job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
+    job.stdout_pattern = req.std_out();
+    job.stderr_pattern = req.std_err();
+    job.stdin_pattern = req.std_in();
+    job.script = req.script();
+    job.environment.insert(req.environment().begin(), req.environment().end());
+    if (auto r = rpc::FromWire(info.spec()); r.ok()) {
+      job.ntasks = r->ntasks;
+      job.ntasks_per_node = r->ntasks_per_node;
+      job.cpus_per_task = r->cpus_per_task;
+      job.mem_per_node_mb = r->mem_per_node_mb;
+      job.mem_per_cpu_mb = r->mem_per_cpu_mb;
+      job.script_args = r->script_args;
+      job.open_mode = r->open_mode;
+      job.submit_dir = r->work_dir;
+      if (r->array) job.array = *r->array;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    return launcher_.Start(job, opt_.spool).status();
+  }
+
+  Status Signal(const v1::SignalTasksRequest& req) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
+      return launcher_.Terminate(req.job_id(), req.kill_wait_s());
+    }
+    return launcher_.Signal(req.job_id(), req.signal());
+  }
+
+  // Registration, heartbeats, and reports of ended scripts, until stopped.
+  void Run() {
+    int64_t interval = 1;
+    bool registered = false;
+    auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
+    std::vector<FinishedJob> unreported;
+    while (!stop_) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (FinishedJob& f : launcher_.Reap()) unreported.push_back(f);
+      }
+      for (auto it = unreported.begin(); it != unreported.end();) {
+        v1::JobCompleteRequest req;
+        req.set_node(opt_.node);
+        req.set_job_id(it->job_id);
+        req.set_exit_code(it->wait_status);
+        v1::JobCompleteReply reply;
+        if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
+          it = unreported.erase(it);
+        } else {
+          ++it;  // the controller is away: tell it when it is back
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_beat >= std::chrono::seconds(registered ? interval : 1)) {
+        last_beat = now;
+        if (!registered) {
+          v1::RegisterNodeRequest req;
+          req.set_name(opt_.node);
+          v1::RegisterNodeReply reply;
+          if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
+            registered = true;
+            interval = std::max<int64_t>(1, reply.heartbeat_interval_s());
+          }
+        } else {
+          v1::HeartbeatRequest req;
+          req.set_name(opt_.node);
+          v1::HeartbeatReply reply;
+          registered = Call("Heartbeat", req, &reply, &v1::Controller::Stub::Heartbeat);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  void Stop() { stop_ = true; }
+
+ private:
+  template <typename Req, typename Reply, typename Method>
+  bool Call(std::string_view name, const Req& req, Reply* reply, Method method) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    if (!rpc::AttachCredential(&ctx, *munge_, name, req).ok()) return false;
+    grpc::Status s = ((*stub_).*method)(&ctx, req, reply);
+    return s.ok() && reply->error().code() == v1::OK;
+  }
+
+  Options opt_;
+  conf::SiteConfig site_;
+  std::unique_ptr<auth::MungeCredentials> munge_;
+  uint32_t controller_uid_ = 0;
+  std::unique_ptr<v1::Controller::Stub> stub_;
+  std::mutex mu_;
+  BatchLauncher launcher_;
+  std::atomic<bool> stop_{false};
+};
+
+template <typename Reply>
+grpc::Status Answer(Reply* reply, const Status& s) {
+  *reply->mutable_error() = rpc::ToWire(s);
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::LaunchBatch(grpc::ServerContext* ctx, const v1::LaunchBatchRequest* req,
+                                      v1::LaunchBatchReply* reply) {
+  Status s = d_->CheckController(*ctx, "LaunchBatch", *req);
+  if (s.ok()) s = d_->Launch(*req);
+  return Answer(reply, s);
+}
+
+grpc::Status NodeService::SignalTasks(grpc::ServerContext* ctx, const v1::SignalTasksRequest* req,
+                                      v1::SignalTasksReply* reply) {
+  Status s = d_->CheckController(*ctx, "SignalTasks", *req);
+  if (s.ok()) s = d_->Signal(*req);
+  return Answer(reply, s);
+}
+
+grpc::Status NodeService::Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
+                               v1::PingReply* reply) {
+  return Answer(reply, d_->CheckController(*ctx, "Ping", *req));
+}
+
+}  // namespace
+}  // namespace loom::noded
+
+int main(int argc, char** argv) {
+  using namespace loom;
+  noded::Options opt;
+  if (const char* env = std::getenv("SLURM_CONF")) opt.slurm_conf = env;
+  if (opt.slurm_conf.empty()) opt.slurm_conf = "/etc/slurm/slurm.conf";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "loomd: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-f") opt.slurm_conf = value();
+    else if (a == "-N") opt.node = value();
+    else if (a == "--munge-socket") opt.munge_socket = value();
+    else if (a == "--spool") opt.spool = value();
+    else if (a == "--controller") opt.controller = value();
+    else if (a == "-D") {
+    } else {
+      std::fprintf(stderr, "loomd: unknown option '%s' (usage: loomd [-D] [-f slurm.conf] -N NODE "
+                           "[--spool DIR] [--munge-socket PATH] [--controller HOST:PORT])\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  if (opt.node.empty()) {
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    opt.node = host;
+  }
+  std::vector<conf::Diagnostic> warnings;
+  auto site = conf::LoadSiteConfig(opt.slurm_conf, &warnings);
+  if (!site.ok()) {
+    std::fprintf(stderr, "loomd: %s\n", std::string(site.status().message()).c_str());
+    return 1;
+  }
+  const conf::NodeConfig* me = nullptr;
+  for (const conf::NodeConfig& n : site->cluster.nodes) {
+    if (n.name == opt.node) me = &n;
+  }
+  if (!me) {
+    std::fprintf(stderr, "loomd: node %s is not in %s; start loomd with -N and a NodeName of it\n",
+                 opt.node.c_str(), opt.slurm_conf.c_str());
+    return 1;
+  }
+  if (opt.controller.empty()) {
+    const auto& hosts = site->cluster.controllers;
+    opt.controller = core::StrCat(hosts.empty() ? "127.0.0.1" : hosts.front().addr, ":",
+                                  site->cluster.slurmctld_port);
+  }
+  if (opt.spool.empty()) opt.spool = "/var/spool/loomd/" + opt.node;
+  if (opt.munge_socket.empty()) opt.munge_socket = conf::MungeSocketOf(site->cluster);
+  const int32_t port = me->port > 0 ? me->port : site->cluster.slurmd_port;
+  const std::string listen = core::StrCat(me->addr.empty() ? me->name : me->addr, ":", port);
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  noded::NodeSettings settings;
+  settings.cluster_name = site->cluster.cluster_name;
+  settings.slurm_conf = opt.slurm_conf;
+  noded::Daemon daemon(opt, *site, settings);
+  noded::NodeService service(&daemon);
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound);
+  builder.RegisterService(&service);
+  auto server = builder.BuildAndStart();
+  if (!server || bound == 0) {
+    std::fprintf(stderr, "loomd: cannot listen on %s; is another loomd using Port=%d?\n",
+                 listen.c_str(), port);
+    return 1;
+  }
+  std::fprintf(stderr, "loomd: node %s serving on %s\n", opt.node.c_str(), listen.c_str());
+  std::thread loop([&] { daemon.Run(); });
+  int sig = 0;
+  sigwait(&set, &sig);
+  daemon.Stop();
+  loop.join();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return 0;
+}
