@@ -7,5 +7,9 @@ namespace loom::cli {
 
 int RunSim(int argc, char** argv);       // loom sim
 int RunScontrol(int argc, char** argv);  // scontrol / loom scontrol
+int RunSbatch(int argc, char** argv);
+int RunSqueue(int argc, char** argv);
+int RunSinfo(int argc, char** argv);
+int RunScancel(int argc, char** argv);
 
 }  // namespace loom::cli

@@ -1,0 +1,83 @@
+// sbatch: submits a batch script (or --wrap) to loomctld. Options, #SBATCH directives and
+// SBATCH_* variables are resolved by cli/submit exactly as Slurm resolves them; errors and
+// exit statuses are Slurm's.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/submit/sbatch_options.h"
+#include "core/strings.h"
+#include "rpc/convert.h"
+
+extern char** environ;
+
+namespace loom::cli {
+
+int RunSbatch(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);  // argv[0] included, as main() has it
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  submit::SbatchCommandLine cl = submit::ScanSbatchCommandLine(args);
+  std::string script;
+  if (cl.script_path && !cl.wrap) {
+    std::ifstream in(*cl.script_path);
+    if (!in) {
+      std::fprintf(stderr, "sbatch: error: Unable to open file %s\n", cl.script_path->c_str());
+      return 1;
+    }
+    script.assign(std::istreambuf_iterator<char>(in), {});
+  } else if (!cl.wrap) {
+    script.assign(std::istreambuf_iterator<char>(std::cin), {});
+  }
+  submit::SbatchSettings settings;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd))) settings.submit_dir = cwd;
+  auto input = submit::ParseSbatch(args, script, env, static_cast<int64_t>(std::time(nullptr)),
+                                   settings);
+  if (!input.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(input.status().message()).c_str());
+    return submit::SbatchExitCode(input.status());
+  }
+  for (const std::string& w : input->warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  if (input->action != submit::SbatchInput::Action::kSubmit) {
+    std::fprintf(stderr, "sbatch: see the Slurm sbatch manual; Loom accepts its options\n");
+    return 0;
+  }
+  auto client = Client::Connect("sbatch");
+  if (!client.ok()) {
+    std::fprintf(stderr, "sbatch: error: %s\n", std::string(client.status().message()).c_str());
+    return input->error_exit;
+  }
+  v1::SubmitRequest req;
+  *req.mutable_spec() = rpc::ToWire(input->request);
+  req.set_test_only(input->request.test_only);
+  v1::SubmitReply reply;
+  Status s = client->Call("Submit", req, &reply, &v1::Controller::Stub::Submit);
+  if (!s.ok()) {
+    std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
+                 std::string(s.message()).c_str());
+    return input->error_exit;
+  }
+  if (input->parsable) {
+    std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
+  } else {
+    std::printf("Submitted batch job %llu\n", static_cast<unsigned long long>(reply.job_id()));
+  }
+  return 0;
+}
+
+}  // namespace loom::cli

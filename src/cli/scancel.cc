@@ -1,0 +1,90 @@
+// scancel: cancels (or signals) jobs: ids ("123", "123_4"), or -u/-p/-n/-t filters.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "core/strings.h"
+
+namespace loom::cli {
+namespace {
+
+// "TERM", "SIGTERM", "15" -> 15; -1 for an unknown name.
+int SignalNumber(std::string s) {
+  if (auto n = core::ParseInt(s)) return static_cast<int>(*n);
+  if (s.rfind("SIG", 0) == 0) s = s.substr(3);
+  static const std::pair<const char*, int> kSignals[] = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"CONT", SIGCONT},
+      {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"ALRM", SIGALRM}};
+  for (const auto& [name, num] : kSignals) {
+    if (s == name) return num;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int RunScancel(int argc, char** argv) {
+  CLI::App app{"cancel jobs", "scancel"};
+  std::vector<std::string> ids;
+  std::string user, partition, name, state, signal;
+  app.add_option("job_id", ids);
+  app.add_option("-u,--user", user);
+  app.add_option("-p,--partition", partition);
+  app.add_option("-n,--name,--jobname", name);
+  app.add_option("-t,--state", state);
+  app.add_option("-s,--signal", signal);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (ids.empty() && user.empty() && partition.empty() && name.empty() && state.empty()) {
+    std::fprintf(stderr, "scancel: error: No job identification provided\n");
+    return 1;
+  }
+  v1::SignalJobRequest req;
+  for (const std::string& id : ids) req.add_job_ids(id);
+  req.set_user(user);
+  req.set_partition(partition);
+  req.set_name(name);
+  req.set_state(core::ToLower(state) == "pending" || state == "PD" ? "PENDING"
+                : core::ToLower(state) == "running" || state == "R" ? "RUNNING"
+                                                                     : state);
+  if (!signal.empty()) {
+    int sig = SignalNumber(signal);
+    if (sig < 0) {
+      std::fprintf(stderr, "scancel: error: Invalid job signal: %s\n", signal.c_str());
+      return 1;
+    }
+    req.set_signal(sig);
+  }
+  auto client = Client::Connect("scancel");
+  if (!client.ok()) {
+    std::fprintf(stderr, "scancel: error: %s\n", std::string(client.status().message()).c_str());
+    return 1;
+  }
+  v1::SignalJobReply reply;
+  Status s = client->Call("SignalJob", req, &reply, &v1::Controller::Stub::SignalJob);
+  int rc = 0;
+  for (int i = 0; i < reply.per_job_size(); ++i) {
+    if (reply.per_job(i).code() == v1::OK) continue;
+    rc = 1;
+    std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n",
+                 i < static_cast<int>(ids.size()) ? ids[i].c_str() : "?",
+                 reply.per_job(i).message().c_str());
+  }
+  if (!s.ok() && reply.per_job_size() == 0) {
+    std::fprintf(stderr, "scancel: error: %s\n", std::string(s.message()).c_str());
+    rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace loom::cli

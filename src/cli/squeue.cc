@@ -1,0 +1,106 @@
+// squeue: the jobs loomctld holds, in Slurm's layouts (cli/format/squeue_format.h).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/format/squeue_format.h"
+#include "core/strings.h"
+#include "rpc/convert.h"
+
+namespace loom::cli {
+namespace {
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::string_view p : core::Split(s, ',')) {
+    if (!core::Trim(p).empty()) out.emplace_back(core::Trim(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunSqueue(int argc, char** argv) {
+  CLI::App app{"view information about jobs", "squeue"};
+  app.set_help_flag("--help");
+  format::SqueueOptions opts;
+  std::string jobs, users, partitions, states, names;
+  bool json = false;
+  app.add_flag("-h,--noheader", opts.no_header);
+  app.add_flag("-l,--long", opts.long_listing);
+  app.add_option("-o,--format", opts.format);
+  app.add_option("-O,--Format", opts.long_format);
+  app.add_option("-S,--sort", opts.sort);
+  app.add_option("-j,--jobs", jobs);
+  app.add_option("-u,--user", users);
+  app.add_option("-p,--partition", partitions);
+  app.add_option("-t,--states", states);
+  app.add_option("-n,--name", names);
+  app.add_flag("-r,--array", opts.expand_arrays);
+  app.add_flag("--start", opts.start);
+  app.add_flag("--json", json);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (const std::string& j : SplitList(jobs)) {
+    auto id = core::ParseInt(j);
+    if (!id || *id <= 0) {
+      std::fprintf(stderr, "squeue: error: Invalid job id: %s\n", j.c_str());
+      return 1;
+    }
+    opts.job_ids.push_back(static_cast<uint32_t>(*id));
+  }
+  opts.users = SplitList(users);
+  opts.partitions = SplitList(partitions);
+  opts.names = SplitList(names);
+  if (!states.empty()) {
+    auto f = format::ParseJobStateFilter(states);
+    if (!f.ok()) {
+      std::fprintf(stderr, "squeue: error: %s\n", std::string(f.status().message()).c_str());
+      return 1;
+    }
+    opts.states = *f;
+  }
+  if (Status v = format::ValidateSqueueOptions(opts); !v.ok()) {
+    std::fprintf(stderr, "squeue: error: %s\n", std::string(v.message()).c_str());
+    return 1;
+  }
+  auto client = Client::Connect("squeue");
+  if (!client.ok()) {
+    std::fprintf(stderr, "squeue: error: %s\n", std::string(client.status().message()).c_str());
+    return 1;
+  }
+  v1::QueryJobsRequest req;
+  v1::QueryJobsReply reply;
+  Status s = client->Call("QueryJobs", req, &reply, &v1::Controller::Stub::QueryJobs);
+  if (!s.ok()) {
+    std::fprintf(stderr, "slurm_load_jobs error: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::vector<format::JobView> views;
+  for (const v1::JobInfo& j : reply.jobs()) views.push_back(rpc::ToJobView(j));
+  format::RenderContext ctx{reply.snapshot_time() ? reply.snapshot_time()
+                                                  : static_cast<int64_t>(std::time(nullptr)),
+                            0};
+  if (json) {
+    std::fputs(format::RenderSqueueJson(views, opts, ctx).c_str(), stdout);
+    std::fputs("\n", stdout);
+    return 0;
+  }
+  auto out = format::RenderSqueue(views, opts, ctx);
+  if (!out.ok()) {
+    std::fprintf(stderr, "squeue: error: %s\n", std::string(out.status().message()).c_str());
+    return 1;
+  }
+  std::fputs(out->c_str(), stdout);
+  return 0;
+}
+
+}  // namespace loom::cli
