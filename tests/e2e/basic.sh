@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End to end on loopback, as a user would: a private munged, loomctld and two loomd;
+# sbatch → run → output file → COMPLETED; a failing job; scancel; a user who may not cancel
+# another's job; squeue and sinfo; then loomctld killed with -9 and restarted keeps every
+# acknowledged job. Every daemon is started here and stopped by its PID.
+#
+#   tests/e2e/basic.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: basic.sh BUILD_BIN_DIR}" && pwd)
+dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-e2e.XXXXXX)}
+chmod 755 "$dir"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+
+# Free loopback ports for the controller and the two nodes.
+read -r cport n1port n2port < <(python3 -c '
+import socket
+s=[socket.socket() for _ in range(3)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(*[x.getsockname()[1] for x in s])')
+
+mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/work"
+chmod 755 "$dir/munge"
+chmod 777 "$dir/work"
+/usr/sbin/mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1 || /usr/sbin/mungekey -c -k "$dir/munge/munge.key"
+/usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
+  --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
+  --log-file="$dir/munge.log" --seed-file="$dir/munge/seed" &
+pids+=($!)
+
+cat >"$dir/slurm.conf" <<CONF
+ClusterName=e2e
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$cport
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+SlurmdTimeout=300
+KillWait=2
+MinJobAge=300
+SchedulerType=sched/backfill
+GresTypes=gpu
+NodeName=n1 NodeAddr=127.0.0.1 Port=$n1port CPUs=4 RealMemory=4000
+NodeName=n2 NodeAddr=127.0.0.1 Port=$n2port CPUs=4 RealMemory=4000
+PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=01:00:00 DefaultTime=00:10:00
+CONF
+export SLURM_CONF="$dir/slurm.conf"
+for _ in $(seq 50); do [[ -S "$dir/munge/munge.socket" ]] && break; sleep 0.1; done
+
+"$bin/loomctld" -D >"$dir/loomctld.log" 2>&1 &
+ctld=$!
+pids+=($ctld)
+"$bin/loomd" -D -N n1 --spool "$dir/spool/n1" >"$dir/loomd-n1.log" 2>&1 &
+pids+=($!)
+"$bin/loomd" -D -N n2 --spool "$dir/spool/n2" >"$dir/loomd-n2.log" 2>&1 &
+pids+=($!)
+
+# Both nodes up.
+for _ in $(seq 100); do
+  out=$("$bin/sinfo" -h -o '%T %D' 2>/dev/null || true)
+  [[ "$out" == "idle 2" ]] && break
+  sleep 0.1
+done
+[[ "$out" == "idle 2" ]] || fail "nodes did not come up: '$out'"
+
+wait_state() {  # job state: waits until `squeue` stops listing it as PENDING/RUNNING
+  local id=$1
+  for _ in $(seq 100); do
+    st=$("$bin/squeue" -h -j "$id" -t all -o '%T' 2>/dev/null || true)
+    [[ "$st" != PENDING && "$st" != RUNNING && "$st" != COMPLETING && -n "$st" ]] && { echo "$st"; return; }
+    sleep 0.1
+  done
+  echo "$st"
+}
+
+cd "$dir/work"
+# 1. submit -> run -> output file -> COMPLETED, with the job's environment.
+id=$("$bin/sbatch" --parsable -J hello -o 'out-%j-%x.txt' \
+  --wrap 'echo "hello from $SLURM_JOB_ID on $SLURMD_NODENAME ($SLURM_JOB_NAME)"')
+[[ "$id" =~ ^[0-9]+$ ]] || fail "sbatch --parsable printed '$id'"
+st=$(wait_state "$id")
+[[ "$st" == COMPLETED ]] || fail "job $id ended $st, not COMPLETED"
+grep -q "^hello from $id on n[12] (hello)$" "out-$id-hello.txt" || fail "output: $(cat out-$id-hello.txt 2>&1)"
+echo "ok: submit, run, output file, COMPLETED"
+
+# 2. A failing job is FAILED.
+bad=$("$bin/sbatch" --parsable --wrap 'exit 3')
+st=$(wait_state "$bad")
+[[ "$st" == FAILED ]] || fail "job $bad ended $st, not FAILED"
+echo "ok: exit 3 is FAILED"
+
+# 3. scancel of a running job: CANCELLED.
+long=$("$bin/sbatch" --parsable --wrap 'sleep 300')
+for _ in $(seq 50); do [[ $("$bin/squeue" -h -j "$long" -o '%T') == RUNNING ]] && break; sleep 0.1; done
+"$bin/scancel" "$long"
+st=$(wait_state "$long")
+[[ "$st" == CANCELLED ]] || fail "job $long ended $st, not CANCELLED"
+echo "ok: scancel"
+
+# 4. Another user may not cancel root's job (needs root to create and become the user).
+held=$("$bin/sbatch" --parsable --hold --wrap true)
+[[ $("$bin/squeue" -h -j "$held" -o '%T %r') == "PENDING JobHeldUser" ]] || fail "held job: $("$bin/squeue" -h -j "$held" -o '%T %r')"
+if [[ $EUID == 0 ]]; then
+  getent passwd loomtest1 >/dev/null || useradd -M -s /usr/sbin/nologin loomtest1
+  if su -s /bin/sh loomtest1 -c "SLURM_CONF=$SLURM_CONF $bin/scancel $held" 2>"$dir/scancel.err"; then
+    fail "loomtest1 cancelled root's job $held"
+  fi
+  grep -q "Access/permission denied" "$dir/scancel.err" || fail "scancel said: $(cat "$dir/scancel.err")"
+  echo "ok: user checks"
+else
+  echo "skipped: user checks (not root)"
+fi
+
+# 5. kill -9 of loomctld during submissions: every acknowledged job is still there.
+acked=()
+for i in $(seq 20); do
+  acked+=("$("$bin/sbatch" --parsable --hold --wrap true)")
+done
+kill -9 "$ctld"
+wait "$ctld" 2>/dev/null || true
+"$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
+ctld=$!
+pids+=($ctld)
+for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+listed=$("$bin/squeue" -h -o '%i' | sort -n | tr '\n' ' ')
+for j in "${acked[@]}" "$held"; do
+  [[ " $listed " == *" $j "* ]] || fail "job $j was acknowledged but is gone after the restart (listed: $listed)"
+done
+echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs"
+echo "PASS"
