@@ -8,6 +8,7 @@ namespace loom::cli {
 int RunSim(int argc, char** argv);       // loom sim
 int RunScontrol(int argc, char** argv);  // scontrol / loom scontrol
 int RunSbatch(int argc, char** argv);
+int RunCluster(int argc, char** argv);  // loom cluster up|status|down
 int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);
 int RunScancel(int argc, char** argv);

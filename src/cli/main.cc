@@ -17,6 +17,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"sim", loom::cli::RunSim, "replay a workload trace through the scheduler and report"},
     {"scontrol", loom::cli::RunScontrol, "Slurm's scontrol (offline: show hostnames|hostlist)"},
+    {"cluster", loom::cli::RunCluster, "a local cluster: up, status, down"},
     {"sbatch", loom::cli::RunSbatch, "submit a batch script to loomctld, as Slurm's sbatch"},
     {"squeue", loom::cli::RunSqueue, "list jobs, as Slurm's squeue"},
     {"sinfo", loom::cli::RunSinfo, "list partitions and nodes, as Slurm's sinfo"},

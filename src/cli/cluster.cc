@@ -1,0 +1,265 @@
+// `loom cluster up|status|down`: a local cluster in one command. `up` writes a slurm.conf
+// (a small mixed cluster on loopback unless --config names one), generates a MUNGE key and
+// starts munged, loomctld and one loomd per node in the background, all under one
+// directory; `down` stops exactly the processes `up` started (by the PIDs it recorded).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "conf/slurm_conf.h"
+#include "core/strings.h"
+
+namespace loom::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "loom cluster: %s\n", msg.c_str());
+  return 1;
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// Starts `argv` in a session of its own with stdout and stderr to `log`; returns its pid.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::setsid();
+  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  int in = ::open("/dev/null", O_RDONLY);
+  if (out >= 0) {
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+  }
+  if (in >= 0) ::dup2(in, 0);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  std::fprintf(stderr, "cannot run %s\n", args[0]);
+  ::_exit(127);
+}
+
+bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+struct Recorded {
+  std::string name;
+  pid_t pid;
+};
+
+std::vector<Recorded> ReadPids(const std::string& dir) {
+  std::vector<Recorded> out;
+  std::ifstream in(dir + "/run/pids");
+  std::string name;
+  pid_t pid;
+  while (in >> name >> pid) out.push_back({name, pid});
+  return out;
+}
+
+std::string DefaultConfig(const std::string& dir, int nodes, int ctld_port) {
+  std::ostringstream c;
+  c << "# Written by `loom cluster up`: a local cluster on loopback.\n"
+    << "ClusterName=local\n"
+    << "SlurmctldHost=localhost(127.0.0.1)\n"
+    << "SlurmctldPort=" << ctld_port << "\n"
+    << "AuthType=auth/munge\n"
+    << "AuthInfo=socket=" << dir << "/munge/munge.socket\n"
+    << "StateSaveLocation=" << dir << "/state\n"
+    << "SlurmdTimeout=60\nKillWait=5\nMinJobAge=600\n"
+    << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\n"
+    << "GresTypes=gpu\n";
+  // The first half DGX-like GPU nodes (8 A100s), the rest CPU nodes.
+  const int gpu_nodes = (nodes + 1) / 2;
+  for (int i = 1; i <= nodes; ++i) {
+    const bool gpu = i <= gpu_nodes;
+    char name[32];
+    std::snprintf(name, sizeof(name), gpu ? "gpu%02d" : "cpu%02d", gpu ? i : i - gpu_nodes);
+    c << "NodeName=" << name << " NodeAddr=127.0.0.1 Port=" << FreePort()
+      << (gpu ? " CPUs=32 RealMemory=128000 Gres=gpu:a100:8 Features=gpu,a100"
+              : " CPUs=16 RealMemory=64000 Features=cpu")
+      << "\n";
+  }
+  c << "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n";
+  return c.str();
+}
+
+int Up(const std::string& dir, const std::string& config, int nodes) {
+  for (const Recorded& r : ReadPids(dir)) {
+    if (Alive(r.pid)) {
+      return Fail(core::StrCat(dir, " already runs a cluster (", r.name, " is pid ", r.pid,
+                               "); `loom cluster down --dir ", dir, "` first"));
+    }
+  }
+  std::error_code ec;
+  for (const char* sub : {"etc", "munge", "state", "spool", "log", "run"}) {
+    fs::create_directories(fs::path(dir) / sub, ec);
+    if (ec) return Fail(core::StrCat("cannot create ", dir, "/", sub, ": ", ec.message()));
+  }
+  ::chmod(dir.c_str(), 0755);
+  ::chmod((dir + "/munge").c_str(), 0755);
+  const std::string conf = dir + "/etc/slurm.conf";
+  if (config.empty()) {
+    std::ofstream(conf) << DefaultConfig(dir, nodes, FreePort());
+  } else {
+    fs::copy_file(config, conf, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Fail(core::StrCat("cannot copy ", config, ": ", ec.message()));
+  }
+  std::vector<conf::Diagnostic> warnings;
+  auto cfg = conf::LoadSlurmConf(conf, &warnings);
+  if (!cfg.ok()) return Fail(std::string(cfg.status().message()));
+
+  const std::string key = dir + "/munge/munge.key";
+  if (!fs::exists(key)) {
+    pid_t k = Spawn({"/usr/sbin/mungekey", "--create", "--keyfile=" + key}, dir + "/log/mungekey.log");
+    int st = 0;
+    ::waitpid(k, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      return Fail("mungekey could not create a key (is the munge package installed?)");
+    }
+  }
+  std::ofstream pids(dir + "/run/pids", std::ios::trunc);
+  auto record = [&](const std::string& name, pid_t pid) { pids << name << " " << pid << "\n" << std::flush; };
+  record("munged", Spawn({"/usr/sbin/munged", "--foreground", "--force",
+                          "--socket=" + dir + "/munge/munge.socket", "--key-file=" + key,
+                          "--pid-file=" + dir + "/munge/munged.pid",
+                          "--log-file=" + dir + "/log/munged.log", "--seed-file=" + dir + "/munge/seed"},
+                         dir + "/log/munged.out"));
+  for (int i = 0; i < 50 && !fs::exists(dir + "/munge/munge.socket"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string bin = SelfDir();
+  record("loomctld", Spawn({bin + "/loomctld", "-D", "-f", conf}, dir + "/log/loomctld.log"));
+  for (const conf::NodeConfig& n : cfg->nodes) {
+    record("loomd:" + n.name, Spawn({bin + "/loomd", "-D", "-f", conf, "-N", n.name, "--spool",
+                                     dir + "/spool/" + n.name},
+                                    dir + "/log/loomd-" + n.name + ".log"));
+  }
+  pids.close();
+  // Wait for every node to report in.
+  ::setenv("SLURM_CONF", conf.c_str(), 1);
+  auto client = Client::Connect("loom cluster");
+  if (!client.ok()) return Fail(std::string(client.status().message()));
+  size_t up = 0;
+  for (int i = 0; i < 200 && up < cfg->nodes.size(); ++i) {
+    v1::QueryNodesRequest req;
+    v1::QueryNodesReply reply;
+    up = 0;
+    if (client->Call("QueryNodes", req, &reply, &v1::Controller::Stub::QueryNodes).ok()) {
+      for (const v1::NodeInfo& n : reply.nodes()) up += n.state().find("DOWN") == std::string::npos;
+    }
+    if (up < cfg->nodes.size()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (up < cfg->nodes.size()) {
+    return Fail(core::StrCat(up, " of ", cfg->nodes.size(), " nodes came up; see ", dir, "/log"));
+  }
+  std::printf("loom cluster: %zu nodes up under %s\nexport SLURM_CONF=%s\n", cfg->nodes.size(),
+              dir.c_str(), conf.c_str());
+  return 0;
+}
+
+int Status(const std::string& dir) {
+  std::vector<Recorded> all = ReadPids(dir);
+  if (all.empty()) {
+    std::printf("no cluster under %s\n", dir.c_str());
+    return 1;
+  }
+  int dead = 0;
+  for (const Recorded& r : all) {
+    const bool alive = Alive(r.pid);
+    dead += !alive;
+    std::printf("%-16s pid %-8d %s\n", r.name.c_str(), r.pid, alive ? "running" : "stopped");
+  }
+  return dead == 0 ? 0 : 1;
+}
+
+int Down(const std::string& dir) {
+  std::vector<Recorded> all = ReadPids(dir);
+  // Daemons first, munged last.
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (Alive(it->pid)) ::kill(it->pid, SIGTERM);
+  }
+  for (int i = 0; i < 50; ++i) {
+    bool any = false;
+    for (const Recorded& r : all) any = any || Alive(r.pid);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const Recorded& r : all) {
+    if (Alive(r.pid)) ::kill(r.pid, SIGKILL);
+  }
+  std::error_code ec;
+  fs::remove(dir + "/run/pids", ec);
+  std::printf("loom cluster: stopped %zu processes under %s\n", all.size(), dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int RunCluster(int argc, char** argv) {
+  CLI::App app{"a local Loom cluster: munged, loomctld and loomd under one directory", "cluster"};
+  app.require_subcommand(1);
+  const char* home = std::getenv("HOME");
+  std::string dir = std::string(home ? home : "/tmp") + "/.loom/cluster";
+  std::string config;
+  int nodes = 4;
+  CLI::App* up = app.add_subcommand("up", "start a cluster in the background");
+  up->add_option("--dir", dir, "where its configuration, state and logs live")->capture_default_str();
+  up->add_option("--config", config, "a slurm.conf to run instead of the default mixed cluster");
+  up->add_option("--nodes", nodes, "nodes of the default cluster: half 8-GPU, half CPU")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  CLI::App* status = app.add_subcommand("status", "show whether its processes run");
+  status->add_option("--dir", dir)->capture_default_str();
+  CLI::App* down = app.add_subcommand("down", "stop exactly the processes `up` started");
+  down->add_option("--dir", dir)->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  std::error_code ec;
+  fs::path abs = fs::absolute(dir, ec);
+  if (!ec) dir = abs.lexically_normal().string();
+  if (*up) return Up(dir, config, nodes);
+  if (*status) return Status(dir);
+  return Down(dir);
+}
+
+}  // namespace loom::cli
