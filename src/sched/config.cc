@@ -1,5 +1,7 @@
 #include "sched/config.h"
 
+#include <algorithm>
+#include <memory>
 #include <unordered_map>
 
 namespace loom::sched {
@@ -75,6 +77,13 @@ Cluster ClusterFromSite(const conf::SiteConfig& site) {
   Cluster c = ClusterFromConfig(site.cluster);
   for (size_t i = 0; i < c.nodes.size() && i < site.node_topologies.size(); ++i) {
     c.nodes[i].topology = site.node_topologies[i];
+  }
+  // A GPU node gres.conf says nothing about still has numbered GPUs and CPUs: a plain
+  // inside (no NVLink, CPUs split over its sockets) lets jobs get exact device ids.
+  for (model::Node& n : c.nodes) {
+    if (n.topology || n.capacity.gpus <= 0 || n.capacity.gpus > model::kMaxGpusPerNode) continue;
+    n.topology = std::make_shared<const model::NodeTopology>(
+        model::PlainTopology(n.capacity.gpus, n.gpu_type, n.capacity.cpus, std::max(1, n.sockets)));
   }
   c.topology = site.network;
   return c;

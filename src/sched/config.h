@@ -16,7 +16,8 @@ namespace loom::sched {
 // typed one); partitions keep their node order. Nodes configured DOWN, DRAIN or FUTURE are
 // not schedulable.
 Cluster ClusterFromConfig(const conf::ClusterConfig& config);
-// The same, with each node's inside (gres.conf) and the network (topology.conf).
+// The same, with each node's inside (gres.conf; a plain one for GPU nodes it does not
+// describe) and the network (topology.conf).
 Cluster ClusterFromSite(const conf::SiteConfig& site);
 
 // SchedulerParameters as policy options (minutes become seconds).
