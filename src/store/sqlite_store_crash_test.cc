@@ -109,8 +109,11 @@ TEST(SqliteStoreCrashTest, EveryAcknowledgedBatchSurvivesSigkill) {
     ASSERT_TRUE(snap.ok()) << snap.status();
 
     for (uint64_t a : acked) max_acked_overall = std::max(max_acked_overall, a);
-    // Every acknowledged batch is there ...
-    ASSERT_GE(snap->next_job_id, max_acked_overall + 1) << "round " << round;
+    // Every acknowledged batch is there (a child killed before its first acknowledgement
+    // may have left nothing) ...
+    if (max_acked_overall > 0) {
+      ASSERT_GE(snap->next_job_id, max_acked_overall + 1) << "round " << round;
+    }
     // ... and batches are whole: the jobs are exactly 1 .. next_job_id - 1.
     ASSERT_EQ(snap->jobs.size(), snap->next_job_id == 0 ? 0 : snap->next_job_id - 1);
     for (size_t i = 0; i < snap->jobs.size(); ++i) ASSERT_EQ(snap->jobs[i].id, i + 1);
