@@ -500,7 +500,9 @@ void Controller::CarryOut(const Effects& fx) {
     const sched::NodeAlloc& head = e.alloc.front();
     std::string gpus;
     for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
-      if (head.gpu_ids >> g & 1) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+      if (!(head.gpu_ids >> g & 1)) continue;
+      if (!gpus.empty()) gpus.push_back(',');
+      gpus.append(std::to_string(g));
     }
     lr.set_gpu_ids(gpus);
     lr.set_cpu_ids(head.cpu_ids.ToList());

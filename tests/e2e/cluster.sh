@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `loom cluster up` as a new user runs it, then the example job scripts: hello, an array
+# with %2 that never runs more than two tasks at once, an afterok chain whose afternotok leg
+# never runs, a GPU job that sees its CUDA_VISIBLE_DEVICES; a time limit ends as TIMEOUT;
+# `loom cluster down` leaves none of the processes it started.
+#
+#   tests/e2e/cluster.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: cluster.sh BUILD_BIN_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mktemp -d /tmp/loom-cluster.XXXXXX)
+work="$dir/work"
+cleanup() {
+  "$bin/loom" cluster down --dir "$dir/cluster" >/dev/null 2>&1 || true
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; tail -20 "$dir"/cluster/log/*.log >&2 || true; exit 1; }
+
+out=$("$bin/loom" cluster up --dir "$dir/cluster" --nodes 4)
+export_line=$(grep '^export SLURM_CONF=' <<<"$out") || fail "up printed: $out"
+eval "$export_line"
+export PATH="$bin:$PATH"
+[[ $(sinfo -h -o '%D %T') == "4 idle" ]] || fail "sinfo: $(sinfo)"
+"$bin/loom" cluster status --dir "$dir/cluster" >/dev/null || fail "status: $("$bin/loom" cluster status --dir "$dir/cluster")"
+
+mkdir -p "$work"
+cp "$src"/examples/jobs/*.sh "$work/"
+cd "$work"
+hello=$(sbatch --parsable hello.sh)
+array=$(sbatch --parsable array.sh)
+chain=$(./chain.sh)
+gpu=$(sbatch --parsable gpu.sh)
+limit=$(sbatch --parsable -t 1 --wrap 'trap "" TERM; sleep 600')  # ignores SIGTERM: needs SIGKILL
+
+
+# Watch the array: never more than two tasks running.
+max=0
+for _ in $(seq 150); do
+  n=$(squeue -h -t R -o '%i' | grep -c "^${array}_" || true)
+  (( n > max )) && max=$n
+  left=$(squeue -h -t PD,R -o '%i' | grep -c "^${array}_" || true)
+  (( left == 0 )) && break
+  sleep 0.1
+done
+(( max <= 2 )) || fail "array ran $max tasks at once under %2"
+(( max == 2 )) || fail "array never ran two tasks at once (max $max)"
+for t in 0 1 2 3 4 5 6 7; do
+  grep -q "^task $t of array $array on " "array-${array}_$t.out" || fail "array task $t output"
+done
+echo "ok: array %2 (at most $max running)"
+
+grep -q "^Hello from job $hello (hello) on " "hello-$hello.out" || fail "hello output"
+grep -q "CUDA_VISIBLE_DEVICES=0,1$" "gpu-$gpu.out" || fail "gpu output: $(cat gpu-$gpu.out)"
+echo "ok: hello and GPU job"
+
+eval "$(tr ' ' '\n' <<<"$chain")"   # prepare=.. train=.. report=.. cleanup=..
+for _ in $(seq 100); do
+  [[ $(squeue -h -j "$report" -t all -o '%T') == COMPLETED ]] && break
+  sleep 0.1
+done
+[[ $(squeue -h -j "$train" -t all -o '%T') == COMPLETED ]] || fail "train: $(squeue -t all)"
+[[ $(squeue -h -j "$report" -t all -o '%T') == COMPLETED ]] || fail "report: $(squeue -t all)"
+[[ $(squeue -h -j "$cleanup" -o '%T %r') == "PENDING DependencyNeverSatisfied" ]] ||
+  fail "cleanup: $(squeue -h -j "$cleanup" -o '%T %r')"
+echo "ok: afterok chain, afternotok never satisfied"
+
+# The one-minute limit: SIGTERM at the limit, SIGKILL KillWait later, TIMEOUT.
+for _ in $(seq 900); do
+  st=$(squeue -h -j "$limit" -t all -o '%T')
+  [[ "$st" == TIMEOUT ]] && break
+  sleep 0.1
+done
+[[ "$st" == TIMEOUT ]] || fail "job $limit with -t 1 is $st"
+echo "ok: time limit ends as TIMEOUT"
+
+pids=$(awk '{print $2}' "$dir/cluster/run/pids")
+"$bin/loom" cluster down --dir "$dir/cluster" >/dev/null
+for p in $pids; do
+  if kill -0 "$p" 2>/dev/null; then fail "pid $p still runs after down"; fi
+done
+echo "ok: down stopped every process it started"
+echo "PASS"
