@@ -41,7 +41,7 @@ SlurmctldPort=$cport
 AuthType=auth/munge
 AuthInfo=socket=$dir/munge/munge.socket
 StateSaveLocation=$dir/state
-SlurmdTimeout=300
+SlurmdTimeout=4
 KillWait=2
 MinJobAge=300
 SchedulerType=sched/backfill
@@ -57,9 +57,11 @@ for _ in $(seq 50); do [[ -S "$dir/munge/munge.socket" ]] && break; sleep 0.1; d
 ctld=$!
 pids+=($ctld)
 "$bin/loomd" -D -N n1 --spool "$dir/spool/n1" >"$dir/loomd-n1.log" 2>&1 &
-pids+=($!)
+n1pid=$!
+pids+=($n1pid)
 "$bin/loomd" -D -N n2 --spool "$dir/spool/n2" >"$dir/loomd-n2.log" 2>&1 &
-pids+=($!)
+n2pid=$!
+pids+=($n2pid)
 
 # Both nodes up.
 for _ in $(seq 100); do
@@ -133,4 +135,39 @@ for j in "${acked[@]}" "$held"; do
   [[ " $listed " == *" $j "* ]] || fail "job $j was acknowledged but is gone after the restart (listed: $listed)"
 done
 echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs"
+
+# 6. Credentials from a munged with another key are refused, and say so.
+mkdir -p "$dir/munge2" && chmod 755 "$dir/munge2"
+/usr/sbin/mungekey --create --keyfile="$dir/munge2/munge.key" >/dev/null 2>&1
+/usr/sbin/munged --foreground --force --socket="$dir/munge2/munge.socket" \
+  --key-file="$dir/munge2/munge.key" --pid-file="$dir/munge2/munged.pid" \
+  --log-file="$dir/munge2.log" --seed-file="$dir/munge2/seed" &
+pids+=($!)
+for _ in $(seq 50); do [[ -S "$dir/munge2/munge.socket" ]] && break; sleep 0.1; done
+sed "s|^AuthInfo=.*|AuthInfo=socket=$dir/munge2/munge.socket|" "$dir/slurm.conf" >"$dir/forged.conf"
+if SLURM_CONF="$dir/forged.conf" "$bin/squeue" >"$dir/forged.out" 2>&1; then
+  fail "a forged credential was accepted: $(cat "$dir/forged.out")"
+fi
+grep -qi "credential" "$dir/forged.out" || fail "forged credential error: $(cat "$dir/forged.out")"
+echo "ok: forged credential refused ($(head -c 80 "$dir/forged.out"))"
+
+# 7. A node daemon killed: its node goes DOWN after SlurmdTimeout and its job ends NODE_FAIL.
+victim=$("$bin/sbatch" --parsable --no-requeue -w n1 --wrap 'sleep 300' 2>/dev/null ||
+         "$bin/sbatch" --parsable --no-requeue --wrap 'sleep 300')
+for _ in $(seq 50); do [[ $("$bin/squeue" -h -j "$victim" -o '%T') == RUNNING ]] && break; sleep 0.1; done
+node=$("$bin/squeue" -h -j "$victim" -o '%N')
+if [[ "$node" == n1 ]]; then kill -9 "$n1pid"; else kill -9 "$n2pid"; fi
+for _ in $(seq 150); do
+  [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] && break
+  sleep 0.1
+done
+[[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim on dead $node: $("$bin/squeue" -h -j "$victim" -t all -o '%T')"
+"$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" || fail "node $node: $("$bin/sinfo" -h -N -o '%N %T')"
+echo "ok: loomd killed -> $node down, job NODE_FAIL"
+
+# 8. A configuration with an error: loomctld says where and does not start.
+printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=a CPUs=banana\n' >"$dir/bad.conf"
+if "$bin/loomctld" -f "$dir/bad.conf" 2>"$dir/bad.err"; then fail "loomctld started on a bad config"; fi
+grep -q "bad.conf:3" "$dir/bad.err" || fail "bad config error: $(cat "$dir/bad.err")"
+echo "ok: bad configuration refused ($(head -c 100 "$dir/bad.err"))"
 echo "PASS"
