@@ -12,12 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/format/scontrol_format.h"
+#include "rpc/convert.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 
@@ -57,6 +61,8 @@ void PrintUsage(FILE* out) {
 struct Options {
   std::string program = "scontrol";
   bool quiet = false;
+  bool oneliner = false;  // -o
+  bool details = false;   // -d
   std::optional<std::string> clusters;
   std::vector<std::string> words;  // the command and its arguments
 };
@@ -87,6 +93,8 @@ std::optional<int> ApplyOption(char short_name, std::string_view name,
     return 0;
   }
   if (short_name == 'Q' || name == "quiet") opts->quiet = true;
+  if (short_name == 'o' || name == "oneliner") opts->oneliner = true;
+  if (short_name == 'd' || name == "details") opts->details = true;
   if (short_name == 'M' || name == "clusters") opts->clusters = argument;
   return std::nullopt;
 }
@@ -201,8 +209,8 @@ void PrintError(const Options& opts, std::string_view message) {
 
 int NeedsController(const Options& opts, std::string_view what) {
   PrintError(opts, StrCat("`", what,
-                          "' needs the Loom controller (loomctld), which this build does not "
-                          "have yet; only `show hostnames|hostlist|hostlistsorted' work offline"));
+                          "' is not supported by Loom yet; `show job|node|partition|hostnames|"
+                          "hostlist', `hold', `release', `update job TimeLimit=' and `ping' are"));
   return 1;
 }
 
@@ -288,6 +296,136 @@ int ShowHostlist(const Options& opts, const char* value, bool sorted) {
   return 0;
 }
 
+// show job|node|partition from loomctld, in Slurm's Key=Value layout.
+int ShowFromController(const Options& opts, std::string_view entity, const char* value) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return 1;
+  }
+  format::ScontrolOptions so;
+  so.one_liner = opts.oneliner;
+  so.details = opts.details;
+  format::RenderContext ctx{static_cast<int64_t>(std::time(nullptr)), 0};
+  if (entity == "jobs") {
+    v1::QueryJobsRequest req;
+    if (value) {
+      auto id = core::ParseInt(value);
+      if (!id || *id <= 0) {
+        Print(stderr, "slurm_load_jobs error: Invalid job id specified\n");
+        return 1;
+      }
+      req.add_job_ids(static_cast<uint64_t>(*id));
+    }
+    v1::QueryJobsReply reply;
+    Status s = client->Call("QueryJobs", req, &reply, &v1::Controller::Stub::QueryJobs);
+    if (!s.ok() || (value && reply.jobs().empty())) {
+      Print(stderr, StrCat("slurm_load_jobs error: ",
+                           s.ok() ? std::string("Invalid job id specified") : std::string(s.message()),
+                           "\n"));
+      return 1;
+    }
+    if (reply.jobs().empty()) {
+      Print(stdout, "No jobs in the system\n");
+      return 0;
+    }
+    ctx.now = reply.snapshot_time() ? reply.snapshot_time() : ctx.now;
+    std::vector<format::JobView> views;
+    for (const v1::JobInfo& j : reply.jobs()) views.push_back(rpc::ToJobView(j));
+    Print(stdout, format::RenderJobs(views, so, ctx));
+    return 0;
+  }
+  v1::QueryNodesRequest req;
+  v1::QueryNodesReply reply;
+  Status s = client->Call("QueryNodes", req, &reply, &v1::Controller::Stub::QueryNodes);
+  if (!s.ok()) {
+    Print(stderr, StrCat("slurm_load_node error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  if (entity == "nodes") {
+    std::vector<format::NodeView> views;
+    for (const v1::NodeInfo& n : reply.nodes()) {
+      if (!value || n.name() == value) views.push_back(rpc::ToNodeView(n));
+    }
+    if (views.empty()) {
+      Print(stderr, StrCat("Node ", value ? value : "", " not found\n"));
+      return 1;
+    }
+    Print(stdout, format::RenderNodes(views, so, ctx));
+    return 0;
+  }
+  std::vector<format::PartitionView> views;
+  for (const v1::PartitionInfo& p : reply.partitions()) {
+    if (!value || p.name() == value) views.push_back(rpc::ToPartitionView(p));
+  }
+  if (views.empty()) {
+    Print(stderr, StrCat("Partition ", value ? value : "", " not found\n"));
+    return 1;
+  }
+  Print(stdout, format::RenderPartitions(views, so, ctx));
+  return 0;
+}
+
+// hold, release, ping and `update job JobId=N TimeLimit=...` through loomctld.
+int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return 1;
+  }
+  if (keyword == "ping") {
+    v1::PingRequest req;
+    v1::PingReply reply;
+    Status s = client->Call("Ping", req, &reply, &v1::Controller::Stub::Ping);
+    Print(stdout, StrCat("Slurmctld(primary) at ", reply.controller(), " is ", s.ok() ? "UP" : "DOWN",
+                         "\n"));
+    return s.ok() ? 0 : 1;
+  }
+  v1::UpdateJobRequest req;
+  std::vector<std::string> ids;
+  if (keyword == "update") {
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      size_t eq = w.find('=');
+      if (eq == std::string::npos) {
+        PrintError(opts, StrCat("Invalid input: ", w, "; use Key=Value"));
+        return 1;
+      }
+      std::string key = w.substr(0, eq);
+      if (core::EqualsIgnoreCase(key, "JobId")) {
+        ids.push_back(w.substr(eq + 1));
+      } else {
+        (*req.mutable_fields())[key] = w.substr(eq + 1);
+      }
+    }
+    req.set_action(v1::UpdateJobRequest::UPDATE);
+  } else {
+    ids.assign(words.begin() + 1, words.end());
+    req.set_action(keyword == "hold" ? v1::UpdateJobRequest::HOLD : v1::UpdateJobRequest::RELEASE);
+  }
+  if (ids.empty()) {
+    PrintError(opts, "No job identification provided");
+    return 1;
+  }
+  int rc = 0;
+  for (const std::string& id_text : ids) {
+    auto id = core::ParseInt(id_text);
+    if (!id || *id <= 0) {
+      Print(stderr, StrCat("Invalid job id specified for job ", id_text, "\n"));
+      rc = 1;
+      continue;
+    }
+    req.set_job_id(static_cast<uint64_t>(*id));
+    v1::UpdateJobReply reply;
+    Status s = client->Call("UpdateJob", req, &reply, &v1::Controller::Stub::UpdateJob);
+    if (!s.ok()) {
+      Print(stderr, StrCat(std::string(s.message()), " for job ", id_text, "\n"));
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 // Entities of `show`, in Slurm's matching order, with the shortest accepted abbreviation.
 struct Entity {
   std::string_view name;
@@ -332,6 +470,11 @@ int Show(const Options& opts, const std::vector<std::string>& words) {
   if (Names(tag, tag_len, "hostlistsorted", 9)) return ShowHostlist(opts, value, true);
   for (const Entity& e : kLaterEntities) {
     if (Names(tag, tag_len, e.name, e.min_len)) {
+      if (e.name == "jobs" || e.name == "jobid") return ShowFromController(opts, "jobs", value);
+      if (e.name == "nodes") return ShowFromController(opts, "nodes", value);
+      if (e.name == "partitions" || e.name == "partitionname") {
+        return ShowFromController(opts, "partitions", value);
+      }
       return NeedsController(opts, StrCat("show ", e.name));
     }
   }
@@ -388,6 +531,9 @@ int RunScontrol(int argc, char** argv) {
   }
   for (std::string_view k : kControllerKeywords) {
     if (Names(keyword, keyword.size(), k, std::min<size_t>(k.size(), 3))) {
+      if (k == "hold" || k == "release" || k == "ping" || k == "update") {
+        return JobAction(opts, k, words);
+      }
       return NeedsController(opts, k);
     }
   }

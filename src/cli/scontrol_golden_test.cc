@@ -199,15 +199,27 @@ TEST(ScontrolTest, HostFile) {
   unlink(path);
 }
 
-TEST(ScontrolTest, OtherCommandsNeedTheController) {
+TEST(ScontrolTest, ControllerCommandsNameTheConfigurationTheyCannotRead) {
+  // These go to loomctld, found through slurm.conf; without one they say which file.
+  setenv("SLURM_CONF", "/nonexistent/slurm.conf", 1);
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"show", "job", "1"},
                                              {"show", "nodes"},
-                                             {"update", "NodeName=n1", "State=DRAIN"},
+                                             {"update", "JobId=1", "TimeLimit=5"},
                                              {"ping"}}) {
     Result r = Scontrol(args);
     EXPECT_EQ(r.exit_status, 1) << args[0];
-    EXPECT_THAT(r.err, HasSubstr("needs the Loom controller")) << args[0];
+    EXPECT_THAT(r.err, HasSubstr("/nonexistent/slurm.conf")) << args[0];
+  }
+  unsetenv("SLURM_CONF");
+}
+
+TEST(ScontrolTest, CommandsLoomLacksSaySo) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"show", "reservations"}, {"requeue", "1"}}) {
+    Result r = Scontrol(args);
+    EXPECT_EQ(r.exit_status, 1) << args[0];
+    EXPECT_THAT(r.err, HasSubstr("not supported by Loom yet")) << args[0];
   }
 }
 

@@ -119,6 +119,17 @@ else
   echo "skipped: user checks (not root)"
 fi
 
+# 4b. scontrol: show job, update TimeLimit, release; the released job runs.
+"$bin/scontrol" show job "$held" | grep -q "JobId=$held .*" || fail "scontrol show job: $("$bin/scontrol" show job "$held")"
+"$bin/scontrol" update JobId="$held" TimeLimit=5:00 || fail "scontrol update TimeLimit"
+"$bin/scontrol" show job "$held" | grep -q "TimeLimit=00:05:00" || fail "TimeLimit not updated: $("$bin/scontrol" show job "$held" | grep TimeLimit)"
+"$bin/scontrol" release "$held"
+st=$(wait_state "$held")
+[[ "$st" == COMPLETED ]] || fail "released job $held ended $st"
+"$bin/scontrol" ping | grep -q "is UP" || fail "scontrol ping"
+held=$("$bin/sbatch" --parsable --hold --wrap true)
+echo "ok: scontrol show job, update TimeLimit, release, ping"
+
 # 5. kill -9 of loomctld during submissions: every acknowledged job is still there.
 acked=()
 for i in $(seq 20); do
