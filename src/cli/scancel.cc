@@ -74,13 +74,14 @@ int RunScancel(int argc, char** argv) {
   Status s = client->Call("SignalJob", req, &reply, &v1::Controller::Stub::SignalJob);
   int rc = 0;
   for (int i = 0; i < reply.per_job_size(); ++i) {
-    if (reply.per_job(i).code() == v1::OK) continue;
+    // Slurm 22.05's scancel says nothing about a job id it does not know, and exits 0.
+    if (reply.per_job(i).code() == v1::OK || reply.per_job(i).code() == v1::INVALID_JOB_ID) continue;
     rc = 1;
     std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n",
                  i < static_cast<int>(ids.size()) ? ids[i].c_str() : "?",
                  reply.per_job(i).message().c_str());
   }
-  if (!s.ok() && reply.per_job_size() == 0) {
+  if (!s.ok() && reply.per_job_size() == 0 && reply.error().code() != v1::INVALID_JOB_ID) {
     std::fprintf(stderr, "scancel: error: %s\n", std::string(s.message()).c_str());
     rc = 1;
   }

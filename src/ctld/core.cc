@@ -120,14 +120,8 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     return absl::InvalidArgumentError("Requested node configuration is not available");
   }
 
-  // Dependencies must name jobs the controller knows.
-  for (const model::DependencyClause& c : request.dependency.clauses) {
-    for (const model::DependencyTarget& t : c.jobs) {
-      if (JobsWithId(t.job_id).empty()) {
-        return absl::InvalidArgumentError("Job dependency problem");
-      }
-    }
-  }
+  // A dependency on a job the controller does not know (never existed, or purged after
+  // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
 
   auto shared = std::make_shared<const model::JobRequest>(request);
   // Every task of an array is a job with an id of its own from the start (the array's id

@@ -80,8 +80,8 @@ class ControllerCore {
  public:
   ControllerCore(const conf::SiteConfig& site, CoreOptions options, JobId first_job_id);
 
-  // A new job (or array). Fails, changing nothing, for an unknown partition, a request no
-  // node could ever run, or a dependency on an unknown job.
+  // A new job (or array). Fails, changing nothing, for an unknown partition or a request
+  // no node could ever run.
   StatusOr<JobId> Submit(const model::JobRequest& request, const Caller& who, Time now,
                          Effects* fx);
 

@@ -97,9 +97,6 @@ TEST_F(CoreTest, SubmissionErrorsChangeNothing) {
   r = Req(64);  // more CPUs than any node has
   EXPECT_EQ(core_.Submit(r, kAlice, 0, &fx).status().message(),
             "Requested node configuration is not available");
-  r = Req();
-  r.dependency = *model::ParseDependency("afterok:999");
-  EXPECT_EQ(core_.Submit(r, kAlice, 0, &fx).status().message(), "Job dependency problem");
   EXPECT_TRUE(fx.changed.empty());
   EXPECT_EQ(core_.next_job_id(), 100u);
 }
@@ -146,6 +143,16 @@ TEST_F(CoreTest, AfterOkChainAndAfterNotOkNeverSatisfied) {
   EXPECT_EQ(State(bid), JobState::kRunning);
   EXPECT_EQ(State(cid), JobState::kPending);
   EXPECT_EQ(Reason(cid), PendingReason::kDependencyNeverSatisfied);
+}
+
+TEST_F(CoreTest, DependencyOnAnUnknownJobIsAcceptedAndSatisfied) {
+  // Slurm 22.05 accepts afterok:<unknown id> and runs the job at once.
+  Up(0);
+  model::JobRequest r = Req();
+  r.dependency = *model::ParseDependency("afterok:999");
+  JobId id = Submit(r);
+  Schedule(1);
+  EXPECT_EQ(State(id), JobState::kRunning);
 }
 
 TEST_F(CoreTest, SingletonWaitsForTheEarlierJobOfTheSameName) {
