@@ -12,5 +12,6 @@ int RunCluster(int argc, char** argv);  // loom cluster up|status|down
 int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);
 int RunScancel(int argc, char** argv);
+int RunSdiag(int argc, char** argv);
 
 }  // namespace loom::cli

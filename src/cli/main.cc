@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"squeue", loom::cli::RunSqueue, "list jobs, as Slurm's squeue"},
     {"sinfo", loom::cli::RunSinfo, "list partitions and nodes, as Slurm's sinfo"},
     {"scancel", loom::cli::RunScancel, "cancel or signal jobs, as Slurm's scancel"},
+    {"sdiag", loom::cli::RunSdiag, "the controller's counters and cycle times, as Slurm's sdiag"},
 };
 
 std::string_view BaseName(const char* path) {

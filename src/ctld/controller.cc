@@ -196,7 +196,16 @@ class Service final : public v1::Controller::Service {
     reply->set_main_cycle_last_us(snap->last_pass_us);
     reply->set_main_cycle_max_us(snap->max_pass_us);
     reply->set_main_cycle_mean_us(snap->passes ? snap->total_pass_us / snap->passes : 0);
-    reply->set_backfilled_jobs(snap->last_pass.backfilled);
+    reply->set_backfilled_jobs(snap->backfilled);
+    reply->set_start_time(snap->start_time);
+    reply->set_server_time(Now());
+    int64_t pending = 0, running = 0;
+    for (const v1::JobInfo& j : snap->jobs) {
+      pending += j.state() == "PENDING";
+      running += j.state() == "RUNNING";
+    }
+    reply->set_jobs_pending(pending);
+    reply->set_jobs_running(running);
     return Answer(reply, absl::OkStatus());
   }
 
@@ -300,6 +309,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     const std::string host = cfg.controllers.empty() ? "127.0.0.1" : cfg.controllers.front().addr;
     c->address_ = core::StrCat(host, ":", cfg.slurmctld_port);
   }
+  c->stats_.start_time = Now();
   c->Publish(Now());
   c->service_ = std::make_unique<Service>(c.get());
   grpc::ServerBuilder builder;
@@ -407,6 +417,7 @@ void Controller::OwnerLoop() {
     stats_.max_pass_us = std::max(stats_.max_pass_us, us);
     stats_.total_pass_us += us;
     stats_.started += static_cast<int64_t>(fx.launches.size());
+    stats_.backfilled += core_->last_pass().backfilled;
     Status persisted = Persist(fx);
     if (!persisted.ok()) {
       // What is in memory is ahead of the store: answer every command with the store's
@@ -438,12 +449,12 @@ Status Controller::Persist(const Effects& fx) {
     const JobEntry& e = it->second;
     batch.Add(store::PutJob{ToRecord(e, core_->cluster(),
                                      rpc::DeterministicBytes(rpc::ToWire(*e.request)))});
-    if (model::IsFinal(e.job.state) && !e.completing) {
-      switch (e.job.state) {
-        case model::JobState::kCompleted: ++stats_.completed; break;
-        case model::JobState::kCancelled: ++stats_.cancelled; break;
-        default: ++stats_.failed; break;
-      }
+  }
+  for (model::JobState st : fx.ended) {
+    switch (st) {
+      case model::JobState::kCompleted: ++stats_.completed; break;
+      case model::JobState::kCancelled: ++stats_.cancelled; break;
+      default: ++stats_.failed; break;
     }
   }
   for (JobId id : fx.deleted) batch.Add(store::DeleteJob{id});

@@ -43,6 +43,8 @@ struct Snapshot {
   int64_t max_pass_us = 0;
   int64_t total_pass_us = 0;
   int64_t submitted = 0, started = 0, completed = 0, cancelled = 0, failed = 0;
+  int64_t start_time = 0;  // when the controller started
+  int64_t backfilled = 0;  // jobs started out of priority order, since the start
 };
 
 class Controller {

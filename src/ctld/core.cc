@@ -282,6 +282,7 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   e.completing = false;
   e.kill_at = 0;
   Changed(e, fx);
+  if (fx) fx->ended.push_back(state);
 }
 
 void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
@@ -292,6 +293,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   }
   e.completing = true;
   e.kill_at = now + opt_.kill_wait_s;
+  fx->ended.push_back(as);
   SignalJob s{e.key, e.job.id, SIGTERM, {}};
   for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
   fx->signals.push_back(std::move(s));

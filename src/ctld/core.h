@@ -57,6 +57,7 @@ struct Effects {
   std::vector<SignalJob> signals;
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
+  std::vector<model::JobState> ended;  // the final state of each job that ended, once each
   bool next_id_changed = false;
 };
 
