@@ -429,8 +429,10 @@ void Controller::OwnerLoop() {
       cv_.notify_all();
       break;
     }
-    for (size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(results[i]);
+    // Publish before answering: a client that got its answer sees its change in the
+    // next query.
     Publish(now);
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(results[i]);
     CarryOut(fx);
   }
   // Anything posted after the last batch is refused, not lost silently.

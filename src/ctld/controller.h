@@ -1,8 +1,8 @@
 // loomctld's wiring: one thread owns the ControllerCore; gRPC threads post commands to it
 // and wait. The owner applies the waiting commands as one batch, runs the clock (time
 // limits, node timeouts) and a scheduling pass, commits everything that changed to the
-// store in one transaction, and only then answers; then it publishes a snapshot that
-// queries read without waiting, and sends launches and signals to the node daemons.
+// store in one transaction, publishes a snapshot that queries read without waiting, and
+// only then answers; then it sends launches and signals to the node daemons.
 #pragma once
 
 #include <atomic>
