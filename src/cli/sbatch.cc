@@ -53,9 +53,24 @@ int RunSbatch(int argc, char** argv) {
     return submit::SbatchExitCode(input.status());
   }
   for (const std::string& w : input->warnings) std::fprintf(stderr, "%s\n", w.c_str());
-  if (input->action != submit::SbatchInput::Action::kSubmit) {
-    std::fprintf(stderr, "sbatch: see the Slurm sbatch manual; Loom accepts its options\n");
-    return 0;
+  switch (input->action) {
+    case submit::SbatchInput::Action::kSubmit:
+      break;
+    case submit::SbatchInput::Action::kVersion:
+      // Scripts test the version the way they test Slurm's; Loom reports what it follows.
+      std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
+      return 0;
+    case submit::SbatchInput::Action::kGresHelp:
+      std::printf("%s", submit::GresHelpText(settings.gres_types).c_str());
+      return 0;
+    case submit::SbatchInput::Action::kUsage:
+    case submit::SbatchInput::Action::kHelp:
+      std::printf(
+          "Usage: sbatch [OPTIONS(0)...] script(0) [args(0)...]\n"
+          "       sbatch [OPTIONS...] --wrap=\"command string\"\n\n"
+          "Loom's sbatch takes Slurm 22.05's options, #SBATCH directives and SBATCH_*\n"
+          "variables; docs/user/sbatch.md lists what each does in Loom.\n");
+      return 0;
   }
   auto client = Client::Connect("sbatch");
   if (!client.ok()) {
