@@ -10,6 +10,7 @@
 #include "ctld/persist.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/reply.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
@@ -17,11 +18,7 @@ namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
 
-template <typename Reply>
-grpc::Status Answer(Reply* reply, const Status& s) {
-  *reply->mutable_error() = rpc::ToWire(s);
-  return grpc::Status::OK;
-}
+using rpc::Answer;
 
 // Inside a handler: `lhs` = the value of a StatusOr, or answer with its error.
 #define LOOM_CTLD_CAT_(a, b) a##b

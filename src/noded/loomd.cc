@@ -24,6 +24,7 @@
 #include "noded/launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/reply.h"
 
 namespace loom::noded {
 namespace {
@@ -203,11 +204,7 @@ class Daemon {
   std::atomic<bool> stop_{false};
 };
 
-template <typename Reply>
-grpc::Status Answer(Reply* reply, const Status& s) {
-  *reply->mutable_error() = rpc::ToWire(s);
-  return grpc::Status::OK;
-}
+using rpc::Answer;
 
 grpc::Status NodeService::LaunchBatch(grpc::ServerContext* ctx, const v1::LaunchBatchRequest* req,
                                       v1::LaunchBatchReply* reply) {
