@@ -72,9 +72,14 @@ const JobEntry* ControllerCore::Find(JobId id) const {
 }
 
 std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
+  // The job itself, or every task of the array `id` names: tasks have the ids from the
+  // array's own onwards, consecutive (some may have been purged).
   std::vector<const JobEntry*> out;
-  for (const auto& [key, e] : jobs_) {
-    if (e.job.id == id || e.array_job_id == id) out.push_back(&e);
+  for (auto it = by_id_.lower_bound(id); it != by_id_.end(); ++it) {
+    const JobEntry& e = jobs_.at(it->second);
+    if (e.job.id != id && e.array_job_id != id) break;
+    out.push_back(&e);
+    if (e.array_job_id != id) break;  // a plain job, or a task named by its own id
   }
   return out;
 }
