@@ -3,8 +3,6 @@
 #include "auth/munge_auth.h"
 
 #include <munge.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 
 namespace loom::auth {
@@ -103,27 +102,30 @@ std::array<char, kDigestBytes> CredentialKey(std::string_view credential) {
   return key;
 }
 
+// Compares without stopping at the first difference, so the time taken tells nothing about
+// how much of a digest a forger got right.
+bool EqualInConstantTime(std::string_view a, std::string_view b) {
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace
 
 std::string RequestDigest(std::string_view method, std::string_view body) {
-  std::string out(kDigestBytes, '\0');
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  core::Sha256 sha;
   auto update_with_length = [&](std::string_view piece) {
-    unsigned char length[8];
+    char length[8];
     uint64_t n = piece.size();
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(n >> (8 * (7 - i)));
-    return EVP_DigestUpdate(md.get(), length, sizeof(length)) == 1 &&
-           EVP_DigestUpdate(md.get(), piece.data(), piece.size()) == 1;
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(n >> (8 * (7 - i)));
+    sha.Update(std::string_view(length, sizeof length));
+    sha.Update(piece);
   };
-  unsigned int written = 0;
-  bool ok =
-      md && EVP_DigestInit_ex(md.get(), EVP_sha256(), nullptr) == 1 && update_with_length(method) &&
-      update_with_length(body) &&
-      EVP_DigestFinal_ex(md.get(), reinterpret_cast<unsigned char*>(out.data()), &written) == 1 &&
-      written == kDigestBytes;
-  // SHA-256 from the default provider does not fail short of memory exhaustion.
-  if (!ok) std::abort();
-  return out;
+  update_with_length(method);
+  update_with_length(body);
+  const auto digest = sha.Finish();
+  static_assert(digest.size() == kDigestBytes);
+  return std::string(digest.begin(), digest.end());
 }
 
 MungeCredentials::MungeCredentials(MungeOptions options)
@@ -244,7 +246,7 @@ StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
                            payload ? static_cast<size_t>(length) : 0);
   if (carried.size() != expected_payload.size() ||
       (!carried.empty() &&
-       CRYPTO_memcmp(carried.data(), expected_payload.data(), carried.size()) != 0)) {
+       !EqualInConstantTime(carried, expected_payload))) {
     return absl::UnauthenticatedError(
         StrCat("MUNGE credential of uid ", who.uid,
                " was issued for a different request, so it cannot vouch for this one; send the "
