@@ -5,8 +5,18 @@
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
 #include "core/strings.h"
+#include "rpc/credential.h"
 
 namespace loom::cli {
+namespace {
+
+constexpr int kTimeoutMs = 10000;
+
+Status ConnectFailure() {
+  return absl::UnavailableError("Unable to contact slurm controller (connect failure)");
+}
+
+}  // namespace
 
 StatusOr<Client> Client::Connect(const std::string& command) {
   (void)command;
@@ -16,14 +26,41 @@ StatusOr<Client> Client::Connect(const std::string& command) {
   ASSIGN_OR_RETURN(conf::ClusterConfig cfg, conf::LoadSlurmConf(path, &warnings));
   Client c;
   c.config_ = std::make_shared<conf::ClusterConfig>(std::move(cfg));
-  const auto& hosts = c.config_->controllers;
-  const std::string address = core::StrCat(hosts.empty() ? "127.0.0.1" : hosts.front().addr, ":",
-                                           c.config_->slurmctld_port);
   auth::MungeOptions mo;
   mo.socket_path = conf::MungeSocketOf(*c.config_);
   c.munge_ = std::make_shared<auth::MungeCredentials>(mo);
-  c.stub_ = v1::Controller::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   return c;
+}
+
+StatusOr<std::string> Client::Exchange(std::string_view method, std::string body) {
+  ASSIGN_OR_RETURN(std::string credential, rpc::MakeCredential(*munge_, method, body));
+  v1::Frame frame;
+  frame.set_method(std::string(method));
+  frame.set_credential(std::move(credential));
+  frame.set_body(std::move(body));
+  const std::string request = frame.SerializeAsString();
+  // The first controller that answers (SlurmctldHost lines in order: primary, backups).
+  const auto& hosts = config_->controllers;
+  const std::vector<std::string> addrs =
+      hosts.empty() ? std::vector<std::string>{"127.0.0.1"} : [&] {
+        std::vector<std::string> a;
+        for (const auto& h : hosts) a.push_back(h.addr.empty() ? h.name : h.addr);
+        return a;
+      }();
+  if (connection_) {
+    auto reply = connection_->Call(request, kTimeoutMs);
+    if (reply.ok()) return reply;
+    connection_.reset();
+  }
+  for (const std::string& addr : addrs) {
+    auto conn = rpc::FrameConnection::Connect(addr, config_->slurmctld_port, kTimeoutMs);
+    if (!conn.ok()) continue;
+    auto reply = conn->Call(request, kTimeoutMs);
+    if (!reply.ok()) continue;
+    connection_ = std::make_shared<rpc::FrameConnection>(std::move(*conn));
+    return reply;
+  }
+  return ConnectFailure();
 }
 
 }  // namespace loom::cli

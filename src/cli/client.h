@@ -1,37 +1,51 @@
 // How the CLI commands reach loomctld, as Slurm's do: slurm.conf from $SLURM_CONF (else
 // /etc/slurm/slurm.conf) names SlurmctldHost and SlurmctldPort; every call carries a MUNGE
-// credential of the calling user.
+// credential of the calling user. Calls travel as Loom frames (rpc/frame.h), so the
+// commands link no gRPC and start quickly.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "auth/munge_auth.h"
 #include "conf/cluster_config.h"
 #include "core/status.h"
-#include "loom/v1/loom.grpc.pb.h"
+#include "loom/v1/loom.pb.h"
+#include "rpc/convert.h"
+#include "rpc/frame.h"
 
 namespace loom::cli {
 
 class Client {
  public:
-  // Reads slurm.conf and connects (lazily). `command` prefixes error messages ("squeue").
+  // Reads slurm.conf; connects on the first call. `command` prefixes error messages
+  // ("squeue").
   static StatusOr<Client> Connect(const std::string& command);
 
-  // One call: credential, 10 s deadline; a transport failure becomes Unavailable with
-  // Slurm's "Unable to contact slurm controller (connect failure)" text.
+  // One call to the Controller rpc `method` (its request and reply types), with a fresh
+  // credential and a 10 s deadline. A transport failure becomes Unavailable with Slurm's
+  // "Unable to contact slurm controller (connect failure)" text; otherwise the reply's
+  // own error is returned.
   template <typename Req, typename Reply>
-  Status Call(std::string_view method, const Req& req, Reply* reply,
-              grpc::Status (v1::Controller::Stub::*fn)(grpc::ClientContext*, const Req&, Reply*));
+  Status Call(std::string_view method, const Req& req, Reply* reply) {
+    ASSIGN_OR_RETURN(std::string bytes, Exchange(method, req.SerializeAsString()));
+    if (!reply->ParseFromString(bytes)) {
+      return absl::DataLossError("the controller's answer cannot be read");
+    }
+    return rpc::FromWire(reply->error());
+  }
 
   const conf::ClusterConfig& config() const { return *config_; }
 
  private:
+  // Sends one request frame, returns the reply's bytes.
+  StatusOr<std::string> Exchange(std::string_view method, std::string body);
+
   std::shared_ptr<conf::ClusterConfig> config_;
   std::shared_ptr<auth::MungeCredentials> munge_;
-  std::shared_ptr<v1::Controller::Stub> stub_;
+  std::shared_ptr<rpc::FrameConnection> connection_;
 };
 
 }  // namespace loom::cli
-
-#include "cli/client_inl.h"

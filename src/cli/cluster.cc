@@ -181,7 +181,7 @@ int Up(const std::string& dir, const std::string& config, int nodes) {
     v1::QueryNodesRequest req;
     v1::QueryNodesReply reply;
     up = 0;
-    if (client->Call("QueryNodes", req, &reply, &v1::Controller::Stub::QueryNodes).ok()) {
+    if (client->Call("QueryNodes", req, &reply).ok()) {
       for (const v1::NodeInfo& n : reply.nodes()) up += n.state().find("DOWN") == std::string::npos;
     }
     if (up < cfg->nodes.size()) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -81,7 +81,7 @@ int RunSbatch(int argc, char** argv) {
   *req.mutable_spec() = rpc::ToWire(input->request);
   req.set_test_only(input->request.test_only);
   v1::SubmitReply reply;
-  Status s = client->Call("Submit", req, &reply, &v1::Controller::Stub::Submit);
+  Status s = client->Call("Submit", req, &reply);
   if (!s.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  std::string(s.message()).c_str());

@@ -71,7 +71,7 @@ int RunScancel(int argc, char** argv) {
     return 1;
   }
   v1::SignalJobReply reply;
-  Status s = client->Call("SignalJob", req, &reply, &v1::Controller::Stub::SignalJob);
+  Status s = client->Call("SignalJob", req, &reply);
   int rc = 0;
   for (int i = 0; i < reply.per_job_size(); ++i) {
     // Slurm 22.05's scancel says nothing about a job id it does not know, and exits 0.

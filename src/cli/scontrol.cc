@@ -318,7 +318,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
       req.add_job_ids(static_cast<uint64_t>(*id));
     }
     v1::QueryJobsReply reply;
-    Status s = client->Call("QueryJobs", req, &reply, &v1::Controller::Stub::QueryJobs);
+    Status s = client->Call("QueryJobs", req, &reply);
     if (!s.ok() || (value && reply.jobs().empty())) {
       Print(stderr, StrCat("slurm_load_jobs error: ",
                            s.ok() ? std::string("Invalid job id specified") : std::string(s.message()),
@@ -337,7 +337,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
   }
   v1::QueryNodesRequest req;
   v1::QueryNodesReply reply;
-  Status s = client->Call("QueryNodes", req, &reply, &v1::Controller::Stub::QueryNodes);
+  Status s = client->Call("QueryNodes", req, &reply);
   if (!s.ok()) {
     Print(stderr, StrCat("slurm_load_node error: ", std::string(s.message()), "\n"));
     return 1;
@@ -376,7 +376,7 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
   if (keyword == "ping") {
     v1::PingRequest req;
     v1::PingReply reply;
-    Status s = client->Call("Ping", req, &reply, &v1::Controller::Stub::Ping);
+    Status s = client->Call("Ping", req, &reply);
     Print(stdout, StrCat("Slurmctld(primary) at ", reply.controller(), " is ", s.ok() ? "UP" : "DOWN",
                          "\n"));
     return s.ok() ? 0 : 1;
@@ -417,7 +417,7 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
     }
     req.set_job_id(static_cast<uint64_t>(*id));
     v1::UpdateJobReply reply;
-    Status s = client->Call("UpdateJob", req, &reply, &v1::Controller::Stub::UpdateJob);
+    Status s = client->Call("UpdateJob", req, &reply);
     if (!s.ok()) {
       Print(stderr, StrCat(std::string(s.message()), " for job ", id_text, "\n"));
       rc = 1;

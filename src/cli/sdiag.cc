@@ -31,7 +31,7 @@ int RunSdiag(int argc, char** argv) {
   }
   v1::DiagRequest req;
   v1::DiagReply r;
-  Status s = client->Call("Diag", req, &r, &v1::Controller::Stub::Diag);
+  Status s = client->Call("Diag", req, &r);
   if (!s.ok()) {
     std::fprintf(stderr, "slurm_get_statistics: %s\n", std::string(s.message()).c_str());
     return 1;

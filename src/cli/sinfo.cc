@@ -55,7 +55,7 @@ int RunSinfo(int argc, char** argv) {
   }
   v1::QueryNodesRequest req;
   v1::QueryNodesReply reply;
-  Status s = client->Call("QueryNodes", req, &reply, &v1::Controller::Stub::QueryNodes);
+  Status s = client->Call("QueryNodes", req, &reply);
   if (!s.ok()) {
     std::fprintf(stderr, "slurm_load_partitions: %s\n", std::string(s.message()).c_str());
     return 1;

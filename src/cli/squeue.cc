@@ -79,7 +79,7 @@ int RunSqueue(int argc, char** argv) {
   }
   v1::QueryJobsRequest req;
   v1::QueryJobsReply reply;
-  Status s = client->Call("QueryJobs", req, &reply, &v1::Controller::Stub::QueryJobs);
+  Status s = client->Call("QueryJobs", req, &reply);
   if (!s.ok()) {
     std::fprintf(stderr, "slurm_load_jobs error: %s\n", std::string(s.message()).c_str());
     return 1;

@@ -5,260 +5,20 @@
 #include <ctime>
 #include <set>
 
+#include <grpcpp/server_posix.h>
+
 #include "auth/identity.h"
 #include "core/strings.h"
 #include "ctld/persist.h"
+#include "ctld/service.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
-#include "rpc/reply.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
 namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
-
-using rpc::Answer;
-
-// Inside a handler: `lhs` = the value of a StatusOr, or answer with its error.
-#define LOOM_CTLD_CAT_(a, b) a##b
-#define LOOM_CTLD_CAT(a, b) LOOM_CTLD_CAT_(a, b)
-#define ASSIGN_OR_ANSWER(lhs, expr, reply)                                  \
-  auto LOOM_CTLD_CAT(answer_, __LINE__) = (expr);                           \
-  if (!LOOM_CTLD_CAT(answer_, __LINE__).ok()) {                             \
-    return Answer(reply, LOOM_CTLD_CAT(answer_, __LINE__).status());        \
-  }                                                                         \
-  lhs = std::move(*LOOM_CTLD_CAT(answer_, __LINE__))
-
-// "123" or "123_4": the job and the array task.
-StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view text) {
-  std::optional<int64_t> task;
-  std::string_view job = text;
-  if (size_t u = text.find('_'); u != std::string_view::npos) {
-    job = text.substr(0, u);
-    auto t = core::ParseInt(text.substr(u + 1));
-    if (!t) return absl::InvalidArgumentError("Invalid job id specified");
-    task = *t;
-  }
-  auto id = core::ParseInt(job);
-  if (!id || *id <= 0) return absl::InvalidArgumentError("Invalid job id specified");
-  return std::make_pair(static_cast<JobId>(*id), task);
-}
-
-class Service final : public v1::Controller::Service {
- public:
-  explicit Service(Controller* c) : c_(c) {
-    auto slurm_user = auth::LookupUserByName(c->site().cluster.slurm_user);
-    slurm_user_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
-  }
-
-  grpc::Status Submit(grpc::ServerContext* ctx, const v1::SubmitRequest* req,
-                      v1::SubmitReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "Submit", *req), reply);
-    auto request = rpc::FromWire(req->spec());
-    if (!request.ok()) return Answer(reply, request.status());
-    if (req->test_only()) {
-      return Answer(reply, absl::UnimplementedError(
-                               "--test-only is not supported by this controller yet"));
-    }
-    JobId id = 0;
-    Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
-      ASSIGN_OR_RETURN(id, core.Submit(*request, who, now, &fx));
-      return absl::OkStatus();
-    });
-    reply->set_job_id(id);
-    return Answer(reply, s);
-  }
-
-  grpc::Status QueryJobs(grpc::ServerContext* ctx, const v1::QueryJobsRequest* req,
-                         v1::QueryJobsReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "QueryJobs", *req), reply);
-    (void)who;
-    auto snap = c_->snapshot();
-    reply->set_snapshot_time(snap->time);
-    std::set<uint64_t> ids(req->job_ids().begin(), req->job_ids().end());
-    std::set<std::string> users(req->users().begin(), req->users().end());
-    std::set<std::string> parts(req->partitions().begin(), req->partitions().end());
-    std::set<std::string> states(req->states().begin(), req->states().end());
-    std::set<std::string> names(req->names().begin(), req->names().end());
-    for (const v1::JobInfo& j : snap->jobs) {
-      if (!ids.empty() && !ids.count(j.job_id()) && !ids.count(j.array_job_id())) continue;
-      if (!users.empty() && !users.count(j.user())) continue;
-      if (!parts.empty() && !parts.count(j.partition())) continue;
-      if (!states.empty() && !states.count(j.state())) continue;
-      if (!names.empty() && !names.count(j.name())) continue;
-      *reply->add_jobs() = j;
-    }
-    return Answer(reply, absl::OkStatus());
-  }
-
-  grpc::Status QueryNodes(grpc::ServerContext* ctx, const v1::QueryNodesRequest* req,
-                          v1::QueryNodesReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "QueryNodes", *req), reply);
-    (void)who;
-    auto snap = c_->snapshot();
-    std::set<std::string> names(req->names().begin(), req->names().end());
-    for (const v1::NodeInfo& n : snap->nodes) {
-      if (names.empty() || names.count(n.name())) *reply->add_nodes() = n;
-    }
-    for (const v1::PartitionInfo& p : snap->partitions) *reply->add_partitions() = p;
-    return Answer(reply, absl::OkStatus());
-  }
-
-  grpc::Status SignalJob(grpc::ServerContext* ctx, const v1::SignalJobRequest* req,
-                         v1::SignalJobReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "SignalJob", *req), reply);
-    std::vector<std::pair<JobId, std::optional<int64_t>>> targets;
-    for (const std::string& text : req->job_ids()) {
-      auto ref = ParseJobRef(text);
-      if (!ref.ok()) return Answer(reply, ref.status());
-      targets.push_back(*ref);
-    }
-    // scancel -u/-p/-n/-t: the matching jobs of the snapshot.
-    if (req->job_ids().empty()) {
-      for (const v1::JobInfo& j : c_->snapshot()->jobs) {
-        if (!req->user().empty() && j.user() != req->user()) continue;
-        if (!req->partition().empty() && j.partition() != req->partition()) continue;
-        if (!req->name().empty() && j.name() != req->name()) continue;
-        if (!req->state().empty() && j.state() != req->state()) continue;
-        if (j.state() != "PENDING" && j.state() != "RUNNING") continue;
-        targets.emplace_back(j.job_id(), std::nullopt);
-      }
-    }
-    Status first = absl::OkStatus();
-    for (const auto& [id, task] : targets) {
-      Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-        return core.Signal(id, task, req->signal(), who, now, &fx);
-      });
-      *reply->add_per_job() = rpc::ToWire(s);
-      if (first.ok() && !s.ok()) first = s;
-    }
-    return Answer(reply, first);
-  }
-
-  grpc::Status UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
-                         v1::UpdateJobReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "UpdateJob", *req), reply);
-    const JobId id = req->job_id();
-    Status s;
-    switch (req->action()) {
-      case v1::UpdateJobRequest::HOLD:
-        s = c_->Post([&](ControllerCore& core, Effects& fx, Time) { return core.Hold(id, who, &fx); });
-        break;
-      case v1::UpdateJobRequest::RELEASE:
-        s = c_->Post(
-            [&](ControllerCore& core, Effects& fx, Time) { return core.Release(id, who, &fx); });
-        break;
-      case v1::UpdateJobRequest::UPDATE: {
-        for (const auto& [key, value] : req->fields()) {
-          if (!core::EqualsIgnoreCase(key, "TimeLimit")) {
-            return Answer(reply, absl::UnimplementedError(
-                                     core::StrCat("updating ", key, " is not supported yet")));
-          }
-          auto seconds = core::ParseDuration(value);
-          if (!seconds.ok()) return Answer(reply, absl::InvalidArgumentError("Invalid time limit specification"));
-          s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
-            return core.SetTimeLimit(id, *seconds, who, &fx);
-          });
-        }
-        break;
-      }
-      default:
-        s = absl::UnimplementedError("requeue is not supported by this controller yet");
-    }
-    return Answer(reply, s);
-  }
-
-  grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
-                    v1::PingReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "Ping", *req), reply);
-    (void)who;
-    const auto& hosts = c_->site().cluster.controllers;
-    reply->set_controller(hosts.empty() ? "" : hosts.front().name);
-    reply->set_server_time(Now());
-    return Answer(reply, absl::OkStatus());
-  }
-
-  grpc::Status Diag(grpc::ServerContext* ctx, const v1::DiagRequest* req,
-                    v1::DiagReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "Diag", *req), reply);
-    (void)who;
-    auto snap = c_->snapshot();
-    reply->set_jobs_submitted(snap->submitted);
-    reply->set_jobs_started(snap->started);
-    reply->set_jobs_completed(snap->completed);
-    reply->set_jobs_canceled(snap->cancelled);
-    reply->set_jobs_failed(snap->failed);
-    reply->set_main_cycles(snap->passes);
-    reply->set_main_cycle_last_us(snap->last_pass_us);
-    reply->set_main_cycle_max_us(snap->max_pass_us);
-    reply->set_main_cycle_mean_us(snap->passes ? snap->total_pass_us / snap->passes : 0);
-    reply->set_backfilled_jobs(snap->backfilled);
-    reply->set_start_time(snap->start_time);
-    reply->set_server_time(Now());
-    int64_t pending = 0, running = 0;
-    for (const v1::JobInfo& j : snap->jobs) {
-      pending += j.state() == "PENDING";
-      running += j.state() == "RUNNING";
-    }
-    reply->set_jobs_pending(pending);
-    reply->set_jobs_running(running);
-    return Answer(reply, absl::OkStatus());
-  }
-
-  grpc::Status RegisterNode(grpc::ServerContext* ctx, const v1::RegisterNodeRequest* req,
-                            v1::RegisterNodeReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "RegisterNode", *req), reply);
-    if (!Daemon(who)) return Answer(reply, absl::PermissionDeniedError("Access/permission denied"));
-    Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-      core.NodeAlive(req->name(), now, &fx);
-      return absl::OkStatus();
-    });
-    reply->set_heartbeat_interval_s(std::max<int64_t>(1, c_->site().cluster.slurmd_timeout_s / 3));
-    return Answer(reply, s);
-  }
-
-  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
-                         v1::HeartbeatReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "Heartbeat", *req), reply);
-    if (!Daemon(who)) return Answer(reply, absl::PermissionDeniedError("Access/permission denied"));
-    Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-      core.NodeAlive(req->name(), now, &fx);
-      return absl::OkStatus();
-    });
-    return Answer(reply, s);
-  }
-
-  grpc::Status JobComplete(grpc::ServerContext* ctx, const v1::JobCompleteRequest* req,
-                           v1::JobCompleteReply* reply) override {
-    ASSIGN_OR_ANSWER(Caller who, Identify(*ctx, "JobComplete", *req), reply);
-    if (!Daemon(who)) return Answer(reply, absl::PermissionDeniedError("Access/permission denied"));
-    Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-      if (!req->message().empty()) {
-        core.LaunchFailed(req->job_id(), req->message(), now, &fx);
-      } else {
-        core.JobEnded(req->job_id(), req->exit_code(), req->out_of_memory(), now, &fx);
-      }
-      return absl::OkStatus();
-    });
-    return Answer(reply, s);
-  }
-
- private:
-  // The caller a credential proves, with its user name.
-  StatusOr<Caller> Identify(const grpc::ServerContext& ctx, std::string_view method,
-                            const google::protobuf::Message& req) {
-    ASSIGN_OR_RETURN(auth::Identity id, rpc::VerifyCall(ctx, c_->munge(), method, req));
-    Caller who{id.uid, id.gid, ""};
-    auto user = auth::LookupUserById(id.uid);
-    who.user = user.ok() ? user->name : std::to_string(id.uid);
-    return who;
-  }
-  bool Daemon(const Caller& who) const { return who.uid == 0 || who.uid == slurm_user_uid_; }
-
-  Controller* c_;
-  uint32_t slurm_user_uid_ = 0;
-};
 
 }  // namespace
 
@@ -308,16 +68,22 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   }
   c->stats_.start_time = Now();
   c->Publish(Now());
-  c->service_ = std::make_unique<Service>(c.get());
+  // One port for both transports: gRPC has no listening port of its own and is handed
+  // each connection that opens with HTTP/2's preface.
+  c->api_ = std::make_unique<ControllerApi>(c.get());
+  c->service_ = MakeGrpcService(c->api_.get());
   grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort(c->address_, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(c->service_.get());
   c->server_ = builder.BuildAndStart();
-  if (!c->server_ || bound == 0) {
-    return absl::UnavailableError(core::StrCat("cannot listen on ", c->address_,
-                                               "; is another controller running there?"));
-  }
+  if (!c->server_) return absl::InternalError("the gRPC server did not start");
+  rpc::FrameServerOptions fo;
+  fo.address = c->address_;
+  ASSIGN_OR_RETURN(
+      c->frames_,
+      rpc::FrameServer::Start(
+          fo, [api = c->api_.get()](std::string_view frame) { return AnswerFrame(*api, frame); },
+          RefuseFrame,
+          [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); }));
   c->worker_ = std::thread([p = c.get()] { p->WorkerLoop(); });
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
@@ -354,6 +120,7 @@ void Controller::Shutdown() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (frames_) frames_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (owner_.joinable()) owner_.join();
   {

@@ -21,9 +21,12 @@
 #include "core/status.h"
 #include "ctld/core.h"
 #include "loom/v1/loom.grpc.pb.h"
+#include "rpc/frame_server.h"
 #include "store/store.h"
 
 namespace loom::ctld {
+
+class ControllerApi;
 
 struct ControllerOptions {
   std::string slurm_conf;      // path of slurm.conf
@@ -82,8 +85,10 @@ class Controller {
   std::unique_ptr<ControllerCore> core_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<auth::MungeCredentials> munge_;
+  std::unique_ptr<ControllerApi> api_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<rpc::FrameServer> frames_;
   std::string address_;
 
   struct Pending {

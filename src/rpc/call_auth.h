@@ -1,7 +1,7 @@
-// MUNGE on every call: the client puts a credential over the request's digest into the
-// call's metadata; the server checks it against the request it received. Both sides hash
-// the request's deterministic serialization, so the digest does not depend on how either
-// side's protobuf library orders map entries.
+// MUNGE on every gRPC call: the client puts a credential over the request's digest into the
+// call's metadata; the server checks it against the request it received. Both sides digest
+// the request's deterministic serialization (credential.h), so the digest does not depend
+// on how either side's protobuf library orders map entries.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -11,13 +11,12 @@
 
 #include "auth/munge_auth.h"
 #include "core/status.h"
+#include "rpc/credential.h"
 
 namespace loom::rpc {
 
 // The metadata key that carries the credential.
 inline constexpr char kCredentialKey[] = "x-loom-cred";
-
-std::string DeterministicBytes(const google::protobuf::Message& message);
 
 // Adds a fresh credential for `method` + `request` to `ctx`.
 Status AttachCredential(grpc::ClientContext* ctx, const auth::MungeCredentials& munge,

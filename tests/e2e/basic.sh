@@ -162,6 +162,37 @@ fi
 grep -qi "credential" "$dir/forged.out" || fail "forged credential error: $(cat "$dir/forged.out")"
 echo "ok: forged credential refused ($(head -c 80 "$dir/forged.out"))"
 
+# 6b. A replayed request is refused; so are bytes that are not a request. The first
+# request squeue sends is caught on its way (a one-shot relay), then sent again as is.
+python3 - "$cport" "$dir/slurm.conf" "$bin/squeue" <<'PY' || fail "replayed or corrupt request"
+import os, socket, subprocess, sys, threading
+cport, conf, squeue = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+relay = socket.socket(); relay.bind(("127.0.0.1", 0)); relay.listen(1)
+caught = {}
+def serve():
+    c, _ = relay.accept(); u = socket.create_connection(("127.0.0.1", cport))
+    head = c.recv(4, socket.MSG_WAITALL); n = int.from_bytes(head, "big")
+    body = c.recv(n, socket.MSG_WAITALL); caught["frame"] = head + body
+    u.sendall(head + body); r = u.recv(4, socket.MSG_WAITALL)
+    c.sendall(r + u.recv(int.from_bytes(r, "big"), socket.MSG_WAITALL)); c.close(); u.close()
+threading.Thread(target=serve, daemon=True).start()
+text = open(conf).read().replace(f"SlurmctldPort={cport}", f"SlurmctldPort={relay.getsockname()[1]}")
+open(conf + ".relay", "w").write(text)
+subprocess.run([squeue, "-h"], env=dict(os.environ, SLURM_CONF=conf + ".relay"), check=True,
+               stdout=subprocess.DEVNULL)
+def ask(raw):
+    s = socket.create_connection(("127.0.0.1", cport)); s.sendall(raw)
+    r = s.recv(4, socket.MSG_WAITALL); n = int.from_bytes(r, "big")
+    out = s.recv(n, socket.MSG_WAITALL) if n else b""; s.close(); return out
+for what, raw, want in [("replayed request", caught["frame"], b"replay"),
+                        ("garbage frame", b"\0\0\0\x05hello", b"corrupt request"),
+                        ("oversized frame", b"\x7f\xff\xff\xffzz", b"more than the")]:
+    reply = ask(raw)
+    if want not in reply: sys.exit(f"{what}: unexpected answer {reply!r}")
+    print(f"ok: {what} refused ({reply[4:80]!r})")
+PY
+"$bin/squeue" -h >/dev/null || fail "the controller stopped answering after corrupt requests"
+
 # 7. A node daemon killed: its node goes DOWN after SlurmdTimeout and its job ends NODE_FAIL.
 victim=$("$bin/sbatch" --parsable --no-requeue -w n1 --wrap 'sleep 300' 2>/dev/null ||
          "$bin/sbatch" --parsable --no-requeue --wrap 'sleep 300')

@@ -1,0 +1,319 @@
+#include "ctld/service.h"
+
+#include <ctime>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/server_context.h>
+
+#include "auth/identity.h"
+#include "core/strings.h"
+#include "ctld/controller.h"
+#include "rpc/call_auth.h"
+#include "rpc/convert.h"
+#include "rpc/credential.h"
+#include "rpc/reply.h"
+
+namespace loom::ctld {
+namespace {
+
+Time Now() { return static_cast<Time>(std::time(nullptr)); }
+
+// "123" or "123_4": the job and the array task.
+StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view text) {
+  std::optional<int64_t> task;
+  std::string_view job = text;
+  if (size_t u = text.find('_'); u != std::string_view::npos) {
+    job = text.substr(0, u);
+    auto t = core::ParseInt(text.substr(u + 1));
+    if (!t) return absl::InvalidArgumentError("Invalid job id specified");
+    task = *t;
+  }
+  auto id = core::ParseInt(job);
+  if (!id || *id <= 0) return absl::InvalidArgumentError("Invalid job id specified");
+  return std::make_pair(static_cast<JobId>(*id), task);
+}
+
+}  // namespace
+
+ControllerApi::ControllerApi(Controller* c) : c_(c) {
+  auto slurm_user = auth::LookupUserByName(c->site().cluster.slurm_user);
+  slurm_user_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
+}
+
+Caller ControllerApi::Identify(const auth::Identity& id) const {
+  Caller who{id.uid, id.gid, ""};
+  auto user = auth::LookupUserById(id.uid);
+  who.user = user.ok() ? user->name : std::to_string(id.uid);
+  return who;
+}
+
+auth::MungeCredentials& ControllerApi::munge() { return c_->munge(); }
+
+bool ControllerApi::Daemon(const Caller& who) const {
+  return who.uid == 0 || who.uid == slurm_user_uid_;
+}
+
+Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
+                           v1::SubmitReply* reply) {
+  auto request = rpc::FromWire(req.spec());
+  if (!request.ok()) return request.status();
+  if (req.test_only()) {
+    return absl::UnimplementedError("--test-only is not supported by this controller yet");
+  }
+  JobId id = 0;
+  Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
+    ASSIGN_OR_RETURN(id, core.Submit(*request, who, now, &fx));
+    return absl::OkStatus();
+  });
+  reply->set_job_id(id);
+  return s;
+}
+
+Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& req,
+                              v1::QueryJobsReply* reply) {
+  (void)who;
+  auto snap = c_->snapshot();
+  reply->set_snapshot_time(snap->time);
+  std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
+  std::set<std::string> users(req.users().begin(), req.users().end());
+  std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
+  std::set<std::string> states(req.states().begin(), req.states().end());
+  std::set<std::string> names(req.names().begin(), req.names().end());
+  for (const v1::JobInfo& j : snap->jobs) {
+    if (!ids.empty() && !ids.count(j.job_id()) && !ids.count(j.array_job_id())) continue;
+    if (!users.empty() && !users.count(j.user())) continue;
+    if (!parts.empty() && !parts.count(j.partition())) continue;
+    if (!states.empty() && !states.count(j.state())) continue;
+    if (!names.empty() && !names.count(j.name())) continue;
+    *reply->add_jobs() = j;
+  }
+  return absl::OkStatus();
+}
+
+Status ControllerApi::QueryNodes(const Caller& who, const v1::QueryNodesRequest& req,
+                               v1::QueryNodesReply* reply) {
+  (void)who;
+  auto snap = c_->snapshot();
+  std::set<std::string> names(req.names().begin(), req.names().end());
+  for (const v1::NodeInfo& n : snap->nodes) {
+    if (names.empty() || names.count(n.name())) *reply->add_nodes() = n;
+  }
+  for (const v1::PartitionInfo& p : snap->partitions) *reply->add_partitions() = p;
+  return absl::OkStatus();
+}
+
+Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& req,
+                              v1::SignalJobReply* reply) {
+  std::vector<std::pair<JobId, std::optional<int64_t>>> targets;
+  for (const std::string& text : req.job_ids()) {
+    auto ref = ParseJobRef(text);
+    if (!ref.ok()) return ref.status();
+    targets.push_back(*ref);
+  }
+  // scancel -u/-p/-n/-t: the matching jobs of the snapshot.
+  if (req.job_ids().empty()) {
+    for (const v1::JobInfo& j : c_->snapshot()->jobs) {
+      if (!req.user().empty() && j.user() != req.user()) continue;
+      if (!req.partition().empty() && j.partition() != req.partition()) continue;
+      if (!req.name().empty() && j.name() != req.name()) continue;
+      if (!req.state().empty() && j.state() != req.state()) continue;
+      if (j.state() != "PENDING" && j.state() != "RUNNING") continue;
+      targets.emplace_back(j.job_id(), std::nullopt);
+    }
+  }
+  // One batch for all of them: a scancel of many jobs costs one commit.
+  std::vector<Status> results(targets.size());
+  Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      results[i] = core.Signal(targets[i].first, targets[i].second, req.signal(), who, now, &fx);
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  Status first = absl::OkStatus();
+  for (const Status& r : results) {
+    *reply->add_per_job() = rpc::ToWire(r);
+    if (first.ok() && !r.ok()) first = r;
+  }
+  return first;
+}
+
+Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& req,
+                              v1::UpdateJobReply* reply) {
+  const JobId id = req.job_id();
+  Status s;
+  switch (req.action()) {
+    case v1::UpdateJobRequest::HOLD:
+      s = c_->Post([&](ControllerCore& core, Effects& fx, Time) { return core.Hold(id, who, &fx); });
+      break;
+    case v1::UpdateJobRequest::RELEASE:
+      s = c_->Post(
+          [&](ControllerCore& core, Effects& fx, Time) { return core.Release(id, who, &fx); });
+      break;
+    case v1::UpdateJobRequest::UPDATE: {
+      for (const auto& [key, value] : req.fields()) {
+        if (!core::EqualsIgnoreCase(key, "TimeLimit")) {
+          return absl::UnimplementedError(
+                                   core::StrCat("updating ", key, " is not supported yet"));
+        }
+        auto seconds = core::ParseDuration(value);
+        if (!seconds.ok()) return absl::InvalidArgumentError("Invalid time limit specification");
+        s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
+          return core.SetTimeLimit(id, *seconds, who, &fx);
+        });
+      }
+      break;
+    }
+    default:
+      s = absl::UnimplementedError("requeue is not supported by this controller yet");
+  }
+  return s;
+}
+
+Status ControllerApi::Ping(const Caller& who, const v1::PingRequest& req,
+                         v1::PingReply* reply) {
+  (void)who;
+  const auto& hosts = c_->site().cluster.controllers;
+  reply->set_controller(hosts.empty() ? "" : hosts.front().name);
+  reply->set_server_time(Now());
+  return absl::OkStatus();
+}
+
+Status ControllerApi::Diag(const Caller& who, const v1::DiagRequest& req,
+                         v1::DiagReply* reply) {
+  (void)who;
+  auto snap = c_->snapshot();
+  reply->set_jobs_submitted(snap->submitted);
+  reply->set_jobs_started(snap->started);
+  reply->set_jobs_completed(snap->completed);
+  reply->set_jobs_canceled(snap->cancelled);
+  reply->set_jobs_failed(snap->failed);
+  reply->set_main_cycles(snap->passes);
+  reply->set_main_cycle_last_us(snap->last_pass_us);
+  reply->set_main_cycle_max_us(snap->max_pass_us);
+  reply->set_main_cycle_mean_us(snap->passes ? snap->total_pass_us / snap->passes : 0);
+  reply->set_backfilled_jobs(snap->backfilled);
+  reply->set_start_time(snap->start_time);
+  reply->set_server_time(Now());
+  int64_t pending = 0, running = 0;
+  for (const v1::JobInfo& j : snap->jobs) {
+    pending += j.state() == "PENDING";
+    running += j.state() == "RUNNING";
+  }
+  reply->set_jobs_pending(pending);
+  reply->set_jobs_running(running);
+  return absl::OkStatus();
+}
+
+Status ControllerApi::RegisterNode(const Caller& who, const v1::RegisterNodeRequest& req,
+                                 v1::RegisterNodeReply* reply) {
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    core.NodeAlive(req.name(), now, &fx);
+    return absl::OkStatus();
+  });
+  reply->set_heartbeat_interval_s(std::max<int64_t>(1, c_->site().cluster.slurmd_timeout_s / 3));
+  return s;
+}
+
+Status ControllerApi::Heartbeat(const Caller& who, const v1::HeartbeatRequest& req,
+                              v1::HeartbeatReply* reply) {
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    core.NodeAlive(req.name(), now, &fx);
+    return absl::OkStatus();
+  });
+  return s;
+}
+
+Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteRequest& req,
+                                v1::JobCompleteReply* reply) {
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    if (!req.message().empty()) {
+      core.LaunchFailed(req.job_id(), req.message(), now, &fx);
+    } else {
+      core.JobEnded(req.job_id(), req.exit_code(), req.out_of_memory(), now, &fx);
+    }
+    return absl::OkStatus();
+  });
+  return s;
+}
+
+
+namespace {
+
+// gRPC: each rpc checks the credential in the call's metadata, then runs the API method.
+class GrpcService final : public v1::Controller::Service {
+ public:
+  explicit GrpcService(ControllerApi* api) : api_(api) {}
+
+#define LOOM_GRPC_METHOD(Name)                                                           \
+  grpc::Status Name(grpc::ServerContext* ctx, const v1::Name##Request* req,              \
+                    v1::Name##Reply* reply) override {                                   \
+    return Serve(*ctx, #Name, *req, reply, &ControllerApi::Name);                        \
+  }
+  LOOM_CONTROLLER_METHODS(LOOM_GRPC_METHOD)
+#undef LOOM_GRPC_METHOD
+
+ private:
+  template <typename Req, typename Reply>
+  grpc::Status Serve(const grpc::ServerContext& ctx, std::string_view method, const Req& req,
+                     Reply* reply, Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
+    auto id = rpc::VerifyCall(ctx, api_->munge(), method, req);
+    Status s = id.ok() ? (api_->*fn)(api_->Identify(*id), req, reply) : id.status();
+    return rpc::Answer(reply, s);
+  }
+
+  ControllerApi* api_;
+};
+
+// Frames: the credential covers the body exactly as it arrived.
+template <typename Req, typename Reply>
+std::string ServeFrame(ControllerApi& api, const v1::Frame& frame,
+                       Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
+  Req req;
+  Reply reply;
+  Status s;
+  if (!req.ParseFromString(frame.body())) {
+    s = absl::InvalidArgumentError(core::StrCat(
+        "corrupt request: the body of a ", frame.method(), " request cannot be read"));
+  } else {
+    auto id = rpc::CheckCredential(api.munge(), frame.credential(), frame.method(), frame.body());
+    s = id.ok() ? (api.*fn)(api.Identify(*id), req, &reply) : id.status();
+  }
+  *reply.mutable_error() = rpc::ToWire(s);
+  return reply.SerializeAsString();
+}
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> MakeGrpcService(ControllerApi* api) {
+  return std::make_unique<GrpcService>(api);
+}
+
+// Every reply's field 1 is its Error, so one reply type can carry an error to a client
+// expecting any of them.
+std::string RefuseFrame(const Status& why) {
+  v1::PingReply reply;
+  *reply.mutable_error() = rpc::ToWire(why);
+  return reply.SerializeAsString();
+}
+
+std::string AnswerFrame(ControllerApi& api, std::string_view bytes) {
+  v1::Frame frame;
+  if (!frame.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return RefuseFrame(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
+  }
+#define LOOM_FRAME_METHOD(Name) \
+  if (frame.method() == #Name) return ServeFrame(api, frame, &ControllerApi::Name);
+  LOOM_CONTROLLER_METHODS(LOOM_FRAME_METHOD)
+#undef LOOM_FRAME_METHOD
+  return RefuseFrame(absl::UnimplementedError(
+      core::StrCat("the controller has no method '", frame.method(), "'; is the command newer than loomctld?")));
+}
+
+}  // namespace loom::ctld

@@ -1,0 +1,65 @@
+// The controller's API: one method per Controller rpc (proto/loom/v1/loom.proto), the same
+// whichever transport carried the request. Each method gets the caller a MUNGE credential
+// proved and fills the reply; the returned status becomes the reply's `error`. Two thin
+// adapters put it on the wire: a gRPC service (loomd, API clients) and the answer to a
+// Loom frame (the CLI).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "auth/munge_auth.h"
+#include "core/status.h"
+#include "ctld/core.h"
+#include "loom/v1/loom.grpc.pb.h"
+
+namespace loom::ctld {
+
+class Controller;
+
+// The rpcs every transport serves: X(Name) for v1::NameRequest -> v1::NameReply.
+#define LOOM_CONTROLLER_METHODS(X) \
+  X(Submit)                        \
+  X(QueryJobs)                     \
+  X(QueryNodes)                    \
+  X(SignalJob)                     \
+  X(UpdateJob)                     \
+  X(Ping)                          \
+  X(Diag)                          \
+  X(RegisterNode)                  \
+  X(Heartbeat)                     \
+  X(JobComplete)
+
+class ControllerApi {
+ public:
+  explicit ControllerApi(Controller* controller);
+
+#define LOOM_DECLARE_METHOD(Name) \
+  Status Name(const Caller& who, const v1::Name##Request& req, v1::Name##Reply* reply);
+  LOOM_CONTROLLER_METHODS(LOOM_DECLARE_METHOD)
+#undef LOOM_DECLARE_METHOD
+
+  // The caller a credential proved, with its user name.
+  Caller Identify(const auth::Identity& id) const;
+  auth::MungeCredentials& munge();
+
+ private:
+  bool Daemon(const Caller& who) const;  // root or SlurmUser: what node daemons run as
+
+  Controller* c_;
+  uint32_t slurm_user_uid_ = 0;
+};
+
+// gRPC: the credential travels in the call's metadata (rpc/call_auth.h).
+std::unique_ptr<grpc::Service> MakeGrpcService(ControllerApi* api);
+
+// Loom frames: a serialized v1::Frame in, the serialized reply out. A frame that does not
+// parse, names no known rpc or carries a bad credential is answered with that error.
+std::string AnswerFrame(ControllerApi& api, std::string_view frame);
+// The answer to bytes that are not a frame at all.
+std::string RefuseFrame(const Status& why);
+
+}  // namespace loom::ctld

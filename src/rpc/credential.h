@@ -1,0 +1,29 @@
+// MUNGE on every request, whatever carries it: a credential is made over RequestDigest of the
+// method and the request's bytes, so it vouches for that one request only. gRPC calls (see
+// call_auth.h) digest the request's deterministic serialization, since the server sees the
+// message and not the bytes; Loom frames (frame.h) digest the body exactly as sent.
+#pragma once
+
+#include <google/protobuf/message.h>
+
+#include <string>
+#include <string_view>
+
+#include "auth/munge_auth.h"
+#include "core/status.h"
+
+namespace loom::rpc {
+
+// `message` serialized with map entries in a fixed order: equal messages, equal bytes.
+std::string DeterministicBytes(const google::protobuf::Message& message);
+
+// A fresh credential for `method` over `body`.
+StatusOr<std::string> MakeCredential(const auth::MungeCredentials& munge, std::string_view method,
+                                     std::string_view body);
+
+// Who `credential` proves the caller is, or why it is refused (missing, forged, expired,
+// replayed, or made for another request).
+StatusOr<auth::Identity> CheckCredential(auth::MungeCredentials& munge, std::string_view credential,
+                                         std::string_view method, std::string_view body);
+
+}  // namespace loom::rpc

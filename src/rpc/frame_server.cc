@@ -1,0 +1,190 @@
+#include "rpc/frame_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/strings.h"
+#include "rpc/frame.h"
+
+namespace loom::rpc {
+namespace {
+
+// Splits "host:port" (or "[v6]:port").
+StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon + 1 == address.size()) {
+    return absl::InvalidArgumentError(core::StrCat("'", address, "' is not HOST:PORT"));
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, address.substr(colon + 1));
+}
+
+StatusOr<int> Listen(const std::string& address) {
+  ASSIGN_OR_RETURN(auto hp, SplitAddress(address));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const char* host = hp.first.empty() || hp.first == "*" ? nullptr : hp.first.c_str();
+  if (int rc = ::getaddrinfo(host, hp.second.c_str(), &hints, &found); rc != 0) {
+    return absl::InvalidArgumentError(
+        core::StrCat("cannot resolve ", address, ": ", gai_strerror(rc)));
+  }
+  std::string last = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 1024) == 0) {
+      ::freeaddrinfo(found);
+      return fd;
+    }
+    last = std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return absl::UnavailableError(core::StrCat("cannot listen on ", address, ": ", last,
+                                             "; is another controller running there?"));
+}
+
+// "PRI " begins HTTP/2's connection preface; no frame of Loom's starts so (it would announce
+// a frame of over a gigabyte).
+constexpr char kHttp2Start[] = "PRI ";
+
+}  // namespace
+
+StatusOr<std::unique_ptr<FrameServer>> FrameServer::Start(FrameServerOptions options,
+                                                          Handler handler, Refusal refusal,
+                                                          Handoff http2) {
+  std::unique_ptr<FrameServer> s(new FrameServer());
+  s->options_ = std::move(options);
+  s->handler_ = std::move(handler);
+  s->refusal_ = std::move(refusal);
+  s->http2_ = std::move(http2);
+  ASSIGN_OR_RETURN(s->listen_fd_, Listen(s->options_.address));
+  s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd_ < 0) return absl::InternalError(core::StrCat("eventfd: ", std::strerror(errno)));
+  for (int i = 0; i < std::max(1, s->options_.threads); ++i) {
+    s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
+  }
+  s->acceptor_ = std::thread([p = s.get()] { p->AcceptLoop(); });
+  return s;
+}
+
+FrameServer::~FrameServer() { Shutdown(); }
+
+int FrameServer::port() const {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+  return 0;
+}
+
+void FrameServer::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+    for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
+  }
+  cv_.notify_all();
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  for (int fd : accepted_) ::close(fd);
+  accepted_.clear();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  listen_fd_ = wake_fd_ = -1;
+}
+
+void FrameServer::AcceptLoop() {
+  while (true) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (p[1].revents != 0) return;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;  // the client gave up, or out of descriptors for a moment
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) {
+        ::close(fd);
+        return;
+      }
+      accepted_.push_back(fd);
+    }
+    cv_.notify_one();
+  }
+}
+
+void FrameServer::WorkerLoop() {
+  while (true) {
+    int fd = -1;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !accepted_.empty(); });
+      if (stop_) return;
+      fd = accepted_.front();
+      accepted_.pop_front();
+      serving_.insert(fd);
+    }
+    Serve(fd);
+  }
+}
+
+void FrameServer::Serve(int fd) {
+  // Who speaks first decides: both gRPC's and Loom's clients write before they read.
+  char start[4] = {};
+  pollfd p{fd, POLLIN, 0};
+  const bool spoke = ::poll(&p, 1, options_.io_timeout_ms) == 1 &&
+                     ::recv(fd, start, sizeof start, MSG_PEEK | MSG_WAITALL) == 4;
+  if (spoke && std::memcmp(start, kHttp2Start, 4) == 0) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      serving_.erase(fd);
+    }
+    http2_(fd);
+    return;
+  }
+  while (spoke) {
+    auto request = ReadFrame(fd, options_.idle_timeout_ms);
+    if (!request.ok()) {
+      // Closed or idle: nothing to answer. Not a frame: say so, then close.
+      if (absl::IsDataLoss(request.status())) {
+        (void)WriteFrame(fd, refusal_(request.status()), options_.io_timeout_ms);
+      }
+      break;
+    }
+    const std::string reply = handler_(*request);
+    if (!WriteFrame(fd, reply, options_.io_timeout_ms).ok()) break;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  serving_.erase(fd);
+  ::close(fd);
+}
+
+}  // namespace loom::rpc
