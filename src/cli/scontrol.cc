@@ -367,6 +367,38 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
 }
 
 // hold, release, ping and `update job JobId=N TimeLimit=...` through loomctld.
+// update NodeName=LIST State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]
+int UpdateNodes(const Options& opts, Client& client, const std::vector<std::string>& words) {
+  v1::UpdateNodeRequest req;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const size_t eq = w.find('=');
+    const std::string key = w.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (core::EqualsIgnoreCase(key, "NodeName")) {
+      req.add_names(value);
+    } else if (core::EqualsIgnoreCase(key, "State")) {
+      req.set_state(value);
+    } else if (core::EqualsIgnoreCase(key, "Reason")) {
+      req.set_reason(value);
+    } else {
+      PrintError(opts, StrCat("Update of node ", key, " is not supported by Loom yet; use State= and Reason="));
+      return 1;
+    }
+  }
+  if (req.state().empty()) {
+    PrintError(opts, "No changes specified");
+    return 1;
+  }
+  v1::UpdateNodeReply reply;
+  Status s = client.Call("UpdateNode", req, &reply);
+  if (!s.ok()) {
+    Print(stderr, StrCat("slurm_update error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  return 0;
+}
+
 int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
   auto client = Client::Connect(opts.program);
   if (!client.ok()) {
@@ -380,6 +412,12 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
     Print(stdout, StrCat("Slurmctld(primary) at ", reply.controller(), " is ", s.ok() ? "UP" : "DOWN",
                          "\n"));
     return s.ok() ? 0 : 1;
+  }
+  if (keyword == "update") {
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string key = words[i].substr(0, words[i].find('='));
+      if (core::EqualsIgnoreCase(key, "NodeName")) return UpdateNodes(opts, *client, words);
+    }
   }
   v1::UpdateJobRequest req;
   std::vector<std::string> ids;

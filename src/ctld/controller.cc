@@ -56,6 +56,12 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     entries.push_back(std::move(e));
   }
   c->core_->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
+  for (const store::NodeRecord& n : snap.nodes) {
+    auto user = auth::LookupUserById(n.reason_uid);
+    c->core_->RestoreNode(n.name, n.drain, n.state == model::NodeState::kDown, n.reason,
+                          n.reason_uid, user.ok() ? user->name : std::to_string(n.reason_uid),
+                          n.reason_time);
+  }
 
   auth::MungeOptions mo;
   mo.socket_path = options.munge_socket.empty() ? conf::MungeSocketOf(cfg) : options.munge_socket;
@@ -224,6 +230,19 @@ Status Controller::Persist(const Effects& fx) {
     }
   }
   for (JobId id : fx.deleted) batch.Add(store::DeleteJob{id});
+  std::set<int32_t> nodes(fx.nodes_changed.begin(), fx.nodes_changed.end());
+  for (int32_t n : nodes) {
+    const model::Node& node = core_->cluster().nodes[n];
+    const NodeAdmin& admin = core_->node_admin(n);
+    store::NodeRecord r;
+    r.name = node.name;
+    r.state = admin.down ? model::NodeState::kDown : model::NodeState::kIdle;
+    r.drain = node.drain;
+    r.reason = node.drain || admin.down ? node.reason : "";
+    r.reason_uid = admin.reason_uid;
+    r.reason_time = admin.reason_time;
+    batch.Add(store::PutNode{std::move(r)});
+  }
   if (fx.next_id_changed) batch.Add(store::SetNextJobId{core_->next_job_id()});
   if (batch.empty()) return absl::OkStatus();
   return store_->Commit(batch);

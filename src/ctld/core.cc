@@ -33,6 +33,7 @@ ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options
   if (!policy_) policy_ = std::move(*sched::MakePolicy("easy", sched::PolicyOptions{}));
   node_alive_.assign(cluster_.nodes.size(), 0);
   last_seen_.assign(cluster_.nodes.size(), 0);
+  node_admin_.assign(cluster_.nodes.size(), NodeAdmin{});
   // No node takes work before its daemon registers.
   for (model::Node& n : cluster_.nodes) {
     if (n.state == model::NodeState::kIdle) {
@@ -348,7 +349,7 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
     if (!node_alive_[n]) {
       node_alive_[n] = 1;
       model::Node& m = cluster_.nodes[n];
-      if (m.state == model::NodeState::kDown && m.reason == "Not responding") {
+      if (m.state == model::NodeState::kDown && !node_admin_[n].down) {
         m.state = model::NodeState::kIdle;
         m.reason.clear();
       }
@@ -363,27 +364,12 @@ void ControllerCore::Tick(Time now, Effects* fx) {
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
     if (!node_alive_[n] || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;
     node_alive_[n] = 0;
-    cluster_.nodes[n].state = model::NodeState::kDown;
-    cluster_.nodes[n].reason = "Not responding";
-    ++cluster_.generation;
-    for (auto& [key, e] : jobs_) {
-      if (!HoldsNodes(e)) continue;
-      bool on_node = false;
-      for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == static_cast<int32_t>(n);
-      if (!on_node) continue;
-      if (e.completing) {
-        Release(e, fx);  // whatever it ran died with the node
-      } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
-        e.job.state = JobState::kPending;
-        e.job.start_time = 0;
-        e.job.end_time = 0;
-        e.job.reason = PendingReason::kNone;
-        e.alloc.clear();
-        Changed(e, fx);
-      } else {
-        End(e, JobState::kNodeFail, 0, now, fx);
-      }
+    if (!node_admin_[n].down) {
+      cluster_.nodes[n].state = model::NodeState::kDown;
+      cluster_.nodes[n].reason = "Not responding";
     }
+    ++cluster_.generation;
+    LoseJobsOn(static_cast<int32_t>(n), now, fx);
   }
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     JobEntry& e = it->second;
@@ -403,6 +389,111 @@ void ControllerCore::Tick(Time now, Effects* fx) {
       continue;
     }
     ++it;
+  }
+}
+
+void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
+  for (auto& [key, e] : jobs_) {
+    if (!HoldsNodes(e)) continue;
+    bool on_node = false;
+    for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;
+    if (!on_node) continue;
+    if (e.completing) {
+      Release(e, fx);  // whatever it ran died with the node
+    } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
+      e.job.state = JobState::kPending;
+      e.job.start_time = 0;
+      e.job.end_time = 0;
+      e.job.reason = PendingReason::kNone;
+      e.alloc.clear();
+      Changed(e, fx);
+    } else {
+      End(e, JobState::kNodeFail, 0, now, fx);
+    }
+  }
+}
+
+Status ControllerCore::UpdateNodes(const std::vector<std::string>& names, std::string_view state,
+                                   const std::string& reason, const Caller& who, Time now,
+                                   Effects* fx) {
+  if (who.uid != 0 && who.uid != opt_.slurm_user_uid) {
+    return absl::PermissionDeniedError("Access/permission denied");
+  }
+  enum class Op { kDrain, kDown, kResume, kUndrain };
+  Op op;
+  if (core::EqualsIgnoreCase(state, "DRAIN")) {
+    op = Op::kDrain;
+  } else if (core::EqualsIgnoreCase(state, "DOWN")) {
+    op = Op::kDown;
+  } else if (core::EqualsIgnoreCase(state, "RESUME") || core::EqualsIgnoreCase(state, "IDLE")) {
+    op = Op::kResume;
+  } else if (core::EqualsIgnoreCase(state, "UNDRAIN")) {
+    op = Op::kUndrain;
+  } else {
+    return absl::InvalidArgumentError(core::StrCat(
+        "Invalid node state specified: '", state, "' (Loom takes DRAIN, DOWN, RESUME, UNDRAIN)"));
+  }
+  if ((op == Op::kDrain || op == Op::kDown) && reason.empty()) {
+    return absl::InvalidArgumentError(
+        "You must specify a reason when DOWNING or DRAINING a node. Request denied");
+  }
+  std::vector<int32_t> targets;
+  for (const std::string& name : names) {
+    int32_t found = -1;
+    for (size_t n = 0; n < cluster_.nodes.size() && found < 0; ++n) {
+      if (cluster_.nodes[n].name == name) found = static_cast<int32_t>(n);
+    }
+    if (found < 0) return absl::NotFoundError(core::StrCat("Invalid node name specified: ", name));
+    targets.push_back(found);
+  }
+  for (int32_t n : targets) {
+    model::Node& node = cluster_.nodes[n];
+    NodeAdmin& admin = node_admin_[n];
+    switch (op) {
+      case Op::kDrain:
+        node.drain = true;
+        break;
+      case Op::kDown:
+        admin.down = true;
+        node.state = model::NodeState::kDown;
+        LoseJobsOn(n, now, fx);
+        break;
+      case Op::kResume:
+        node.drain = false;
+        admin.down = false;
+        node.state = node_alive_[n] ? model::NodeState::kIdle : model::NodeState::kDown;
+        break;
+      case Op::kUndrain:
+        node.drain = false;
+        break;
+    }
+    if (op == Op::kDrain || op == Op::kDown) {
+      node.reason = reason;
+      admin.reason_uid = who.uid;
+      admin.reason_user = who.user;
+      admin.reason_time = now;
+    } else if (!node.drain && !admin.down) {
+      node.reason = node_alive_[n] ? "" : "Not responding";
+      admin = NodeAdmin{};
+    }
+    if (fx) fx->nodes_changed.push_back(n);
+  }
+  ++cluster_.generation;
+  return absl::OkStatus();
+}
+
+void ControllerCore::RestoreNode(const std::string& name, bool drain, bool down,
+                                 const std::string& reason, uint32_t reason_uid,
+                                 const std::string& reason_user, Time reason_time) {
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (cluster_.nodes[n].name != name) continue;
+    model::Node& node = cluster_.nodes[n];
+    node.drain = drain;
+    node_admin_[n] = NodeAdmin{down, reason_uid, reason_user, reason_time};
+    if (down) node.state = model::NodeState::kDown;
+    if (drain || down) node.reason = reason;
+    ++cluster_.generation;
+    return;
   }
 }
 

@@ -58,7 +58,16 @@ struct Effects {
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
+  std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
   bool next_id_changed = false;
+};
+
+// What an administrator set on a node (scontrol update NodeName=): kept across restarts.
+struct NodeAdmin {
+  bool down = false;        // State=DOWN: no work until State=RESUME
+  uint32_t reason_uid = 0;  // who gave the reason
+  std::string reason_user;  // their user name
+  Time reason_time = 0;     // when; 0: no reason set by an administrator
 };
 
 // Who asks: the identity a MUNGE credential proved.
@@ -104,6 +113,16 @@ class ControllerCore {
   // run there that the node no longer has (they ended while nobody listened).
   void NodeAlive(const std::string& node, Time now, Effects* fx);
 
+  // scontrol update NodeName=`names` State=`state` Reason=`reason`: DRAIN (no new work;
+  // running jobs go on), DOWN (its jobs end as NODE_FAIL or are requeued), RESUME (back to
+  // service), UNDRAIN. Only root and SlurmUser; DRAIN and DOWN need a reason. All or nothing.
+  Status UpdateNodes(const std::vector<std::string>& names, std::string_view state,
+                     const std::string& reason, const Caller& who, Time now, Effects* fx);
+  // After a restart: the administrative state the store kept (unknown names are skipped).
+  void RestoreNode(const std::string& name, bool drain, bool down, const std::string& reason,
+                   uint32_t reason_uid, const std::string& reason_user, Time reason_time);
+  const NodeAdmin& node_admin(int32_t node) const { return node_admin_[node]; }
+
   // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
   // One scheduling pass; started jobs become RUNNING and appear in fx->launches.
@@ -128,6 +147,8 @@ class ControllerCore {
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
   void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
   void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
+  // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
+  void LoseJobsOn(int32_t n, Time now, Effects* fx);
   // Why `e` may not start now for a reason other than resources, or kNone.
   model::PendingReason Blocked(const JobEntry& e, Time now) const;
   // Dependency state: satisfied, waiting, or never satisfiable.
@@ -145,6 +166,7 @@ class ControllerCore {
   JobId next_id_;
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;
+  std::vector<NodeAdmin> node_admin_;
   sched::PassStats last_pass_;
   uint64_t decision_seq_ = 0;
 };

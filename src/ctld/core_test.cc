@@ -261,3 +261,78 @@ TEST_F(CoreTest, CancelRunningSendsSigtermAndEndsCancelled) {
 
 }  // namespace
 }  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, DrainedNodeTakesNoNewWorkButKeepsItsJob) {
+  Up(0);
+  model::JobRequest whole = Req(8);
+  JobId first = Submit(whole);
+  Schedule(1);
+  ASSERT_EQ(State(first), JobState::kRunning);
+  const int32_t node = core_.Find(first)->alloc.front().node;
+  const std::string name = core_.cluster().nodes[node].name;
+  Effects fx;
+  ASSERT_TRUE(core_.UpdateNodes({name}, "drain", "maint", kRoot, 2, &fx).ok());
+  EXPECT_EQ(fx.nodes_changed, std::vector<int32_t>{node});
+  EXPECT_EQ(State(first), JobState::kRunning);
+  JobId second = Submit(whole);
+  JobId third = Submit(whole);
+  Schedule(3);
+  // One node left for two whole-node jobs.
+  EXPECT_EQ(State(second), JobState::kRunning);
+  EXPECT_EQ(State(third), JobState::kPending);
+  EXPECT_NE(core_.Find(second)->alloc.front().node, node);
+  EXPECT_EQ(core_.node_admin(node).reason_user, "root");
+  EXPECT_EQ(core_.node_admin(node).reason_time, 2);
+  EXPECT_EQ(core_.cluster().nodes[node].reason, "maint");
+  // RESUME gives it back.
+  ASSERT_TRUE(core_.UpdateNodes({name}, "RESUME", "", kRoot, 4, &fx).ok());
+  EXPECT_FALSE(core_.cluster().nodes[node].drain);
+  EXPECT_EQ(core_.cluster().nodes[node].reason, "");
+  EXPECT_EQ(core_.node_admin(node).reason_time, 0);
+}
+
+TEST_F(CoreTest, DownNodeLosesItsJobsAndStaysDownWhileItsDaemonReports) {
+  Up(0);
+  model::JobRequest r = Req(8);
+  r.requeue = false;
+  JobId id = Submit(r);
+  Schedule(1);
+  const int32_t node = core_.Find(id)->alloc.front().node;
+  const std::string name = core_.cluster().nodes[node].name;
+  Effects fx;
+  ASSERT_TRUE(core_.UpdateNodes({name}, "DOWN", "broken", kRoot, 2, &fx).ok());
+  EXPECT_EQ(State(id), JobState::kNodeFail);
+  core_.NodeAlive(name, 3, &fx);
+  EXPECT_EQ(core_.cluster().nodes[node].state, model::NodeState::kDown);
+  EXPECT_EQ(core_.cluster().nodes[node].reason, "broken");
+  ASSERT_TRUE(core_.UpdateNodes({name}, "resume", "", kRoot, 4, &fx).ok());
+  EXPECT_EQ(core_.cluster().nodes[node].state, model::NodeState::kIdle);
+}
+
+TEST_F(CoreTest, NodeUpdatesAreCheckedBeforeAnythingChanges) {
+  Up(0);
+  Effects fx;
+  EXPECT_EQ(core_.UpdateNodes({"n1"}, "DRAIN", "x", kAlice, 1, &fx).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(core_.UpdateNodes({"n1"}, "DRAIN", "", kRoot, 1, &fx).message(),
+            "You must specify a reason when DOWNING or DRAINING a node. Request denied");
+  EXPECT_EQ(core_.UpdateNodes({"n1"}, "SLEEPY", "x", kRoot, 1, &fx).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core_.UpdateNodes({"n1", "nope"}, "DRAIN", "x", kRoot, 1, &fx).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(core_.cluster().nodes[0].drain);
+  EXPECT_TRUE(fx.nodes_changed.empty());
+}
+
+TEST_F(CoreTest, RestoredNodeKeepsItsAdministrativeState) {
+  core_.RestoreNode("n2", /*drain=*/true, /*down=*/false, "disk", 0, "root", 77);
+  EXPECT_TRUE(core_.cluster().nodes[1].drain);
+  EXPECT_EQ(core_.cluster().nodes[1].reason, "disk");
+  EXPECT_EQ(core_.node_admin(1).reason_time, 77);
+}
+
+}  // namespace
+}  // namespace loom::ctld

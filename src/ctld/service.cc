@@ -9,6 +9,7 @@
 #include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
+#include "core/hostlist.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
 #include "rpc/call_auth.h"
@@ -171,6 +172,23 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
       s = absl::UnimplementedError("requeue is not supported by this controller yet");
   }
   return s;
+}
+
+Status ControllerApi::UpdateNode(const Caller& who, const v1::UpdateNodeRequest& req,
+                                 v1::UpdateNodeReply* reply) {
+  (void)reply;
+  std::vector<std::string> names;
+  for (const std::string& expr : req.names()) {
+    auto expanded = core::ExpandHostlist(expr);
+    if (!expanded.ok()) {
+      return absl::InvalidArgumentError(core::StrCat("Invalid node name specified: ", expr));
+    }
+    names.insert(names.end(), expanded->begin(), expanded->end());
+  }
+  if (names.empty()) return absl::InvalidArgumentError("No node name specified");
+  return c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    return core.UpdateNodes(names, req.state(), req.reason(), who, now, &fx);
+  });
 }
 
 Status ControllerApi::Ping(const Caller& who, const v1::PingRequest& req,

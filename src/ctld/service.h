@@ -27,6 +27,7 @@ class Controller;
   X(QueryNodes)                    \
   X(SignalJob)                     \
   X(UpdateJob)                     \
+  X(UpdateNode)                    \
   X(Ping)                          \
   X(Diag)                          \
   X(RegisterNode)                  \

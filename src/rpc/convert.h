@@ -85,6 +85,9 @@ std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, ctld::JobEntry>& job
 struct NodeStatus {
   bool alive = true;           // registered and reporting within SlurmdTimeout
   int64_t last_heartbeat = 0;  // Unix seconds; 0: never
+  uint32_t reason_uid = 0;     // who set the node's reason, and when (0: nobody)
+  std::string reason_user;
+  int64_t reason_time = 0;
 };
 
 // One node: IDLE, MIXED or ALLOCATED from its usage (DOWN, FUTURE as configured or marked),

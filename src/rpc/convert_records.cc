@@ -353,6 +353,11 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   info.set_state(fmt::NodeStateComplete(base, flags));
   info.set_state_flags(flags);
   info.set_reason(n.reason);
+  if (status.reason_time != 0) {
+    info.set_reason_uid(status.reason_uid);
+    info.set_reason_user(status.reason_user);
+    info.set_reason_time(status.reason_time);
+  }
   info.set_cpus(n.capacity.cpus);
   info.set_alloc_cpus(usage.alloc.cpus);
   info.set_real_memory_mb(n.capacity.mem_mb);
@@ -464,7 +469,13 @@ std::vector<v1::JobInfo> JobsOf(const ctld::ControllerCore& core, const JobInfoO
 
 std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core) {
   std::vector<NodeStatus> status(core.cluster().nodes.size());
-  for (size_t i = 0; i < status.size(); ++i) status[i].alive = core.NodeUp(static_cast<int32_t>(i));
+  for (size_t i = 0; i < status.size(); ++i) {
+    const auto n = static_cast<int32_t>(i);
+    status[i].alive = core.NodeUp(n);
+    status[i].reason_uid = core.node_admin(n).reason_uid;
+    status[i].reason_user = core.node_admin(n).reason_user;
+    status[i].reason_time = core.node_admin(n).reason_time;
+  }
   return FromNodes(core.cluster(), core.jobs(), status);
 }
 
