@@ -15,6 +15,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/format/text.h"
 #include "cli/submit/sbatch_options.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
@@ -86,6 +87,17 @@ int RunSbatch(int argc, char** argv) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  std::string(s.message()).c_str());
     return input->error_exit;
+  }
+  if (input->request.test_only) {
+    const time_t start = static_cast<time_t>(reply.expected_start());
+    std::tm tm{};
+    localtime_r(&start, &tm);
+    std::fprintf(stderr, "sbatch: Job %llu to start at %s using %d processors on nodes %s in partition %s\n",
+                 static_cast<unsigned long long>(reply.job_id()),
+                 format::FormatIsoTime(reply.expected_start(), static_cast<int32_t>(tm.tm_gmtoff)).c_str(),
+                 reply.expected_cpus(), reply.expected_nodes().c_str(),
+                 reply.expected_partition().c_str());
+    return 0;
   }
   if (input->parsable) {
     std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));

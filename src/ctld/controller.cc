@@ -331,8 +331,9 @@ void Controller::Launch(JobId id, v1::LaunchBatchRequest request, std::string no
     if (!s.ok()) {
       std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
                    static_cast<unsigned long long>(id), std::string(s.message()).c_str());
+      // Unavailable: the node's daemon did not answer; anything else: it refused the job.
       (void)Post([id, s](ControllerCore& core, Effects& fx, Time now) {
-        core.LaunchFailed(id, std::string(s.message()), now, &fx);
+        core.LaunchFailed(id, std::string(s.message()), now, &fx, absl::IsUnavailable(s));
         return absl::OkStatus();
       });
     }

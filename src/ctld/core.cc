@@ -4,9 +4,11 @@
 #include <csignal>
 #include <sys/wait.h>
 
+#include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/time_format.h"
 #include "sched/config.h"
+#include "sched/plan/planner.h"
 #include "sched/select/constraint.h"
 #include "sched/select/selector.h"
 
@@ -89,8 +91,7 @@ bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
 
-StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
-                                       Time now, Effects* fx) {
+StatusOr<int32_t> ControllerCore::Admit(const model::JobRequest& request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
   if (request.partitions.empty()) {
@@ -109,13 +110,11 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     }
     if (part < 0) return absl::InvalidArgumentError("Invalid partition name specified");
   }
-  const model::Partition& partition = cluster_.partitions[part];
-
   // Some node of the partition, idle, must be able to run it.
   auto expr = sched::FeatureExpr::Parse(request.constraint);
   if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
   std::vector<sched::Candidate> cands;
-  for (int32_t n : partition.nodes) {
+  for (int32_t n : cluster_.partitions[part].nodes) {
     const model::Node& node = cluster_.nodes[n];
     if (!expr->Matches(node.features)) continue;
     if (!request.shape.gpu_type.empty() && node.gpu_type != request.shape.gpu_type) continue;
@@ -125,6 +124,14 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
   if (!sched::SelectNodes(request.shape, cands, &probe)) {
     return absl::InvalidArgumentError("Requested node configuration is not available");
   }
+  return part;
+}
+
+
+StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
+                                       Time now, Effects* fx) {
+  ASSIGN_OR_RETURN(const int32_t part, Admit(request));
+  const model::Partition& partition = cluster_.partitions[part];
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
@@ -175,6 +182,48 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     make(std::nullopt);
   }
   return id;
+}
+
+StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& request, Time now,
+                                           Effects* fx) {
+  ASSIGN_OR_RETURN(const int32_t part, Admit(request));
+  const model::Partition& partition = cluster_.partitions[part];
+  WillRun answer;
+  answer.job_id = next_id_++;  // spent, as Slurm spends one
+  if (fx) fx->next_id_changed = true;
+  answer.partition = partition.name;
+  std::vector<sched::RunningJob> running;
+  for (const auto& [key, e] : jobs_) {
+    if (!HoldsNodes(e)) continue;
+    const Time end = e.time_limit_s >= core::kUnlimitedSeconds || e.completing
+                         ? sched::kNever
+                         : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
+    running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time, end});
+  }
+  const int64_t limit = request.time_limit_s.value_or(
+      partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
+  sched::PendingJob p;
+  p.partition = part;
+  p.constraint = request.constraint;
+  p.shape = request.shape;
+  p.submit = now;
+  p.estimate = limit >= core::kUnlimitedSeconds ? sched::kNever / 4 : limit;
+  sched::Planner planner;
+  planner.Reset(cluster_, now, running);
+  sched::Allocation alloc;
+  answer.start = planner.EarliestStart(p, std::max<Time>(now, request.begin_time), sched::kNever,
+                                       1, &alloc);
+  if (answer.start == sched::kNever) {
+    return absl::UnavailableError(
+        "Requested nodes are busy, down or drained and no time is known when they will be free");
+  }
+  std::vector<std::string> names;
+  for (const sched::NodeAlloc& a : alloc) {
+    answer.cpus += a.amount.cpus;
+    names.push_back(cluster_.nodes[a.node].name);
+  }
+  answer.nodes = core::CompressHostlist(names);
+  return answer;
 }
 
 Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t signal,
@@ -334,9 +383,14 @@ void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time
   End(*e, state, status, now, fx);
 }
 
-void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx) {
+void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
+                                  bool node_unreachable) {
   JobEntry* e = FindMutable(id);
   if (!e || e->job.state != JobState::kRunning) return;
+  if (node_unreachable) {
+    LoseJob(*e, now, fx);
+    return;
+  }
   End(*e, JobState::kFailed, 1 << 8, now, fx);
   (void)why;  // loomd logs the cause; the job's record keeps the state
 }
@@ -397,19 +451,22 @@ void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
     if (!HoldsNodes(e)) continue;
     bool on_node = false;
     for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;
-    if (!on_node) continue;
-    if (e.completing) {
-      Release(e, fx);  // whatever it ran died with the node
-    } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
-      e.job.state = JobState::kPending;
-      e.job.start_time = 0;
-      e.job.end_time = 0;
-      e.job.reason = PendingReason::kNone;
-      e.alloc.clear();
-      Changed(e, fx);
-    } else {
-      End(e, JobState::kNodeFail, 0, now, fx);
-    }
+    if (on_node) LoseJob(e, now, fx);
+  }
+}
+
+void ControllerCore::LoseJob(JobEntry& e, Time now, Effects* fx) {
+  if (e.completing) {
+    Release(e, fx);  // whatever it ran died with the node
+  } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
+    e.job.state = JobState::kPending;
+    e.job.start_time = 0;
+    e.job.end_time = 0;
+    e.job.reason = PendingReason::kNone;
+    e.alloc.clear();
+    Changed(e, fx);
+  } else {
+    End(e, JobState::kNodeFail, 0, now, fx);
   }
 }
 

@@ -70,6 +70,15 @@ struct NodeAdmin {
   Time reason_time = 0;     // when; 0: no reason set by an administrator
 };
 
+// sbatch --test-only: when and where a job would start if submitted now.
+struct WillRun {
+  JobId job_id = 0;  // the id it spent
+  Time start = 0;
+  int32_t cpus = 0;
+  std::string nodes;  // hostlist expression
+  std::string partition;
+};
+
 // Who asks: the identity a MUNGE credential proved.
 struct Caller {
   uint32_t uid = 0;
@@ -95,6 +104,10 @@ class ControllerCore {
   StatusOr<JobId> Submit(const model::JobRequest& request, const Caller& who, Time now,
                          Effects* fx);
 
+  // sbatch --test-only: the earliest start of `request` among the running jobs (pending jobs
+  // are not counted, as in Slurm), without submitting it. Spends a job id, as Slurm does.
+  StatusOr<WillRun> TestOnly(const model::JobRequest& request, Time now, Effects* fx);
+
   // scancel: `task` selects one array task (nullopt: the whole job or array). `signal` 0
   // cancels (SIGTERM now, SIGKILL after KillWait); another signal is only delivered.
   Status Signal(JobId id, std::optional<int64_t> task, int32_t signal, const Caller& who, Time now,
@@ -106,8 +119,11 @@ class ControllerCore {
 
   // loomd said the batch script of `id` ended with wait() status `status`.
   void JobEnded(JobId id, int32_t status, bool out_of_memory, Time now, Effects* fx);
-  // loomd could not start the job at all (bad work dir, user unknown on the node).
-  void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx);
+  // loomd could not start the job at all (bad work dir, user unknown on the node): FAILED.
+  // With `node_unreachable` the node's daemon could not be reached: the job is requeued
+  // where it allows it, else NODE_FAIL, as when its node dies under it.
+  void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
+                    bool node_unreachable = false);
 
   // A node's daemon registered or reported in; returns the jobs the controller believes
   // run there that the node no longer has (they ended while nobody listened).
@@ -142,6 +158,8 @@ class ControllerCore {
 
  private:
   JobEntry* FindMutable(JobId id);
+  // The partition a request goes to, once some node of it could ever run the request.
+  StatusOr<int32_t> Admit(const model::JobRequest& request) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
@@ -149,6 +167,7 @@ class ControllerCore {
   void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
+  void LoseJob(JobEntry& e, Time now, Effects* fx);
   // Why `e` may not start now for a reason other than resources, or kNone.
   model::PendingReason Blocked(const JobEntry& e, Time now) const;
   // Dependency state: satisfied, waiting, or never satisfiable.

@@ -336,3 +336,57 @@ TEST_F(CoreTest, RestoredNodeKeepsItsAdministrativeState) {
 
 }  // namespace
 }  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, TestOnlySaysWhenAndWhereWithoutSubmitting) {
+  Up(0);
+  JobId a = Submit(Req(8));
+  JobId b = Submit(Req(8));
+  Schedule(10);
+  ASSERT_EQ(State(a), JobState::kRunning);
+  ASSERT_EQ(State(b), JobState::kRunning);
+  const size_t before = core_.jobs().size();
+  Effects fx;
+  model::JobRequest r = Req(2);
+  auto w = core_.TestOnly(r, 20, &fx);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->job_id, b + 1);
+  EXPECT_EQ(w->start, 10 + 600);  // when the first running job's time limit ends
+  EXPECT_EQ(w->cpus, 2);
+  EXPECT_EQ(w->partition, "batch");
+  EXPECT_TRUE(w->nodes == "n1" || w->nodes == "n2") << w->nodes;
+  EXPECT_EQ(core_.jobs().size(), before);
+  EXPECT_TRUE(fx.next_id_changed);
+  EXPECT_EQ(Submit(Req()), b + 2);  // the id was spent
+  r.shape.cpus_per_task = 64;
+  EXPECT_FALSE(core_.TestOnly(r, 20, &fx).ok());
+}
+
+}  // namespace
+}  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
+  Up(0);
+  model::JobRequest keep = Req();
+  model::JobRequest once = Req();
+  once.requeue = false;
+  JobId a = Submit(keep);
+  JobId b = Submit(once);
+  JobId c = Submit(Req());
+  Schedule(1);
+  Effects fx;
+  core_.LaunchFailed(a, "node 127.0.0.1:1: connection refused", 2, &fx, /*node_unreachable=*/true);
+  core_.LaunchFailed(b, "node 127.0.0.1:1: connection refused", 2, &fx, true);
+  core_.LaunchFailed(c, "cannot chdir to /nope", 2, &fx);
+  EXPECT_EQ(State(a), JobState::kPending);  // requeued
+  EXPECT_EQ(State(b), JobState::kNodeFail);
+  EXPECT_EQ(State(c), JobState::kFailed);
+}
+
+}  // namespace
+}  // namespace loom::ctld

@@ -62,7 +62,17 @@ Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
   auto request = rpc::FromWire(req.spec());
   if (!request.ok()) return request.status();
   if (req.test_only()) {
-    return absl::UnimplementedError("--test-only is not supported by this controller yet");
+    WillRun answer;
+    Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
+      ASSIGN_OR_RETURN(answer, core.TestOnly(*request, now, &fx));
+      return absl::OkStatus();
+    });
+    reply->set_job_id(answer.job_id);
+    reply->set_expected_start(answer.start);
+    reply->set_expected_nodes(answer.nodes);
+    reply->set_expected_cpus(answer.cpus);
+    reply->set_expected_partition(answer.partition);
+    return s;
   }
   JobId id = 0;
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {

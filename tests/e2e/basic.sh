@@ -193,6 +193,14 @@ for what, raw, want in [("replayed request", caught["frame"], b"replay"),
 PY
 "$bin/squeue" -h >/dev/null || fail "the controller stopped answering after corrupt requests"
 
+# 6d. sbatch --test-only: when and where, nothing submitted (an id is spent, as in Slurm).
+before=$("$bin/squeue" -h -t all | wc -l)
+"$bin/sbatch" --test-only -c 2 -t 5 --wrap=true 2>"$dir/testonly.err" || fail "--test-only: $(cat "$dir/testonly.err")"
+grep -Eq '^sbatch: Job [0-9]+ to start at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8} using 2 processors on nodes n[12] in partition debug$' "$dir/testonly.err" ||
+  fail "--test-only said: $(cat "$dir/testonly.err")"
+[[ $("$bin/squeue" -h -t all | wc -l) == "$before" ]] || fail "--test-only submitted a job"
+echo "ok: sbatch --test-only ($(cat "$dir/testonly.err"))"
+
 # 6c. scontrol update NodeName= State=DRAIN/DOWN/RESUME, as an administrator would; the
 # reason survives a controller restart; a plain user may not do it.
 "$bin/scontrol" update nodename=n1 state=drain reason='maintenance test' || fail "drain n1"
