@@ -20,6 +20,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/scontrol.h"
 #include "cli/format/scontrol_format.h"
 #include "rpc/convert.h"
 #include "core/hostlist.h"
@@ -29,12 +30,13 @@ namespace loom::cli {
 namespace {
 
 using core::StrCat;
+using scontrol::Options;
+using scontrol::Print;
+using scontrol::PrintError;
 
 constexpr std::string_view kVersion = "loom 0.1.0 (scontrol, Slurm 22.05 compatible)";
 // Slurm reads at most this much of a host file.
 constexpr size_t kMaxHostFileBytes = 1024 * 1024;
-
-void Print(FILE* out, std::string_view text) { std::fwrite(text.data(), 1, text.size(), out); }
 
 void PrintUsage(FILE* out) {
   Print(out,
@@ -58,14 +60,6 @@ void PrintUsage(FILE* out) {
         "  -h, --help, --usage  this text            -V, --version\n");
 }
 
-struct Options {
-  std::string program = "scontrol";
-  bool quiet = false;
-  bool oneliner = false;  // -o
-  bool details = false;   // -d
-  std::optional<std::string> clusters;
-  std::vector<std::string> words;  // the command and its arguments
-};
 
 struct LongOption {
   std::string_view name;
@@ -201,10 +195,6 @@ bool MatchesPrefix(std::string_view word, std::string_view keyword, size_t n) {
 // is a prefix of it at least `min_len` long.
 bool Names(std::string_view tag, size_t tag_len, std::string_view keyword, size_t min_len) {
   return MatchesPrefix(tag, keyword, std::max(tag_len, min_len));
-}
-
-void PrintError(const Options& opts, std::string_view message) {
-  Print(stderr, StrCat(opts.program, ": error: ", message, "\n"));
 }
 
 int NeedsController(const Options& opts, std::string_view what) {
@@ -367,103 +357,6 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
 }
 
 // hold, release, ping and `update job JobId=N TimeLimit=...` through loomctld.
-// update NodeName=LIST State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]
-int UpdateNodes(const Options& opts, Client& client, const std::vector<std::string>& words) {
-  v1::UpdateNodeRequest req;
-  for (size_t i = 1; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    const size_t eq = w.find('=');
-    const std::string key = w.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
-    if (core::EqualsIgnoreCase(key, "NodeName")) {
-      req.add_names(value);
-    } else if (core::EqualsIgnoreCase(key, "State")) {
-      req.set_state(value);
-    } else if (core::EqualsIgnoreCase(key, "Reason")) {
-      req.set_reason(value);
-    } else {
-      PrintError(opts, StrCat("Update of node ", key, " is not supported by Loom yet; use State= and Reason="));
-      return 1;
-    }
-  }
-  if (req.state().empty()) {
-    PrintError(opts, "No changes specified");
-    return 1;
-  }
-  v1::UpdateNodeReply reply;
-  Status s = client.Call("UpdateNode", req, &reply);
-  if (!s.ok()) {
-    Print(stderr, StrCat("slurm_update error: ", std::string(s.message()), "\n"));
-    return 1;
-  }
-  return 0;
-}
-
-int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
-  auto client = Client::Connect(opts.program);
-  if (!client.ok()) {
-    PrintError(opts, std::string(client.status().message()));
-    return 1;
-  }
-  if (keyword == "ping") {
-    v1::PingRequest req;
-    v1::PingReply reply;
-    Status s = client->Call("Ping", req, &reply);
-    Print(stdout, StrCat("Slurmctld(primary) at ", reply.controller(), " is ", s.ok() ? "UP" : "DOWN",
-                         "\n"));
-    return s.ok() ? 0 : 1;
-  }
-  if (keyword == "update") {
-    for (size_t i = 1; i < words.size(); ++i) {
-      const std::string key = words[i].substr(0, words[i].find('='));
-      if (core::EqualsIgnoreCase(key, "NodeName")) return UpdateNodes(opts, *client, words);
-    }
-  }
-  v1::UpdateJobRequest req;
-  std::vector<std::string> ids;
-  if (keyword == "update") {
-    for (size_t i = 1; i < words.size(); ++i) {
-      const std::string& w = words[i];
-      size_t eq = w.find('=');
-      if (eq == std::string::npos) {
-        PrintError(opts, StrCat("Invalid input: ", w, "; use Key=Value"));
-        return 1;
-      }
-      std::string key = w.substr(0, eq);
-      if (core::EqualsIgnoreCase(key, "JobId")) {
-        ids.push_back(w.substr(eq + 1));
-      } else {
-        (*req.mutable_fields())[key] = w.substr(eq + 1);
-      }
-    }
-    req.set_action(v1::UpdateJobRequest::UPDATE);
-  } else {
-    ids.assign(words.begin() + 1, words.end());
-    req.set_action(keyword == "hold" ? v1::UpdateJobRequest::HOLD : v1::UpdateJobRequest::RELEASE);
-  }
-  if (ids.empty()) {
-    PrintError(opts, "No job identification provided");
-    return 1;
-  }
-  int rc = 0;
-  for (const std::string& id_text : ids) {
-    auto id = core::ParseInt(id_text);
-    if (!id || *id <= 0) {
-      Print(stderr, StrCat("Invalid job id specified for job ", id_text, "\n"));
-      rc = 1;
-      continue;
-    }
-    req.set_job_id(static_cast<uint64_t>(*id));
-    v1::UpdateJobReply reply;
-    Status s = client->Call("UpdateJob", req, &reply);
-    if (!s.ok()) {
-      Print(stderr, StrCat(std::string(s.message()), " for job ", id_text, "\n"));
-      rc = 1;
-    }
-  }
-  return rc;
-}
-
 // Entities of `show`, in Slurm's matching order, with the shortest accepted abbreviation.
 struct Entity {
   std::string_view name;
@@ -500,6 +393,7 @@ int Show(const Options& opts, const std::vector<std::string>& words) {
   }
   for (const Entity& e : kControllerEntities) {
     if (Names(tag, tag_len, e.name, e.min_len)) {
+      if (e.name == "config") return scontrol::ShowConfig(opts);
       return NeedsController(opts, StrCat("show ", e.name));
     }
   }
@@ -569,9 +463,11 @@ int RunScontrol(int argc, char** argv) {
   }
   for (std::string_view k : kControllerKeywords) {
     if (Names(keyword, keyword.size(), k, std::min<size_t>(k.size(), 3))) {
-      if (k == "hold" || k == "release" || k == "ping" || k == "update") {
-        return JobAction(opts, k, words);
+      if (k == "hold" || k == "release" || k == "ping" || k == "update" || k == "requeue" ||
+          k == "requeue_hold") {
+        return scontrol::JobAction(opts, k, words);
       }
+      if (k == "reconfigure") return scontrol::Reconfigure(opts);
       return NeedsController(opts, k);
     }
   }

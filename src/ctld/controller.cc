@@ -20,7 +20,29 @@ namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
 
+CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
+  auto slurm_user = auth::LookupUserByName(cfg.slurm_user);
+  CoreOptions co;
+  co.kill_wait_s = cfg.kill_wait_s;
+  co.slurmd_timeout_s = cfg.slurmd_timeout_s;
+  co.min_job_age_s = cfg.min_job_age_s;
+  co.slurm_user_uid = slurm_user.ok() ? slurm_user->uid : 0;
+  co.max_array_size = cfg.max_array_size;
+  return co;
+}
+
 }  // namespace
+
+Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
+                               int64_t* slurmd_timeout_s) {
+  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf_, warnings));
+  *slurmd_timeout_s = site.cluster.slurmd_timeout_s;
+  return Post([&](ControllerCore& core, Effects&, Time) -> Status {
+    RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
+    site_ = std::move(site);
+    return absl::OkStatus();
+  });
+}
 
 StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller());
@@ -34,14 +56,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->store_ = std::move(sqlite);
   ASSIGN_OR_RETURN(store::Snapshot snap, c->store_->Recover());
 
-  auto slurm_user = auth::LookupUserByName(cfg.slurm_user);
-  CoreOptions co;
-  co.kill_wait_s = cfg.kill_wait_s;
-  co.slurmd_timeout_s = cfg.slurmd_timeout_s;
-  co.min_job_age_s = cfg.min_job_age_s;
-  co.slurm_user_uid = slurm_user.ok() ? slurm_user->uid : 0;
-  co.max_array_size = cfg.max_array_size;
-  c->core_ = std::make_unique<ControllerCore>(c->site_, co, 1);
+  c->slurm_conf_ = options.slurm_conf;
+  c->core_ = std::make_unique<ControllerCore>(c->site_, CoreOptionsOf(cfg), 1);
   std::vector<JobEntry> entries;
   for (const store::JobRecord& r : snap.jobs) {
     v1::JobSpec spec;

@@ -69,7 +69,16 @@ class Controller {
 
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
+  // The configuration as loaded at the start. After a reconfigure, only the owner thread
+  // (inside Post) may read it; others keep what they took at the start.
   const conf::SiteConfig& site() const { return site_; }
+  const std::string& slurm_conf() const { return slurm_conf_; }  // the file it was read from
+
+  // scontrol reconfigure: reads slurm.conf (and gres.conf, topology.conf) again and applies
+  // it without dropping a job. A configuration with errors, or one that would strand a job,
+  // is refused and nothing changes. Fills the new configuration's warnings and its
+  // SlurmdTimeout.
+  Status Reconfigure(std::vector<conf::Diagnostic>* warnings, int64_t* slurmd_timeout_s);
 
  private:
   Controller() = default;
@@ -82,6 +91,7 @@ class Controller {
   std::string NodeAddress(int32_t node) const;
 
   conf::SiteConfig site_;
+  std::string slurm_conf_;  // where the configuration was read from
   std::unique_ptr<ControllerCore> core_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<auth::MungeCredentials> munge_;

@@ -539,6 +539,71 @@ Status ControllerCore::UpdateNodes(const std::vector<std::string>& names, std::s
   return absl::OkStatus();
 }
 
+Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions options) {
+  sched::Cluster next = sched::ClusterFromSite(site);
+  std::map<std::string, int32_t> node_of, part_of;
+  for (size_t n = 0; n < next.nodes.size(); ++n) node_of[next.nodes[n].name] = static_cast<int32_t>(n);
+  for (size_t p = 0; p < next.partitions.size(); ++p) part_of[next.partitions[p].name] = static_cast<int32_t>(p);
+  // Check everything first: a refused reconfigure changes nothing.
+  for (const auto& [key, e] : jobs_) {
+    for (const sched::NodeAlloc& a : e.alloc) {
+      const std::string& name = cluster_.nodes[a.node].name;
+      if (!node_of.count(name)) {
+        return absl::FailedPreconditionError(core::StrCat(
+            "node ", name, " is not in the new configuration but job ", e.job.id,
+            " runs on it; drain the node and let its jobs end before removing it"));
+      }
+    }
+    if (!model::IsFinal(e.job.state) && !part_of.count(e.job.partition)) {
+      return absl::FailedPreconditionError(core::StrCat(
+          "partition ", e.job.partition, " is not in the new configuration but job ", e.job.id,
+          " is in it; cancel or move its jobs before removing it"));
+    }
+  }
+  auto policy = sched::MakePolicy(sched::PolicyNameFromConfig(site.cluster),
+                                  sched::PolicyOptionsFromConfig(site.cluster));
+  if (!policy.ok()) return policy.status();
+  std::vector<char> alive(next.nodes.size(), 0);
+  std::vector<Time> seen(next.nodes.size(), 0);
+  std::vector<NodeAdmin> admin(next.nodes.size());
+  for (model::Node& n : next.nodes) {
+    if (n.state == model::NodeState::kIdle) {
+      n.state = model::NodeState::kDown;
+      n.reason = "Not responding";
+    }
+  }
+  for (size_t old = 0; old < cluster_.nodes.size(); ++old) {
+    auto it = node_of.find(cluster_.nodes[old].name);
+    if (it == node_of.end()) continue;
+    const int32_t n = it->second;
+    alive[n] = node_alive_[old];
+    seen[n] = last_seen_[old];
+    admin[n] = node_admin_[old];
+    model::Node& node = next.nodes[n];
+    const model::Node& was = cluster_.nodes[old];
+    if (node.state == model::NodeState::kFuture) continue;  // the new configuration says so
+    node.drain = was.drain;
+    node.state = was.state == model::NodeState::kDown ? model::NodeState::kDown
+                                                       : model::NodeState::kIdle;
+    node.reason = was.reason;
+  }
+  for (auto& [key, e] : jobs_) {
+    for (sched::NodeAlloc& a : e.alloc) a.node = node_of.at(cluster_.nodes[a.node].name);
+    auto p = part_of.find(e.job.partition);
+    e.partition = p == part_of.end() ? -1 : p->second;
+  }
+  site_ = site;
+  opt_ = options;
+  const uint64_t generation = cluster_.generation;
+  cluster_ = std::move(next);
+  cluster_.generation = generation + 1;
+  policy_ = std::move(*policy);
+  node_alive_ = std::move(alive);
+  last_seen_ = std::move(seen);
+  node_admin_ = std::move(admin);
+  return absl::OkStatus();
+}
+
 void ControllerCore::RestoreNode(const std::string& name, bool drain, bool down,
                                  const std::string& reason, uint32_t reason_uid,
                                  const std::string& reason_user, Time reason_time) {

@@ -134,6 +134,12 @@ class ControllerCore {
   // service), UNDRAIN. Only root and SlurmUser; DRAIN and DOWN need a reason. All or nothing.
   Status UpdateNodes(const std::vector<std::string>& names, std::string_view state,
                      const std::string& reason, const Caller& who, Time now, Effects* fx);
+  // scontrol reconfigure: the new configuration's nodes and partitions, with every job kept
+  // (matched by node and partition name) and each node's liveness and administrative state
+  // carried over. Refused, changing nothing, when a job holds a node or waits in a partition
+  // that the new configuration lacks.
+  Status Reconfigure(const conf::SiteConfig& site, CoreOptions options);
+
   // After a restart: the administrative state the store kept (unknown names are skipped).
   void RestoreNode(const std::string& name, bool drain, bool down, const std::string& reason,
                    uint32_t reason_uid, const std::string& reason_user, Time reason_time);
@@ -152,6 +158,8 @@ class ControllerCore {
   const std::map<uint64_t, JobEntry>& jobs() const { return jobs_; }
   const JobEntry* Find(JobId id) const;
   const sched::Cluster& cluster() const { return cluster_; }
+  const conf::SiteConfig& site() const { return site_; }
+  const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != 0; }
   const sched::PassStats& last_pass() const { return last_pass_; }

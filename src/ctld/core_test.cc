@@ -1,5 +1,6 @@
 #include "ctld/core.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -386,6 +387,67 @@ TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
   EXPECT_EQ(State(a), JobState::kPending);  // requeued
   EXPECT_EQ(State(b), JobState::kNodeFail);
   EXPECT_EQ(State(c), JobState::kFailed);
+}
+
+}  // namespace
+}  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+conf::SiteConfig SiteFrom(const std::string& name, const std::string& text) {
+  const std::string dir = testing::TempDir() + "/ctld_core_test_" + name;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/slurm.conf") << text;
+  std::vector<conf::Diagnostic> warnings;
+  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  EXPECT_TRUE(site.ok()) << site.status();
+  return *site;
+}
+
+constexpr char kHeader[] =
+    "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\nGresTypes=gpu\n";
+
+TEST_F(CoreTest, ReconfigureKeepsJobsAndNodeStateAndAddsNodes) {
+  Up(0);
+  JobId running = Submit(Req(8));
+  Schedule(1);
+  ASSERT_EQ(State(running), JobState::kRunning);
+  const std::string on = core_.cluster().nodes[core_.Find(running)->alloc.front().node].name;
+  Effects fx;
+  ASSERT_TRUE(core_.UpdateNodes({"n2"}, "DRAIN", "disk", kRoot, 2, &fx).ok());
+  // n0 comes first in the new file, so every index moves; n3 is new.
+  auto site = SiteFrom("grow", std::string(kHeader) +
+                                   "NodeName=n0 CPUs=8 RealMemory=16000\n"
+                                   "NodeName=n[1-3] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
+                                   "PartitionName=batch Nodes=n[0-3] Default=YES MaxTime=1-00:00:00\n");
+  ASSERT_TRUE(core_.Reconfigure(site, CoreOptions{}).ok());
+  ASSERT_EQ(core_.cluster().nodes.size(), 4u);
+  const JobEntry* e = core_.Find(running);
+  EXPECT_EQ(e->job.state, JobState::kRunning);
+  EXPECT_EQ(core_.cluster().nodes[e->alloc.front().node].name, on);
+  EXPECT_TRUE(core_.cluster().nodes[2].drain);  // n2 kept its drain
+  EXPECT_EQ(core_.cluster().nodes[2].reason, "disk");
+  EXPECT_TRUE(core_.NodeUp(1));                                           // n1 still alive
+  EXPECT_FALSE(core_.NodeUp(3));                                          // n3 not heard from yet
+  EXPECT_EQ(core_.cluster().nodes[3].state, model::NodeState::kDown);
+  EXPECT_EQ(e->partition, 0);
+}
+
+TEST_F(CoreTest, ReconfigureThatWouldStrandAJobChangesNothing) {
+  Up(0);
+  JobId running = Submit(Req(8));
+  JobId also = Submit(Req(8));
+  Schedule(1);
+  ASSERT_EQ(State(running), JobState::kRunning);
+  ASSERT_EQ(State(also), JobState::kRunning);
+  auto site = SiteFrom("shrink", std::string(kHeader) +
+                                     "NodeName=n1 CPUs=8 RealMemory=16000\n"
+                                     "PartitionName=batch Nodes=n1 Default=YES\n");
+  Status s = core_.Reconfigure(site, CoreOptions{});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("node n2 is not in the new configuration"));
+  EXPECT_EQ(core_.cluster().nodes.size(), 2u);
 }
 
 }  // namespace

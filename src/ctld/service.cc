@@ -1,5 +1,6 @@
 #include "ctld/service.h"
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 #include <set>
@@ -9,6 +10,7 @@
 #include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
+#include "conf/show_config.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
@@ -21,6 +23,11 @@ namespace loom::ctld {
 namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
+
+// Node daemons report three times per SlurmdTimeout.
+int64_t HeartbeatInterval(const conf::ClusterConfig& cfg) {
+  return std::max<int64_t>(1, cfg.slurmd_timeout_s / 3);
+}
 
 // "123" or "123_4": the job and the array task.
 StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view text) {
@@ -40,8 +47,11 @@ StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view 
 }  // namespace
 
 ControllerApi::ControllerApi(Controller* c) : c_(c) {
-  auto slurm_user = auth::LookupUserByName(c->site().cluster.slurm_user);
+  const conf::ClusterConfig& cfg = c->site().cluster;
+  auto slurm_user = auth::LookupUserByName(cfg.slurm_user);
   slurm_user_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
+  controller_name_ = cfg.controllers.empty() ? "" : cfg.controllers.front().name;
+  heartbeat_interval_s_ = HeartbeatInterval(cfg);
 }
 
 Caller ControllerApi::Identify(const auth::Identity& id) const {
@@ -201,11 +211,49 @@ Status ControllerApi::UpdateNode(const Caller& who, const v1::UpdateNodeRequest&
   });
 }
 
+Status ControllerApi::Reconfigure(const Caller& who, const v1::ReconfigureRequest& req,
+                                  v1::ReconfigureReply* reply) {
+  (void)req;
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  std::vector<conf::Diagnostic> warnings;
+  int64_t slurmd_timeout_s = 0;
+  RETURN_IF_ERROR(c_->Reconfigure(&warnings, &slurmd_timeout_s));
+  conf::ClusterConfig timing;
+  timing.slurmd_timeout_s = slurmd_timeout_s;
+  heartbeat_interval_s_ = HeartbeatInterval(timing);
+  for (const conf::Diagnostic& w : warnings) reply->add_warnings(w.ToString());
+  return absl::OkStatus();
+}
+
+Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigRequest& req,
+                                  v1::QueryConfigReply* reply) {
+  (void)who;
+  (void)req;
+  // The configuration belongs to the owner thread (a reconfigure replaces it).
+  conf::ConfigEntries entries;
+  RETURN_IF_ERROR(c_->Post([&](ControllerCore& core, Effects&, Time) {
+    entries = conf::ShowConfigEntries(core.site().cluster, core.options().slurm_user_uid);
+    entries.emplace_back("NEXT_JOB_ID", std::to_string(core.next_job_id()));
+    return absl::OkStatus();
+  }));
+  entries.emplace_back("SLURM_CONF", c_->slurm_conf());
+  entries.emplace_back("SLURM_VERSION", "22.05.8 (loom 0.1.0)");
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return core::ToLower(a.first) < core::ToLower(b.first);
+  });
+  for (const auto& [k, v] : entries) {
+    v1::ConfigEntry* e = reply->add_entries();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  reply->set_server_time(Now());
+  return absl::OkStatus();
+}
+
 Status ControllerApi::Ping(const Caller& who, const v1::PingRequest& req,
                          v1::PingReply* reply) {
   (void)who;
-  const auto& hosts = c_->site().cluster.controllers;
-  reply->set_controller(hosts.empty() ? "" : hosts.front().name);
+  reply->set_controller(controller_name_);
   reply->set_server_time(Now());
   return absl::OkStatus();
 }
@@ -243,7 +291,7 @@ Status ControllerApi::RegisterNode(const Caller& who, const v1::RegisterNodeRequ
     core.NodeAlive(req.name(), now, &fx);
     return absl::OkStatus();
   });
-  reply->set_heartbeat_interval_s(std::max<int64_t>(1, c_->site().cluster.slurmd_timeout_s / 3));
+  reply->set_heartbeat_interval_s(heartbeat_interval_s_.load());
   return s;
 }
 

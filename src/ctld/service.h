@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,8 @@ class Controller;
   X(UpdateJob)                     \
   X(UpdateNode)                    \
   X(Ping)                          \
+  X(Reconfigure)                   \
+  X(QueryConfig)                   \
   X(Diag)                          \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
@@ -52,6 +55,10 @@ class ControllerApi {
 
   Controller* c_;
   uint32_t slurm_user_uid_ = 0;
+  // Taken from the configuration at the start (changing them needs a restart, as in Slurm),
+  // except the heartbeat interval, which a reconfigure updates.
+  std::string controller_name_;
+  std::atomic<int64_t> heartbeat_interval_s_{1};
 };
 
 // gRPC: the credential travels in the call's metadata (rpc/call_auth.h).

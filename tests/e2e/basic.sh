@@ -194,6 +194,11 @@ PY
 "$bin/squeue" -h >/dev/null || fail "the controller stopped answering after corrupt requests"
 
 # 6d. sbatch --test-only: when and where, nothing submitted (an id is spent, as in Slurm).
+# After the restart above, the node daemons report in at their next heartbeat.
+for _ in $(seq 100); do
+  [[ $("$bin/sinfo" -h -N -o '%T' | grep -c -E '^(idle|mixed|allocated)$') == 2 ]] && break
+  sleep 0.1
+done
 before=$("$bin/squeue" -h -t all | wc -l)
 "$bin/sbatch" --test-only -c 2 -t 5 --wrap=true 2>"$dir/testonly.err" || fail "--test-only: $(cat "$dir/testonly.err")"
 grep -Eq '^sbatch: Job [0-9]+ to start at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8} using 2 processors on nodes n[12] in partition debug$' "$dir/testonly.err" ||
@@ -224,6 +229,25 @@ for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; do
 for _ in $(seq 100); do [[ $("$bin/sinfo" -R | wc -l) == 1 ]] && break; sleep 0.1; done
 [[ $("$bin/sinfo" -R | wc -l) == 1 ]] || fail "sinfo -R after resume: $("$bin/sinfo" -R)"
 echo "ok: drain, reason kept over a restart, resume; users may not"
+
+# 6e. scontrol reconfigure: a new partition appears and no job is lost; a file with an
+# error is refused with its line and changes nothing; show config reads the new values.
+jobs_before=$("$bin/squeue" -h -t all | wc -l)
+cp "$dir/slurm.conf" "$dir/slurm.conf.orig"
+echo "PartitionName=extra Nodes=n1 MaxTime=00:30:00" >>"$dir/slurm.conf"
+"$bin/scontrol" reconfigure || fail "reconfigure"
+"$bin/sinfo" -h -p extra -o '%P %l %D' | grep -q '^extra 30:00 1$' || fail "no partition extra: $("$bin/sinfo" -h)"
+[[ $("$bin/squeue" -h -t all | wc -l) == "$jobs_before" ]] || fail "jobs lost over reconfigure"
+cp "$dir/slurm.conf" "$dir/slurm.conf.good"
+echo "NodeName=n9 CPUs=lots" >>"$dir/slurm.conf"
+if "$bin/scontrol" reconfigure 2>"$dir/reconf.err"; then fail "reconfigure took a bad file"; fi
+grep -q "slurm.conf:[0-9]*: error: invalid value 'lots' for CPUs" "$dir/reconf.err" || fail "reconfigure error: $(cat "$dir/reconf.err")"
+cp "$dir/slurm.conf.good" "$dir/slurm.conf"
+"$bin/sinfo" -h -p extra -o "%P" | grep -q "^extra$" || fail "a refused reconfigure changed something: $("$bin/sinfo" -h)"
+"$bin/scontrol" show config | grep -q '^SLURM_CONF              = ' || fail "show config: $("$bin/scontrol" show config | head)"
+cp "$dir/slurm.conf.orig" "$dir/slurm.conf"
+"$bin/scontrol" reconfigure || fail "reconfigure back"
+echo "ok: reconfigure adds a partition, keeps jobs, refuses a bad file; show config"
 
 # 7. A node daemon killed: its node goes DOWN after SlurmdTimeout and its job ends NODE_FAIL.
 victim=$("$bin/sbatch" --parsable --no-requeue -w n1 --wrap 'sleep 300' 2>/dev/null ||

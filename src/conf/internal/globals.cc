@@ -218,6 +218,14 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
   } else if (key == "ReturnToService") {
     set_i32(&cfg.return_to_service, 0, 2);
+  } else if (key == "AuthType") {
+    cfg.other_keys[std::string(key)] = kv.value;
+    if (core::Trim(kv.value) != "auth/munge") {
+      ctx_->BadValue(at, kv.key, kv.value, "auth/munge (Loom authenticates with MUNGE)");
+    }
+  } else if (key == "AuthInfo") {
+    // socket= (munged's socket) and ttl= are read where credentials are made and checked.
+    cfg.other_keys[std::string(key)] = kv.value;
   } else if (key == "SchedulerAuth") {
     cfg.other_keys[std::string(key)] = kv.value;
     ctx_->Warn(at, kv.key, "SchedulerAuth is defunct in Slurm and ignored");

@@ -1,0 +1,33 @@
+// What scontrol's files share: the parsed command line, the output helpers, and the
+// commands that change the controller's state (scontrol_actions.cc).
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::cli::scontrol {
+
+struct Options {
+  std::string program = "scontrol";
+  bool quiet = false;
+  bool oneliner = false;  // -o
+  bool details = false;   // -d
+  std::optional<std::string> clusters;
+  std::vector<std::string> words;  // the command and its arguments
+};
+
+void Print(FILE* out, std::string_view text);
+// "scontrol: error: MESSAGE"
+void PrintError(const Options& opts, std::string_view message);
+
+// hold, release, update JobId=..., update NodeName=..., ping, requeue, requeue_hold.
+int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words);
+// reconfigure
+int Reconfigure(const Options& opts);
+// show config
+int ShowConfig(const Options& opts);
+
+}  // namespace loom::cli::scontrol

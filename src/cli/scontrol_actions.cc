@@ -1,0 +1,173 @@
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/format/text.h"
+#include "cli/scontrol.h"
+#include "conf/show_config.h"
+#include "core/strings.h"
+
+namespace loom::cli::scontrol {
+
+using core::StrCat;
+
+void Print(FILE* out, std::string_view text) { std::fwrite(text.data(), 1, text.size(), out); }
+
+void PrintError(const Options& opts, std::string_view message) {
+  Print(stderr, StrCat(opts.program, ": error: ", message, "\n"));
+}
+
+namespace {
+
+// update NodeName=LIST State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]
+int UpdateNodes(const Options& opts, Client& client, const std::vector<std::string>& words) {
+  v1::UpdateNodeRequest req;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const size_t eq = w.find('=');
+    const std::string key = w.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (core::EqualsIgnoreCase(key, "NodeName")) {
+      req.add_names(value);
+    } else if (core::EqualsIgnoreCase(key, "State")) {
+      req.set_state(value);
+    } else if (core::EqualsIgnoreCase(key, "Reason")) {
+      req.set_reason(value);
+    } else {
+      PrintError(opts, StrCat("Update of node ", key, " is not supported by Loom yet; use State= and Reason="));
+      return 1;
+    }
+  }
+  if (req.state().empty()) {
+    PrintError(opts, "No changes specified");
+    return 1;
+  }
+  v1::UpdateNodeReply reply;
+  Status s = client.Call("UpdateNode", req, &reply);
+  if (!s.ok()) {
+    Print(stderr, StrCat("slurm_update error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return 1;
+  }
+  if (keyword == "ping") {
+    v1::PingRequest req;
+    v1::PingReply reply;
+    Status s = client->Call("Ping", req, &reply);
+    Print(stdout, StrCat("Slurmctld(primary) at ", reply.controller(), " is ", s.ok() ? "UP" : "DOWN",
+                         "\n"));
+    return s.ok() ? 0 : 1;
+  }
+  if (keyword == "update") {
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string key = words[i].substr(0, words[i].find('='));
+      if (core::EqualsIgnoreCase(key, "NodeName")) return UpdateNodes(opts, *client, words);
+    }
+  }
+  v1::UpdateJobRequest req;
+  std::vector<std::string> ids;
+  if (keyword == "update") {
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      size_t eq = w.find('=');
+      if (eq == std::string::npos) {
+        PrintError(opts, StrCat("Invalid input: ", w, "; use Key=Value"));
+        return 1;
+      }
+      std::string key = w.substr(0, eq);
+      if (core::EqualsIgnoreCase(key, "JobId")) {
+        ids.push_back(w.substr(eq + 1));
+      } else {
+        (*req.mutable_fields())[key] = w.substr(eq + 1);
+      }
+    }
+    req.set_action(v1::UpdateJobRequest::UPDATE);
+  } else {
+    ids.assign(words.begin() + 1, words.end());
+    req.set_action(keyword == "hold"      ? v1::UpdateJobRequest::HOLD
+                   : keyword == "release" ? v1::UpdateJobRequest::RELEASE
+                   : keyword == "requeue_hold"
+                       ? v1::UpdateJobRequest::REQUEUE_HOLD
+                       : v1::UpdateJobRequest::REQUEUE);
+  }
+  if (ids.empty()) {
+    PrintError(opts, "No job identification provided");
+    return 1;
+  }
+  int rc = 0;
+  for (const std::string& id_text : ids) {
+    auto id = core::ParseInt(id_text);
+    if (!id || *id <= 0) {
+      Print(stderr, StrCat("Invalid job id specified for job ", id_text, "\n"));
+      rc = 1;
+      continue;
+    }
+    req.set_job_id(static_cast<uint64_t>(*id));
+    v1::UpdateJobReply reply;
+    Status s = client->Call("UpdateJob", req, &reply);
+    if (!s.ok()) {
+      Print(stderr, StrCat(std::string(s.message()), " for job ", id_text, "\n"));
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+
+int Reconfigure(const Options& opts) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return 1;
+  }
+  v1::ReconfigureRequest req;
+  v1::ReconfigureReply reply;
+  Status s = client->Call("Reconfigure", req, &reply);
+  for (const std::string& w : reply.warnings()) Print(stderr, StrCat(opts.program, ": warning: ", w, "\n"));
+  if (!s.ok()) {
+    Print(stderr, StrCat("slurm_reconfigure error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  return 0;
+}
+
+int ShowConfig(const Options& opts) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return 1;
+  }
+  v1::QueryConfigRequest req;
+  v1::QueryConfigReply reply;
+  if (Status s = client->Call("QueryConfig", req, &reply); !s.ok()) {
+    Print(stderr, StrCat("slurm_load_ctl_conf error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  const time_t now = static_cast<time_t>(reply.server_time());
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  conf::ConfigEntries entries;
+  for (const v1::ConfigEntry& e : reply.entries()) entries.emplace_back(e.key(), e.value());
+  Print(stdout, StrCat("Configuration data as of ",
+                       format::FormatIsoTime(reply.server_time(), static_cast<int32_t>(tm.tm_gmtoff)),
+                       "\n", conf::RenderConfigEntries(entries)));
+  // Slurm ends with the controllers' state, as `scontrol ping` prints it.
+  v1::PingRequest ping;
+  v1::PingReply pong;
+  const bool up = client->Call("Ping", ping, &pong).ok();
+  Print(stdout, StrCat("\nSlurmctld(primary) at ", pong.controller(), " is ", up ? "UP" : "DOWN", "\n"));
+  return 0;
+}
+
+}  // namespace loom::cli::scontrol
