@@ -1,8 +1,8 @@
-// `scontrol`, Slurm's administration command. For now only the commands that need no controller
-// work: `show hostnames`, `show hostlist` and `show hostlistsorted`, whose output, messages and
-// exit statuses match Slurm 22.05's byte for byte (tests/data has the reference). Every other
-// command says that it needs the controller. Runs on the calling thread; writes to stdout and
-// stderr only.
+// `scontrol`, Slurm's administration command: `show` (job, node, partition, config, and the
+// host list helpers that need no controller, whose output, messages and exit statuses match
+// Slurm 22.05's byte for byte; tests/data has the reference), and the commands that change
+// the controller's state (scontrol_actions.cc). A command Loom does not have yet says so.
+// Runs on the calling thread; writes to stdout and stderr only.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -50,7 +50,11 @@ void PrintUsage(FILE* out) {
         "HOSTS is a host list or the path of a file of host names starting with '/'.\n"
         "Entity and command names may be abbreviated as in Slurm (show hostn, show hostl).\n"
         "\n"
-        "All other commands (show job, update, hold, ...) need the Loom controller, loomctld.\n"
+        "Commands that ask the controller (loomctld, found through slurm.conf):\n"
+        "  show job|node|partition|config [NAME]\n"
+        "  hold|release|requeue|requeue_hold JOBID...   update JobId=ID TimeLimit=T\n"
+        "  update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]\n"
+        "  reconfigure, ping\n"
         "\n"
         "Options:\n"
         "  -a, --all            -d, --details        -o, --oneliner\n"
@@ -199,8 +203,9 @@ bool Names(std::string_view tag, size_t tag_len, std::string_view keyword, size_
 
 int NeedsController(const Options& opts, std::string_view what) {
   PrintError(opts, StrCat("`", what,
-                          "' is not supported by Loom yet; `show job|node|partition|hostnames|"
-                          "hostlist', `hold', `release', `update job TimeLimit=' and `ping' are"));
+                          "' is not supported by Loom yet; `show job|node|partition|config|"
+                          "hostnames|hostlist', `hold', `release', `requeue', `update JobId= "
+                          "TimeLimit=', `update NodeName= State=', `reconfigure' and `ping' are"));
   return 1;
 }
 
