@@ -249,6 +249,11 @@ int RunCluster(int argc, char** argv) {
   status->add_option("--dir", dir)->capture_default_str();
   CLI::App* down = app.add_subcommand("down", "stop exactly the processes `up` started");
   down->add_option("--dir", dir)->capture_default_str();
+  std::string examples;
+  CLI::App* demo = app.add_subcommand(
+      "demo", "up (unless running), then the example job scripts, squeue and sinfo");
+  demo->add_option("--dir", dir)->capture_default_str();
+  demo->add_option("--examples", examples, "the directory of the example job scripts");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -259,6 +264,7 @@ int RunCluster(int argc, char** argv) {
   if (!ec) dir = abs.lexically_normal().string();
   if (*up) return Up(dir, config, nodes);
   if (*status) return Status(dir);
+  if (*demo) return RunDemo(dir, examples, SelfDir() + "/loom");
   return Down(dir);
 }
 
