@@ -12,6 +12,7 @@ dir=$(mktemp -d /tmp/loom-cluster.XXXXXX)
 work="$dir/work"
 cleanup() {
   "$bin/loom" cluster down --dir "$dir/cluster" >/dev/null 2>&1 || true
+  "$bin/loom" cluster down --dir "$dir/demo" >/dev/null 2>&1 || true
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
@@ -80,4 +81,15 @@ for p in $pids; do
   if kill -0 "$p" 2>/dev/null; then fail "pid $p still runs after down"; fi
 done
 echo "ok: down stopped every process it started"
+
+# The README's main command: `loom cluster demo`, from the source tree, on a fresh directory.
+cd "$src"
+"$bin/loom" cluster demo --dir "$dir/demo" >"$dir/demo.out" 2>&1 || fail "demo: $(cat "$dir/demo.out")"
+for want in "Submitted batch job" "CUDA_VISIBLE_DEVICES=0,1" "(DependencyNeverSatisfied)" \
+            "Hello from job" "export SLURM_CONF=$dir/demo/etc/slurm.conf"; do
+  grep -qF -- "$want" "$dir/demo.out" || fail "demo output lacks '$want': $(cat "$dir/demo.out")"
+done
+grep -q ' COMPLETED ' "$dir/demo.out" || fail "demo: no job completed: $(cat "$dir/demo.out")"
+"$bin/loom" cluster down --dir "$dir/demo" >/dev/null
+echo "ok: loom cluster demo"
 echo "PASS"
