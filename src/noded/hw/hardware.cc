@@ -1,0 +1,138 @@
+#include "noded/hw/hardware.h"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <numeric>
+
+#include "core/strings.h"
+
+namespace loom::noded {
+
+using core::StrCat;
+
+StatusOr<CpuLayout> DiscoverCpus() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return absl::InternalError("hwloc_topology_init failed");
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return absl::InternalError("hwloc_topology_load failed");
+  }
+  CpuLayout l;
+  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  const int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  const int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  l.sockets = std::max(1, packages);
+  l.cpus = std::max(1, pus);
+  const int all_cores = std::max(1, cores);
+  l.cores_per_socket = std::max(1, all_cores / l.sockets);
+  l.threads_per_core = std::max(1, l.cpus / all_cores);
+  const int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int n = 0; n < numa; ++n) {
+    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
+    std::vector<int32_t> cpus;
+    for (int i = hwloc_bitmap_first(node->cpuset); i >= 0;
+         i = hwloc_bitmap_next(node->cpuset, i)) {
+      cpus.push_back(i);
+    }
+    l.numa_cpus.push_back(std::move(cpus));
+  }
+  if (l.numa_cpus.empty()) {
+    std::vector<int32_t> all(static_cast<size_t>(l.cpus));
+    std::iota(all.begin(), all.end(), 0);
+    l.numa_cpus.push_back(std::move(all));
+  }
+  l.memory_mb = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory >> 20);
+  hwloc_topology_destroy(topo);
+  return l;
+}
+
+int32_t NumaOfPciDevice(std::string_view bus_id, const std::string& sysfs) {
+  std::ifstream in(StrCat(sysfs, "/bus/pci/devices/", bus_id, "/numa_node"));
+  int32_t numa = -1;
+  if (!(in >> numa)) return -1;
+  return numa;  // the kernel writes -1 on machines without NUMA information
+}
+
+model::NodeTopology TopologyFromHardware(const std::vector<GpuInfo>& gpus, const CpuLayout& cpus,
+                                         std::string_view gpu_type) {
+  model::NodeTopology t;
+  t.name = "discovered";
+  t.sockets = cpus.sockets;
+  t.numa_cpus = cpus.numa_cpus;
+  const int32_t n = static_cast<int32_t>(gpus.size());
+  std::map<std::string, int32_t> gpu_of_bus;
+  for (const GpuInfo& g : gpus) gpu_of_bus[g.pci_bus_id] = g.index;
+  // Union-find over NVLink: direct GPU-GPU links, and all GPUs that reach NVSwitches.
+  std::vector<int32_t> parent(static_cast<size_t>(n));
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto join = [&](int32_t a, int32_t b) { parent[find(a)] = find(b); };
+  int32_t first_on_switch = -1;
+  for (const GpuInfo& g : gpus) {
+    for (const std::string& peer : g.nvlink_peers) {
+      auto it = gpu_of_bus.find(peer);
+      if (it != gpu_of_bus.end()) {
+        join(g.index, it->second);
+      } else if (first_on_switch < 0) {
+        first_on_switch = g.index;  // the far end is an NVSwitch
+      } else {
+        join(g.index, first_on_switch);
+      }
+    }
+  }
+  // Same for PCIe switches.
+  std::vector<int32_t> pcie(static_cast<size_t>(n));
+  std::iota(pcie.begin(), pcie.end(), 0);
+  auto find_pcie = [&](int32_t x) {
+    while (pcie[x] != x) x = pcie[x] = pcie[pcie[x]];
+    return x;
+  };
+  for (const GpuInfo& g : gpus) {
+    for (int32_t other : g.pcie_close) {
+      if (other >= 0 && other < n) pcie[find_pcie(g.index)] = find_pcie(other);
+    }
+  }
+  // Dense ids in GPU order.
+  std::map<int32_t, int32_t> domain_id, switch_id;
+  for (int32_t i = 0; i < n; ++i) {
+    const GpuInfo& g = gpus[i];
+    model::Gpu m;
+    m.index = i;
+    m.type = std::string(gpu_type);
+    m.file = g.minor >= 0 ? StrCat("/dev/nvidia", g.minor) : "";
+    m.domain = domain_id.try_emplace(find(i), static_cast<int32_t>(domain_id.size())).first->second;
+    m.pcie_switch =
+        switch_id.try_emplace(find_pcie(i), static_cast<int32_t>(switch_id.size())).first->second;
+    m.numa = g.numa >= 0 && g.numa < static_cast<int32_t>(cpus.numa_cpus.size()) ? g.numa : 0;
+    t.gpus.push_back(m);
+  }
+  return t;
+}
+
+std::string HardwareMismatch(const CpuLayout& found, int32_t gpus_found, int32_t cpus_configured,
+                             int64_t memory_configured_mb, int32_t gpus_configured) {
+  std::vector<std::string> reasons;
+  if (found.cpus < cpus_configured) {
+    reasons.push_back(StrCat("Low socket*core*thread count, Low CPUs (reported:", found.cpus,
+                             " < configured:", cpus_configured, ")"));
+  }
+  if (found.memory_mb < memory_configured_mb) {
+    reasons.push_back(StrCat("Low RealMemory (reported:", found.memory_mb,
+                             " < 100.00% of configured:", memory_configured_mb, ")"));
+  }
+  if (gpus_found < gpus_configured) {
+    reasons.push_back(StrCat("gres/gpu count reported lower than configured (", gpus_found, " < ",
+                             gpus_configured, ")"));
+  }
+  std::string out;
+  for (const std::string& r : reasons) out += (out.empty() ? "" : ", ") + r;
+  return out;
+}
+
+}  // namespace loom::noded

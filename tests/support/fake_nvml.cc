@@ -1,0 +1,104 @@
+// A stand-in for the NVIDIA driver's libnvidia-ml.so, for testing GPU discovery on machines
+// without GPUs: the same C entry points, answering for a machine chosen by the environment
+// variable LOOM_FAKE_NVML:
+//   nvswitch8  eight GPUs, every NVLink to one of the NVSwitches; PCIe switches in pairs
+//   pairs4     four GPUs, NVLink between 0-1 and 2-3 only; each GPU alone under its switch
+//   broken     nvmlInit_v2 fails as with a driver/library version mismatch
+// It is loaded with dlopen, exactly as the real library is.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+struct Gpu {
+  int index;
+};
+
+Gpu g_gpus[8] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+
+std::string Mode() {
+  const char* m = std::getenv("LOOM_FAKE_NVML");
+  return m ? m : "nvswitch8";
+}
+unsigned Count() { return Mode() == "pairs4" ? 4 : 8; }
+
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+
+void FillPci(PciInfo* p, unsigned bus) {
+  std::memset(p, 0, sizeof *p);
+  p->bus = bus;
+  std::snprintf(p->bus_id, sizeof p->bus_id, "00000000:%02X:00.0", bus);
+  std::snprintf(p->bus_id_legacy, sizeof p->bus_id_legacy, "0000:%02X:00.0", bus);
+}
+unsigned GpuBus(int i) { return 0x1B + 0x10 * static_cast<unsigned>(i); }
+
+}  // namespace
+
+extern "C" {
+
+int nvmlInit_v2() { return Mode() == "broken" ? 18 : 0; }  // 18: NVML_ERROR_LIB_RM_VERSION_MISMATCH
+int nvmlShutdown() { return 0; }
+const char* nvmlErrorString(int r) {
+  return r == 18 ? "RM has detected an NVML/RM version mismatch." : "Unknown Error";
+}
+int nvmlDeviceGetCount_v2(unsigned* n) {
+  *n = Count();
+  return 0;
+}
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, Gpu** d) {
+  if (i >= Count()) return 2;
+  *d = &g_gpus[i];
+  return 0;
+}
+int nvmlDeviceGetName(Gpu*, char* out, unsigned len) {
+  std::snprintf(out, len, "%s", Mode() == "pairs4" ? "NVIDIA A100-PCIE-40GB" : "NVIDIA H100 80GB HBM3");
+  return 0;
+}
+int nvmlDeviceGetUUID(Gpu* d, char* out, unsigned len) {
+  std::snprintf(out, len, "GPU-00000000-0000-0000-0000-00000000000%d", d->index);
+  return 0;
+}
+int nvmlDeviceGetMemoryInfo(Gpu*, unsigned long long* mem) {
+  mem[0] = 80ull << 30;
+  mem[1] = mem[0];
+  mem[2] = 0;
+  return 0;
+}
+int nvmlDeviceGetPciInfo_v3(Gpu* d, PciInfo* p) {
+  FillPci(p, GpuBus(d->index));
+  return 0;
+}
+int nvmlDeviceGetMinorNumber(Gpu* d, unsigned* minor) {
+  *minor = static_cast<unsigned>(d->index);
+  return 0;
+}
+int nvmlDeviceGetNvLinkState(Gpu* d, unsigned link, int* on) {
+  if (Mode() == "pairs4") {
+    *on = link < 2;  // two links to the partner
+  } else {
+    *on = link < 18;
+  }
+  (void)d;
+  return 0;
+}
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(Gpu* d, unsigned link, PciInfo* p) {
+  if (Mode() == "pairs4") {
+    FillPci(p, GpuBus(d->index ^ 1));
+  } else {
+    FillPci(p, 0xC0 + link % 4);  // the four NVSwitches
+  }
+  return 0;
+}
+int nvmlDeviceGetTopologyCommonAncestor(Gpu* a, Gpu* b, int* level) {
+  const bool pair = Mode() != "pairs4" && a->index / 2 == b->index / 2;
+  *level = pair ? 10 : 40;  // SINGLE (one PCIe switch) or NODE
+  return 0;
+}
+
+}  // extern "C"
