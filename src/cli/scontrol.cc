@@ -293,11 +293,8 @@ int ShowHostlist(const Options& opts, const char* value, bool sorted) {
 
 // show job|node|partition from loomctld, in Slurm's Key=Value layout.
 int ShowFromController(const Options& opts, std::string_view entity, const char* value) {
-  auto client = Client::Connect(opts.program);
-  if (!client.ok()) {
-    PrintError(opts, std::string(client.status().message()));
-    return 1;
-  }
+  auto client = scontrol::ConnectOrSay(opts);
+  if (!client) return 1;
   format::ScontrolOptions so;
   so.one_liner = opts.oneliner;
   so.details = opts.details;

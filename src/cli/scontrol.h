@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/client.h"
+
 namespace loom::cli::scontrol {
 
 struct Options {
@@ -22,6 +24,9 @@ struct Options {
 void Print(FILE* out, std::string_view text);
 // "scontrol: error: MESSAGE"
 void PrintError(const Options& opts, std::string_view message);
+
+// The controller's client, or nullopt after printing why there is none.
+std::optional<Client> ConnectOrSay(const Options& opts);
 
 // hold, release, update JobId=..., update NodeName=..., ping, requeue, requeue_hold.
 int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words);

@@ -19,6 +19,15 @@ void PrintError(const Options& opts, std::string_view message) {
   Print(stderr, StrCat(opts.program, ": error: ", message, "\n"));
 }
 
+std::optional<Client> ConnectOrSay(const Options& opts) {
+  auto client = Client::Connect(opts.program);
+  if (!client.ok()) {
+    PrintError(opts, std::string(client.status().message()));
+    return std::nullopt;
+  }
+  return std::move(*client);
+}
+
 namespace {
 
 // update NodeName=LIST State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]
@@ -56,11 +65,8 @@ int UpdateNodes(const Options& opts, Client& client, const std::vector<std::stri
 }  // namespace
 
 int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
-  auto client = Client::Connect(opts.program);
-  if (!client.ok()) {
-    PrintError(opts, std::string(client.status().message()));
-    return 1;
-  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
   if (keyword == "ping") {
     v1::PingRequest req;
     v1::PingReply reply;
@@ -126,11 +132,8 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
 
 
 int Reconfigure(const Options& opts) {
-  auto client = Client::Connect(opts.program);
-  if (!client.ok()) {
-    PrintError(opts, std::string(client.status().message()));
-    return 1;
-  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
   v1::ReconfigureRequest req;
   v1::ReconfigureReply reply;
   Status s = client->Call("Reconfigure", req, &reply);
@@ -143,11 +146,8 @@ int Reconfigure(const Options& opts) {
 }
 
 int ShowConfig(const Options& opts) {
-  auto client = Client::Connect(opts.program);
-  if (!client.ok()) {
-    PrintError(opts, std::string(client.status().message()));
-    return 1;
-  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
   v1::QueryConfigRequest req;
   v1::QueryConfigReply reply;
   if (Status s = client->Call("QueryConfig", req, &reply); !s.ok()) {

@@ -63,6 +63,15 @@ class CoreTest : public testing::Test {
     return fx;
   }
   JobState State(JobId id) { return core_.Find(id)->job.state; }
+  // Both nodes taken by one whole-node job each, started at `now`.
+  std::pair<JobId, JobId> FillBothNodes(Time now) {
+    JobId a = Submit(Req(8));
+    JobId b = Submit(Req(8));
+    Schedule(now);
+    EXPECT_EQ(State(a), JobState::kRunning);
+    EXPECT_EQ(State(b), JobState::kRunning);
+    return {a, b};
+  }
   PendingReason Reason(JobId id) { return core_.Find(id)->job.reason; }
   ControllerCore core_;
 };
@@ -260,11 +269,6 @@ TEST_F(CoreTest, CancelRunningSendsSigtermAndEndsCancelled) {
   EXPECT_EQ(core_.Find(id), nullptr);
 }
 
-}  // namespace
-}  // namespace loom::ctld
-
-namespace loom::ctld {
-namespace {
 
 TEST_F(CoreTest, DrainedNodeTakesNoNewWorkButKeepsItsJob) {
   Up(0);
@@ -335,19 +339,11 @@ TEST_F(CoreTest, RestoredNodeKeepsItsAdministrativeState) {
   EXPECT_EQ(core_.node_admin(1).reason_time, 77);
 }
 
-}  // namespace
-}  // namespace loom::ctld
-
-namespace loom::ctld {
-namespace {
 
 TEST_F(CoreTest, TestOnlySaysWhenAndWhereWithoutSubmitting) {
   Up(0);
-  JobId a = Submit(Req(8));
-  JobId b = Submit(Req(8));
-  Schedule(10);
-  ASSERT_EQ(State(a), JobState::kRunning);
-  ASSERT_EQ(State(b), JobState::kRunning);
+  auto [a, b] = FillBothNodes(10);
+  (void)a;
   const size_t before = core_.jobs().size();
   Effects fx;
   model::JobRequest r = Req(2);
@@ -365,11 +361,6 @@ TEST_F(CoreTest, TestOnlySaysWhenAndWhereWithoutSubmitting) {
   EXPECT_FALSE(core_.TestOnly(r, 20, &fx).ok());
 }
 
-}  // namespace
-}  // namespace loom::ctld
-
-namespace loom::ctld {
-namespace {
 
 TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
   Up(0);
@@ -389,11 +380,6 @@ TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
   EXPECT_EQ(State(c), JobState::kFailed);
 }
 
-}  // namespace
-}  // namespace loom::ctld
-
-namespace loom::ctld {
-namespace {
 
 conf::SiteConfig SiteFrom(const std::string& name, const std::string& text) {
   const std::string dir = testing::TempDir() + "/ctld_core_test_" + name;
@@ -436,11 +422,7 @@ TEST_F(CoreTest, ReconfigureKeepsJobsAndNodeStateAndAddsNodes) {
 
 TEST_F(CoreTest, ReconfigureThatWouldStrandAJobChangesNothing) {
   Up(0);
-  JobId running = Submit(Req(8));
-  JobId also = Submit(Req(8));
-  Schedule(1);
-  ASSERT_EQ(State(running), JobState::kRunning);
-  ASSERT_EQ(State(also), JobState::kRunning);
+  FillBothNodes(1);
   auto site = SiteFrom("shrink", std::string(kHeader) +
                                      "NodeName=n1 CPUs=8 RealMemory=16000\n"
                                      "PartitionName=batch Nodes=n1 Default=YES\n");
