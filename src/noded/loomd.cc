@@ -4,6 +4,7 @@
 // host with distinct -N names and Port= values (emulated nodes).
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "loom/v1/loom.grpc.pb.h"
+#include "noded/hw/hardware.h"
 #include "noded/launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -226,6 +228,26 @@ grpc::Status NodeService::Ping(grpc::ServerContext* ctx, const v1::PingRequest* 
 }
 
 }  // namespace
+// loomd -C: what this node has, as the slurm.conf line an administrator would write.
+int PrintDiscoveredConfig() {
+  auto cpus = DiscoverCpus();
+  if (!cpus.ok()) {
+    std::fprintf(stderr, "loomd: %s\n", std::string(cpus.status().message()).c_str());
+    return 1;
+  }
+  auto gpus = DiscoverGpus();
+  if (!gpus.ok() && !absl::IsNotFound(gpus.status())) {
+    std::fprintf(stderr, "loomd: GPUs not counted: %s\n", std::string(gpus.status().message()).c_str());
+  }
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  struct sysinfo si {};
+  ::sysinfo(&si);
+  std::fputs(NodeConfigLine(host, *cpus, gpus.ok() ? *gpus : std::vector<GpuInfo>{}, si.uptime).c_str(),
+             stdout);
+  return 0;
+}
+
 }  // namespace loom::noded
 
 int main(int argc, char** argv) {
@@ -247,10 +269,12 @@ int main(int argc, char** argv) {
     else if (a == "--munge-socket") opt.munge_socket = value();
     else if (a == "--spool") opt.spool = value();
     else if (a == "--controller") opt.controller = value();
+    else if (a == "-C") return noded::PrintDiscoveredConfig();
     else if (a == "-D") {
     } else {
       std::fprintf(stderr, "loomd: unknown option '%s' (usage: loomd [-D] [-f slurm.conf] -N NODE "
-                           "[--spool DIR] [--munge-socket PATH] [--controller HOST:PORT])\n",
+                           "[--spool DIR] [--munge-socket PATH] [--controller HOST:PORT]; "
+                           "loomd -C prints this node's hardware as a slurm.conf line)\n",
                    a.c_str());
       return 2;
     }

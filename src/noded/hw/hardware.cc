@@ -3,6 +3,8 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -133,6 +135,36 @@ std::string HardwareMismatch(const CpuLayout& found, int32_t gpus_found, int32_t
   std::string out;
   for (const std::string& r : reasons) out += (out.empty() ? "" : ", ") + r;
   return out;
+}
+
+std::string GpuTypeFromName(std::string_view name) {
+  std::string out;
+  for (char c : core::Trim(name)) {
+    out.push_back(c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+std::string NodeConfigLine(std::string_view node, const CpuLayout& cpus,
+                           const std::vector<GpuInfo>& gpus, int64_t uptime_s) {
+  std::string line = StrCat("NodeName=", node, " CPUs=", cpus.cpus, " Boards=1 SocketsPerBoard=",
+                            cpus.sockets, " CoresPerSocket=", cpus.cores_per_socket,
+                            " ThreadsPerCore=", cpus.threads_per_core, " RealMemory=", cpus.memory_mb);
+  // GPUs by type, in the order NVML lists them.
+  std::vector<std::pair<std::string, int>> types;
+  for (const GpuInfo& g : gpus) {
+    const std::string t = GpuTypeFromName(g.name);
+    auto it = std::find_if(types.begin(), types.end(), [&](const auto& p) { return p.first == t; });
+    if (it == types.end()) types.emplace_back(t, 1); else ++it->second;
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    line += StrCat(i == 0 ? " Gres=" : ",", "gpu:", types[i].first, ":", types[i].second);
+  }
+  const int64_t d = uptime_s / 86400, h = uptime_s / 3600 % 24, m = uptime_s / 60 % 60, s = uptime_s % 60;
+  char up[48];
+  std::snprintf(up, sizeof up, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
+                static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+  return StrCat(line, "\nUpTime=", up, "\n");
 }
 
 }  // namespace loom::noded

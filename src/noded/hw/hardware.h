@@ -59,4 +59,14 @@ model::NodeTopology TopologyFromHardware(const std::vector<GpuInfo>& gpus, const
 std::string HardwareMismatch(const CpuLayout& found, int32_t gpus_found, int32_t cpus_configured,
                              int64_t memory_configured_mb, int32_t gpus_configured);
 
+// Slurm's GPU type for an NVML name: lower case, spaces as underscores
+// ("NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3").
+std::string GpuTypeFromName(std::string_view name);
+
+// `slurmd -C`: the node's line for slurm.conf, then its uptime line.
+//   NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=2 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:h100:8
+//   UpTime=3-04:05:06
+std::string NodeConfigLine(std::string_view node, const CpuLayout& cpus,
+                           const std::vector<GpuInfo>& gpus, int64_t uptime_s);
+
 }  // namespace loom::noded

@@ -93,5 +93,17 @@ TEST(HardwareMismatchTest, SpeaksLikeSlurm) {
             "Low RealMemory (reported:1000 < 100.00% of configured:2000)");
 }
 
+TEST(NodeConfigLineTest, AsSlurmdDashC) {
+  setenv("LOOM_FAKE_NVML", "nvswitch8", 1);
+  auto gpus = DiscoverGpus(LOOM_FAKE_NVML);
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ(NodeConfigLine("n1", TwoSockets(), *gpus, 3 * 86400 + 4 * 3600 + 5 * 60 + 6),
+            "NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=2 CoresPerSocket=4 ThreadsPerCore=1 "
+            "RealMemory=1000 Gres=gpu:nvidia_h100_80gb_hbm3:8\nUpTime=3-04:05:06\n");
+  EXPECT_EQ(NodeConfigLine("c1", TwoSockets(), {}, 59),
+            "NodeName=c1 CPUs=8 Boards=1 SocketsPerBoard=2 CoresPerSocket=4 ThreadsPerCore=1 "
+            "RealMemory=1000\nUpTime=0-00:00:59\n");
+}
+
 }  // namespace
 }  // namespace loom::noded
