@@ -1,11 +1,13 @@
 #include "ctld/core.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <csignal>
-#include <sys/wait.h>
 
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "ctld/job_defaults.h"
 #include "sched/config.h"
 #include "sched/select/constraint.h"
 #include "sched/select/selector.h"
@@ -109,34 +111,40 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     if (part < 0) return absl::InvalidArgumentError("Invalid partition name specified");
   }
   const model::Partition& partition = cluster_.partitions[part];
+  // The submission as the job keeps it: with what the cluster fills in.
+  auto filled = std::make_shared<model::JobRequest>(request);
+  if (const conf::PartitionConfig* pc = site_.cluster.FindPartition(partition.name)) {
+    ApplyMemoryDefault(site_.cluster, *pc, filled.get());
+  }
+  const model::JobRequest& r = *filled;
 
   // Some node of the partition, idle, must be able to run it.
-  auto expr = sched::FeatureExpr::Parse(request.constraint);
+  auto expr = sched::FeatureExpr::Parse(r.constraint);
   if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
   std::vector<sched::Candidate> cands;
   for (int32_t n : partition.nodes) {
     const model::Node& node = cluster_.nodes[n];
     if (!expr->Matches(node.features)) continue;
-    if (!request.shape.gpu_type.empty() && node.gpu_type != request.shape.gpu_type) continue;
+    if (!r.shape.gpu_type.empty() && node.gpu_type != r.shape.gpu_type) continue;
     cands.push_back(sched::Candidate{n, node.capacity, node.capacity});
   }
   sched::Allocation probe;
-  if (!sched::SelectNodes(request.shape, cands, &probe)) {
+  if (!sched::SelectNodes(r.shape, cands, &probe)) {
     return absl::InvalidArgumentError("Requested node configuration is not available");
   }
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
 
-  auto shared = std::make_shared<const model::JobRequest>(request);
+  std::shared_ptr<const model::JobRequest> shared = std::move(filled);
   // Every task of an array is a job with an id of its own from the start (the array's id
   // is its first task's), so that each is stored and recovered on its own.
   const JobId id = next_id_;
-  next_id_ += request.array ? static_cast<JobId>(request.array->Count()) : 1;
+  next_id_ += r.array ? static_cast<JobId>(r.array->Count()) : 1;
   if (fx) fx->next_id_changed = true;
   JobId task_id = id;
-  int64_t limit = request.time_limit_s.value_or(
-      partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
+  int64_t limit = r.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
+                                                                        : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
     JobEntry e;
     e.key = next_key_++;
@@ -144,21 +152,21 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     e.partition = part;
     e.time_limit_s = limit;
     model::Job& j = e.job;
-    j.name = request.name;
+    j.name = r.name;
     j.uid = who.uid;
     j.gid = who.gid;
     j.user = who.user;
-    j.account = request.account;
+    j.account = r.account;
     j.partition = partition.name;
-    j.qos = request.qos;
-    j.constraint = request.constraint;
-    j.shape = request.shape;
+    j.qos = r.qos;
+    j.constraint = r.constraint;
+    j.shape = r.shape;
     j.time_limit_s = limit;
-    j.nice = request.nice;
-    j.priority = request.hold ? 0 : request.priority.value_or(kBasePriority - static_cast<int64_t>(id));
-    j.reason = request.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
+    j.nice = r.nice;
+    j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
+    j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
-    j.eligible_time = std::max<int64_t>(now, request.begin_time);
+    j.eligible_time = std::max<int64_t>(now, r.begin_time);
     if (task) {
       e.array_job_id = id;
       e.array_task_id = task;
@@ -168,8 +176,8 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     Changed(e, fx);
     jobs_.emplace(e.key, std::move(e));
   };
-  if (request.array) {
-    for (int64_t t : request.array->Indices()) make(t);
+  if (r.array) {
+    for (int64_t t : r.array->Indices()) make(t);
   } else {
     make(std::nullopt);
   }
