@@ -291,6 +291,7 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   }
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
+  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.completing = false;
   e.kill_at = 0;
@@ -315,6 +316,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
   e.completing = false;
+  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.kill_at = 0;
   Changed(e, fx);

@@ -33,6 +33,9 @@ struct JobEntry {
   std::optional<int64_t> array_task_id;
   int32_t partition = -1;                  // index into the cluster's partitions
   sched::Allocation alloc;                 // while running: where, with device ids
+  // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
+  // Not stored: a restarted controller no longer knows it.
+  sched::Allocation ran;
   int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).

@@ -213,10 +213,11 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
     }
   }
 
-  // Where it runs.
+  // Where it runs, or where it ran once it ended, as Slurm's records keep it.
+  const sched::Allocation& held = e.alloc.empty() ? e.ran : e.alloc;
   std::vector<std::string> names;
   std::string gpu_ids;
-  for (const sched::NodeAlloc& a : e.alloc) {
+  for (const sched::NodeAlloc& a : held) {
     if (a.node < 0 || static_cast<size_t>(a.node) >= cluster.nodes.size()) continue;
     const model::Node& node = cluster.nodes[a.node];
     names.push_back(node.name);
@@ -238,14 +239,14 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   if (!names.empty()) info.set_batch_host(names.front());
   info.set_gpu_ids(gpu_ids);
 
-  // Sizes: what it holds once it holds anything, what it asked for before.
+  // Sizes: what it holds (or held) once it holds anything, what it asked for before.
   const model::JobShape& sh = j.shape;
   const core::TresVector req = RequestTres(sh);
   info.set_tres_req(core::FormatTres(req));
-  if (!e.alloc.empty()) {
-    const core::TresVector alloc = AllocTres(e.alloc);
+  if (!held.empty()) {
+    const core::TresVector alloc = AllocTres(held);
     info.set_tres_alloc(core::FormatTres(alloc));
-    info.set_num_nodes(static_cast<int32_t>(e.alloc.size()));
+    info.set_num_nodes(static_cast<int32_t>(held.size()));
     info.set_num_cpus(static_cast<int32_t>(alloc.Get(core::kTresCpu)));
   } else {
     info.set_num_nodes(sh.min_nodes);
@@ -259,8 +260,8 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
     info.set_memory_per_cpu(true);
   } else if (sh.mem_per_node_mb > 0) {
     info.set_min_memory_mb(sh.mem_per_node_mb);
-  } else if (!e.alloc.empty() && sh.mem_per_gpu_mb == 0) {
-    info.set_min_memory_mb(e.alloc.front().amount.mem_mb);
+  } else if (!held.empty() && sh.mem_per_gpu_mb == 0) {
+    info.set_min_memory_mb(held.front().amount.mem_mb);
   }
   info.set_requeue(r.requeue.value_or(options.requeue_by_default));
 
