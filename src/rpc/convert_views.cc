@@ -160,6 +160,8 @@ fmt::JobView ToJobView(const v1::JobInfo& j) {
   v.licenses = s.licenses();
   v.network = IgnoredOption(s, "network");
   v.command = s.command();
+  v.alloc_node = s.alloc_node();
+  v.alloc_sid = s.alloc_sid();
   v.work_dir = s.work_dir();
   v.comment = s.comment();
   v.std_err = s.std_err();
