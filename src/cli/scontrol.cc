@@ -330,8 +330,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
       return 0;
     }
     ctx.now = reply.snapshot_time() ? reply.snapshot_time() : ctx.now;
-    std::vector<format::JobView> views;
-    for (const v1::JobInfo& j : reply.jobs()) views.push_back(rpc::ToJobView(j));
+    std::vector<format::JobView> views = JobViews(reply);
     Print(stdout, format::RenderJobs(views, so, ctx));
     return 0;
   }
