@@ -151,6 +151,7 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     e.request = shared;
     e.partition = part;
     e.time_limit_s = limit;
+    e.last_sched_eval = now;
     model::Job& j = e.job;
     j.name = r.name;
     j.uid = who.uid;
@@ -534,6 +535,7 @@ void ControllerCore::Schedule(Time now, Effects* fx) {
         --it->second;  // this task may start in this pass
       }
     }
+    if (p.blocked == PendingReason::kNone) e.last_sched_eval = now;
     pending.push_back(std::move(p));
     pending_entry.push_back(&e);
   }

@@ -36,6 +36,9 @@ struct JobEntry {
   // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
   // Not stored: a restarted controller no longer knows it.
   sched::Allocation ran;
+  // When the scheduler last looked at it: its submission, then each pass that considered
+  // it (Slurm's LastSchedEval). Not stored.
+  Time last_sched_eval = 0;
   int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).

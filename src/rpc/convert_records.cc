@@ -204,6 +204,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   }
   info.set_eligible_time(eligible);
   info.set_accrue_time(accrue);
+  info.set_last_sched_eval(e.last_sched_eval);
 
   if (j.state == JobState::kPending && !r.dependency.empty()) {
     if (j.reason == PendingReason::kDependency) {

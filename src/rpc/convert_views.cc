@@ -122,6 +122,7 @@ fmt::JobView ToJobView(const v1::JobInfo& j) {
   v.submit_time = j.submit_time();
   v.eligible_time = j.eligible_time();
   v.accrue_time = j.accrue_time();
+  v.last_sched_eval = j.last_sched_eval();
   v.start_time = j.start_time();
   v.end_time = j.end_time();
   v.deadline = s.deadline();
