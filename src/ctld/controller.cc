@@ -234,8 +234,9 @@ void Controller::Publish(int64_t now) {
   snap->time = now;
   rpc::JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
+  o.gpu_tres = rpc::TracksGpuTres(site_.cluster);
   snap->jobs = rpc::JobsOf(*core_, o);
-  snap->nodes = rpc::NodesOf(*core_);
+  snap->nodes = rpc::NodesOf(*core_, o.gpu_tres);
   snap->partitions = rpc::PartitionsOf(*core_);
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;

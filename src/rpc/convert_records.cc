@@ -85,7 +85,7 @@ int64_t ShapeGpus(const model::JobShape& sh) {
   return int64_t{sh.gpus_per_node} * sh.min_nodes + int64_t{sh.gpus_per_task} * sh.ntasks;
 }
 
-core::TresVector RequestTres(const model::JobShape& sh) {
+core::TresVector RequestTres(const model::JobShape& sh, bool gpu_tres) {
   core::TresVector t;
   const int64_t cpus = std::max<int64_t>(1, sh.TotalCpus());
   const int64_t gpus = ShapeGpus(sh);
@@ -101,11 +101,11 @@ core::TresVector RequestTres(const model::JobShape& sh) {
   t.Set(core::kTresMem, mem);
   t.Set(core::kTresNode, sh.min_nodes);
   t.Set(core::kTresBilling, cpus);
-  t.Set(core::kTresGpu, gpus);
+  if (gpu_tres) t.Set(core::kTresGpu, gpus);
   return t;
 }
 
-core::TresVector AllocTres(const sched::Allocation& alloc) {
+core::TresVector AllocTres(const sched::Allocation& alloc, bool gpu_tres) {
   core::TresVector t;
   int64_t cpus = 0, mem = 0, gpus = 0;
   for (const sched::NodeAlloc& a : alloc) {
@@ -117,7 +117,7 @@ core::TresVector AllocTres(const sched::Allocation& alloc) {
   t.Set(core::kTresMem, mem);
   t.Set(core::kTresNode, static_cast<int64_t>(alloc.size()));
   t.Set(core::kTresBilling, cpus);
-  t.Set(core::kTresGpu, gpus);
+  if (gpu_tres) t.Set(core::kTresGpu, gpus);
   return t;
 }
 
@@ -242,10 +242,10 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
 
   // Sizes: what it holds (or held) once it holds anything, what it asked for before.
   const model::JobShape& sh = j.shape;
-  const core::TresVector req = RequestTres(sh);
+  const core::TresVector req = RequestTres(sh, options.gpu_tres);
   info.set_tres_req(core::FormatTres(req));
   if (!held.empty()) {
-    const core::TresVector alloc = AllocTres(held);
+    const core::TresVector alloc = AllocTres(held, options.gpu_tres);
     info.set_tres_alloc(core::FormatTres(alloc));
     info.set_num_nodes(static_cast<int32_t>(held.size()));
     info.set_num_cpus(static_cast<int32_t>(alloc.Get(core::kTresCpu)));
@@ -331,7 +331,7 @@ std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, ctld::JobEntry>& job
 }
 
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUsage& usage,
-                      const NodeStatus& status) {
+                      const NodeStatus& status, bool gpu_tres) {
   v1::NodeInfo info;
   if (index < 0 || static_cast<size_t>(index) >= cluster.nodes.size()) return info;
   const model::Node& n = cluster.nodes[index];
@@ -379,25 +379,25 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   cfg.Set(core::kTresCpu, n.capacity.cpus);
   cfg.Set(core::kTresMem, n.capacity.mem_mb);
   cfg.Set(core::kTresBilling, n.capacity.cpus);
-  cfg.Set(core::kTresGpu, n.capacity.gpus);
+  if (gpu_tres) cfg.Set(core::kTresGpu, n.capacity.gpus);
   info.set_cfg_tres(core::FormatTres(cfg));
   core::TresVector alloc;
   alloc.Set(core::kTresCpu, usage.alloc.cpus);
   alloc.Set(core::kTresMem, usage.alloc.mem_mb);
-  alloc.Set(core::kTresGpu, usage.alloc.gpus);
+  if (gpu_tres) alloc.Set(core::kTresGpu, usage.alloc.gpus);
   info.set_alloc_tres(core::FormatTres(alloc));
   return info;
 }
 
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
                                     const std::map<uint64_t, ctld::JobEntry>& jobs,
-                                    const std::vector<NodeStatus>& status) {
+                                    const std::vector<NodeStatus>& status, bool gpu_tres) {
   std::vector<NodeUsage> usage = NodeUsageOf(jobs, cluster.nodes.size());
   std::vector<v1::NodeInfo> out;
   out.reserve(cluster.nodes.size());
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     out.push_back(FromNode(cluster, static_cast<int32_t>(i), usage[i],
-                           i < status.size() ? status[i] : NodeStatus{}));
+                           i < status.size() ? status[i] : NodeStatus{}, gpu_tres));
   }
   return out;
 }
@@ -464,10 +464,15 @@ std::vector<v1::JobInfo> JobsOf(const ctld::ControllerCore& core, const JobInfoO
   return FromEntries(core.jobs(), core.cluster(), options);
 }
 
-std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core) {
+std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core, bool gpu_tres) {
   std::vector<NodeStatus> status(core.cluster().nodes.size());
   for (size_t i = 0; i < status.size(); ++i) status[i].alive = core.NodeUp(static_cast<int32_t>(i));
-  return FromNodes(core.cluster(), core.jobs(), status);
+  return FromNodes(core.cluster(), core.jobs(), status, gpu_tres);
+}
+
+bool TracksGpuTres(const conf::ClusterConfig& config) {
+  return std::find(config.accounting_storage_tres.begin(), config.accounting_storage_tres.end(),
+                   "gres/gpu") != config.accounting_storage_tres.end();
 }
 
 std::vector<v1::PartitionInfo> PartitionsOf(const ctld::ControllerCore& core) {
