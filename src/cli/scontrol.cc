@@ -21,9 +21,10 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format/scontrol_format.h"
-#include "rpc/convert.h"
+#include "cli/format/sinfo_format.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "rpc/convert.h"
 
 namespace loom::cli {
 namespace {
@@ -350,6 +351,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
       Print(stderr, StrCat("Node ", value ? value : "", " not found\n"));
       return 1;
     }
+    format::ToNodeTableOrder(&views, nullptr);
     Print(stdout, format::RenderNodes(views, so, ctx));
     return 0;
   }

@@ -236,8 +236,9 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
       gpu_ids += StrCat(node.name, ":", na->gpu_ids());
     }
   }
-  info.set_node_list(core::CompressHostlist(names));
   if (!names.empty()) info.set_batch_host(names.front());
+  // In Slurm's node-table order: sorted as hostlists sort.
+  info.set_node_list(core::CompressHostlistSorted(names));
   info.set_gpu_ids(gpu_ids);
 
   // Sizes: what it holds (or held) once it holds anything, what it asked for before.
