@@ -1,7 +1,9 @@
 #include "cli/client.h"
 
 #include <cstdlib>
+#include <map>
 
+#include "auth/identity.h"
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
 #include "core/strings.h"
@@ -61,6 +63,24 @@ StatusOr<std::string> Client::Exchange(std::string_view method, std::string body
     return reply;
   }
   return ConnectFailure();
+}
+
+std::vector<format::JobView> JobViews(const v1::QueryJobsReply& reply) {
+  std::vector<format::JobView> views;
+  std::map<uint32_t, std::string> groups;  // gid -> name, looked up once each
+  for (const v1::JobInfo& j : reply.jobs()) {
+    format::JobView v = rpc::ToJobView(j);
+    if (j.group_name().empty()) {
+      auto [it, fresh] = groups.try_emplace(j.gid());
+      if (fresh) {
+        StatusOr<std::string> name = auth::GroupName(j.gid());
+        it->second = name.ok() ? *name : v.group_name;
+      }
+      v.group_name = it->second;
+    }
+    views.push_back(std::move(v));
+  }
+  return views;
 }
 
 }  // namespace loom::cli

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/munge_auth.h"
 #include "conf/cluster_config.h"
@@ -47,5 +48,9 @@ class Client {
   std::shared_ptr<auth::MungeCredentials> munge_;
   std::shared_ptr<rpc::FrameConnection> connection_;
 };
+
+// The views of a query's jobs. Slurm's commands name a job's group on the client's side,
+// from its own name service; so do these, where the controller sent only the gid.
+std::vector<format::JobView> JobViews(const v1::QueryJobsReply& reply);
 
 }  // namespace loom::cli

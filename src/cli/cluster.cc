@@ -1,21 +1,26 @@
 // `loom cluster up|status|down`: a local cluster in one command. `up` writes a slurm.conf
-// (a small mixed cluster on loopback unless --config names one), generates a MUNGE key and
-// starts munged, loomctld and one loomd per node in the background, all under one
-// directory; `down` stops exactly the processes `up` started (by the PIDs it recorded).
+// (a small mixed cluster on loopback, or the one --config names, made local: see
+// conf/local_cluster.h), generates a MUNGE key and starts munged, loomctld and one loomd per
+// node in the background, all under one directory; `down` stops exactly the processes `up`
+// started (by the PIDs it recorded).
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,7 +28,10 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "conf/local_cluster.h"
+#include "conf/site_config.h"
 #include "conf/slurm_conf.h"
+#include "core/status.h"
 #include "core/strings.h"
 
 namespace loom::cli {
@@ -56,6 +64,22 @@ int FreePort() {
   ::close(fd);
   return port;
 }
+
+// Free ports, never the same one twice (the kernel may offer a port again once it is
+// closed).
+class PortPicker {
+ public:
+  int Next() {
+    for (int tries = 0; tries < 100; ++tries) {
+      const int port = FreePort();
+      if (port > 0 && given_.insert(port).second) return port;
+    }
+    return 0;
+  }
+
+ private:
+  std::set<int> given_;
+};
 
 // Starts `argv` in a session of its own with stdout and stderr to `log`; returns its pid.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
@@ -93,12 +117,12 @@ std::vector<Recorded> ReadPids(const std::string& dir) {
   return out;
 }
 
-std::string DefaultConfig(const std::string& dir, int nodes, int ctld_port) {
+std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) {
   std::ostringstream c;
   c << "# Written by `loom cluster up`: a local cluster on loopback.\n"
     << "ClusterName=local\n"
     << "SlurmctldHost=localhost(127.0.0.1)\n"
-    << "SlurmctldPort=" << ctld_port << "\n"
+    << "SlurmctldPort=" << ports.Next() << "\n"
     << "AuthType=auth/munge\n"
     << "AuthInfo=socket=" << dir << "/munge/munge.socket\n"
     << "StateSaveLocation=" << dir << "/state\n"
@@ -111,13 +135,52 @@ std::string DefaultConfig(const std::string& dir, int nodes, int ctld_port) {
     const bool gpu = i <= gpu_nodes;
     char name[32];
     std::snprintf(name, sizeof(name), gpu ? "gpu%02d" : "cpu%02d", gpu ? i : i - gpu_nodes);
-    c << "NodeName=" << name << " NodeAddr=127.0.0.1 Port=" << FreePort()
+    c << "NodeName=" << name << " NodeAddr=127.0.0.1 Port=" << ports.Next()
       << (gpu ? " CPUs=32 RealMemory=128000 Gres=gpu:a100:8 Features=gpu,a100"
               : " CPUs=16 RealMemory=64000 Features=cpu")
       << "\n";
   }
   c << "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n";
   return c.str();
+}
+
+// Writes DIR/etc/slurm.conf: the default cluster, or `config` made local (with the
+// gres.conf and topology.conf beside it). `config` is checked as it is first, so that its
+// errors name its own lines.
+Status WriteConfig(const std::string& dir, const std::string& config, int nodes) {
+  const std::string etc = dir + "/etc";
+  PortPicker ports;
+  std::error_code ec;
+  for (const char* beside : {"gres.conf", "topology.conf"}) fs::remove(etc + "/" + beside, ec);
+  if (config.empty()) {
+    std::ofstream(etc + "/slurm.conf") << DefaultConfig(dir, nodes, ports);
+    return absl::OkStatus();
+  }
+  std::ifstream in(config);
+  if (!in)
+    return absl::NotFoundError(core::StrCat("cannot read ", config, ": ", std::strerror(errno)));
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  std::vector<conf::Diagnostic> warnings;
+  auto original = conf::LoadSiteConfig(config, &warnings);
+  if (!original.ok()) return original.status();
+  conf::LocalPlacement place;
+  place.controller_port = ports.Next();
+  place.state_dir = dir + "/state";
+  place.munge_socket = dir + "/munge/munge.socket";
+  place.node_port = [&ports] { return ports.Next(); };
+  auto local = conf::LocalizeSlurmConf(text, config, conf::FileIncludeResolver(), place);
+  if (!local.ok()) return local.status();
+  std::ofstream(etc + "/slurm.conf") << *local;
+  const fs::path from = fs::path(config).parent_path();
+  for (const char* beside : {"gres.conf", "topology.conf"}) {
+    if (!fs::exists(from / beside)) continue;
+    fs::copy_file(from / beside, etc + "/" + beside, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return absl::InternalError(
+          core::StrCat("cannot copy ", (from / beside).string(), ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 int Up(const std::string& dir, const std::string& config, int nodes) {
@@ -135,15 +198,11 @@ int Up(const std::string& dir, const std::string& config, int nodes) {
   ::chmod(dir.c_str(), 0755);
   ::chmod((dir + "/munge").c_str(), 0755);
   const std::string conf = dir + "/etc/slurm.conf";
-  if (config.empty()) {
-    std::ofstream(conf) << DefaultConfig(dir, nodes, FreePort());
-  } else {
-    fs::copy_file(config, conf, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Fail(core::StrCat("cannot copy ", config, ": ", ec.message()));
-  }
+  if (Status s = WriteConfig(dir, config, nodes); !s.ok()) return Fail(std::string(s.message()));
   std::vector<conf::Diagnostic> warnings;
-  auto cfg = conf::LoadSlurmConf(conf, &warnings);
-  if (!cfg.ok()) return Fail(std::string(cfg.status().message()));
+  auto site = conf::LoadSiteConfig(conf, &warnings);
+  if (!site.ok()) return Fail(std::string(site.status().message()));
+  const conf::ClusterConfig* cfg = &site->cluster;
 
   const std::string key = dir + "/munge/munge.key";
   if (!fs::exists(key)) {
@@ -194,7 +253,7 @@ int Up(const std::string& dir, const std::string& config, int nodes) {
   return 0;
 }
 
-int Status(const std::string& dir) {
+int ShowStatus(const std::string& dir) {
   std::vector<Recorded> all = ReadPids(dir);
   if (all.empty()) {
     std::printf("no cluster under %s\n", dir.c_str());
@@ -241,10 +300,14 @@ int RunCluster(int argc, char** argv) {
   int nodes = 4;
   CLI::App* up = app.add_subcommand("up", "start a cluster in the background");
   up->add_option("--dir", dir, "where its configuration, state and logs live")->capture_default_str();
-  up->add_option("--config", config, "a slurm.conf to run instead of the default mixed cluster");
+  CLI::Option* config_opt = up->add_option(
+      "--config", config,
+      "a slurm.conf to run instead of the default mixed cluster (with the gres.conf and "
+      "topology.conf beside it), on loopback with ports and state of its own");
   up->add_option("--nodes", nodes, "nodes of the default cluster: half 8-GPU, half CPU")
       ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(config_opt);
   CLI::App* status = app.add_subcommand("status", "show whether its processes run");
   status->add_option("--dir", dir)->capture_default_str();
   CLI::App* down = app.add_subcommand("down", "stop exactly the processes `up` started");
@@ -262,8 +325,12 @@ int RunCluster(int argc, char** argv) {
   std::error_code ec;
   fs::path abs = fs::absolute(dir, ec);
   if (!ec) dir = abs.lexically_normal().string();
+  if (!config.empty()) {
+    fs::path cabs = fs::absolute(config, ec);
+    if (!ec) config = cabs.lexically_normal().string();
+  }
   if (*up) return Up(dir, config, nodes);
-  if (*status) return Status(dir);
+  if (*status) return ShowStatus(dir);
   if (*demo) return RunDemo(dir, examples, SelfDir() + "/loom");
   return Down(dir);
 }

@@ -3,6 +3,7 @@
 // exit statuses are Slurm's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
+#include "cli/submit/batch_script.h"
 #include "cli/submit/sbatch_options.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
@@ -23,6 +25,17 @@
 extern char** environ;
 
 namespace loom::cli {
+namespace {
+
+// This host's name up to its first dot, as Slurm records where a job was submitted from.
+std::string ShortHostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  std::string out(name);
+  return out.substr(0, out.find('.'));
+}
+
+}  // namespace
 
 int RunSbatch(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);  // argv[0] included, as main() has it
@@ -54,6 +67,16 @@ int RunSbatch(int argc, char** argv) {
     return submit::SbatchExitCode(input.status());
   }
   for (const std::string& w : input->warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  model::JobRequest& request = input->request;
+  if (cl.script_path && !cl.wrap) {
+    auto path = env.find("PATH");
+    request.command = submit::RecordedCommand(
+        *cl.script_path, request.script_args, request.work_dir,
+        path == env.end() ? "" : path->second,
+        [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; });
+  }
+  request.alloc_node = ShortHostName();
+  request.alloc_sid = static_cast<uint32_t>(std::max<pid_t>(0, ::getsid(0)));
   switch (input->action) {
     case submit::SbatchInput::Action::kSubmit:
       break;
@@ -79,7 +102,7 @@ int RunSbatch(int argc, char** argv) {
     return input->error_exit;
   }
   v1::SubmitRequest req;
-  *req.mutable_spec() = rpc::ToWire(input->request);
+  *req.mutable_spec() = rpc::ToWire(request);
   req.set_test_only(input->request.test_only);
   v1::SubmitReply reply;
   Status s = client->Call("Submit", req, &reply);

@@ -22,9 +22,10 @@
 #include "cli/commands.h"
 #include "cli/scontrol.h"
 #include "cli/format/scontrol_format.h"
-#include "rpc/convert.h"
+#include "cli/format/sinfo_format.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "rpc/convert.h"
 
 namespace loom::cli {
 namespace {
@@ -322,8 +323,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
       return 0;
     }
     ctx.now = reply.snapshot_time() ? reply.snapshot_time() : ctx.now;
-    std::vector<format::JobView> views;
-    for (const v1::JobInfo& j : reply.jobs()) views.push_back(rpc::ToJobView(j));
+    std::vector<format::JobView> views = JobViews(reply);
     Print(stdout, format::RenderJobs(views, so, ctx));
     return 0;
   }
@@ -343,6 +343,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
       Print(stderr, StrCat("Node ", value ? value : "", " not found\n"));
       return 1;
     }
+    format::ToNodeTableOrder(&views, nullptr);
     Print(stdout, format::RenderNodes(views, so, ctx));
     return 0;
   }

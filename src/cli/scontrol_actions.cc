@@ -100,7 +100,12 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
     }
     req.set_action(v1::UpdateJobRequest::UPDATE);
   } else {
-    ids.assign(words.begin() + 1, words.end());
+    // A job list: ids separated by commas, in one word or several.
+    for (size_t i = 1; i < words.size(); ++i) {
+      for (std::string_view id : core::Split(words[i], ',')) {
+        if (!id.empty()) ids.emplace_back(id);
+      }
+    }
     req.set_action(keyword == "hold"      ? v1::UpdateJobRequest::HOLD
                    : keyword == "release" ? v1::UpdateJobRequest::RELEASE
                    : keyword == "requeue_hold"

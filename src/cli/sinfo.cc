@@ -64,6 +64,7 @@ int RunSinfo(int argc, char** argv) {
   for (const v1::PartitionInfo& p : reply.partitions()) parts.push_back(rpc::ToPartitionView(p));
   std::vector<format::NodeView> node_views;
   for (const v1::NodeInfo& n : reply.nodes()) node_views.push_back(rpc::ToNodeView(n));
+  format::ToNodeTableOrder(&node_views, &parts);
   format::RenderContext ctx{static_cast<int64_t>(std::time(nullptr)), 0};
   auto out = format::RenderSinfo(parts, node_views, opts, ctx);
   if (!out.ok()) {

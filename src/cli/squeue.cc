@@ -84,8 +84,7 @@ int RunSqueue(int argc, char** argv) {
     std::fprintf(stderr, "slurm_load_jobs error: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  std::vector<format::JobView> views;
-  for (const v1::JobInfo& j : reply.jobs()) views.push_back(rpc::ToJobView(j));
+  std::vector<format::JobView> views = JobViews(reply);
   format::RenderContext ctx{reply.snapshot_time() ? reply.snapshot_time()
                                                   : static_cast<int64_t>(std::time(nullptr)),
                             0};

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "conf/site_config.h"
 #include "conf/slurm_conf.h"
 
 namespace loom::conf {
@@ -66,6 +67,35 @@ TEST(Examples, MixedCluster) {
   EXPECT_EQ(cpu_only, 36);
   EXPECT_EQ(c->DefaultPartition()->name, "compute");
   EXPECT_EQ(c->FindPartition("training")->oversubscribe, OverSubscribe::kExclusive);
+}
+
+// The cluster the seed articles' job scripts run on (examples/seeds): every partition they
+// name, enough 8-GPU nodes for the largest (16 nodes of 8 H100s), its GPU and network
+// layout beside it.
+TEST(Examples, SeedsCluster) {
+  std::vector<Diagnostic> warnings;
+  auto site = LoadSiteConfig("examples/seeds/slurm.conf", &warnings);
+  ASSERT_TRUE(site.ok()) << site.status();
+  const ClusterConfig& c = site->cluster;
+  int h100_nodes = 0, cpu_nodes = 0;
+  for (const NodeConfig& n : c.nodes) {
+    h100_nodes += n.GresCount("gpu", "h100") == 8;
+    cpu_nodes += n.GpuCount() == 0;
+    EXPECT_EQ(n.addr, "127.0.0.1") << n.name;
+  }
+  EXPECT_EQ(h100_nodes, 16);
+  EXPECT_EQ(cpu_nodes, 4);
+  for (const char* name : {"train", "training", "compute", "debug", "gpu", "inference"}) {
+    EXPECT_NE(c.FindPartition(name), nullptr) << name;
+  }
+  EXPECT_EQ(c.DefaultPartition()->name, "train");
+  EXPECT_EQ(c.FindPartition("train")->max_time_s, 7 * 86400);  // --time=7-00:00:00 fits
+  EXPECT_EQ(c.FindPartition("train")->nodes.size(), 16u);
+  EXPECT_EQ(c.def_mem_per_cpu_mb, 3900);
+  int with_topology = 0;
+  for (const auto& t : site->node_topologies) with_topology += t != nullptr;
+  EXPECT_EQ(with_topology, 16);
+  EXPECT_FALSE(site->network.empty());
 }
 
 }  // namespace

@@ -269,8 +269,21 @@ void Controller::Publish(int64_t now) {
   snap->time = now;
   rpc::JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
+  o.gpu_tres = rpc::TracksGpuTres(site_.cluster);
   snap->jobs = rpc::JobsOf(*core_, o);
-  snap->nodes = rpc::NodesOf(*core_);
+  snap->nodes = rpc::NodesOf(*core_, o.gpu_tres);
+  // Where each node's daemon listens, as slurm.conf says (scontrol show node).
+  const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
+  for (size_t i = 0; i < snap->nodes.size(); ++i) {
+    v1::NodeInfo& n = snap->nodes[i];
+    const conf::NodeConfig* c = i < configured.size() && configured[i].name == n.name()
+                                    ? &configured[i]
+                                    : site_.cluster.FindNode(n.name());
+    if (c == nullptr) continue;
+    n.set_address(c->addr);
+    n.set_hostname(c->hostname);
+    n.set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
+  }
   snap->partitions = rpc::PartitionsOf(*core_);
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;

@@ -1,12 +1,14 @@
 #include "ctld/core.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <csignal>
-#include <sys/wait.h>
 
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "ctld/job_defaults.h"
 #include "sched/config.h"
 #include "sched/plan/planner.h"
 #include "sched/select/constraint.h"
@@ -91,7 +93,7 @@ bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
 
-StatusOr<int32_t> ControllerCore::Admit(const model::JobRequest& request) const {
+StatusOr<ControllerCore::Admitted> ControllerCore::Admit(const model::JobRequest& request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
   if (request.partitions.empty()) {
@@ -110,63 +112,73 @@ StatusOr<int32_t> ControllerCore::Admit(const model::JobRequest& request) const 
     }
     if (part < 0) return absl::InvalidArgumentError("Invalid partition name specified");
   }
+  const model::Partition& partition = cluster_.partitions[part];
+  // The submission as the job keeps it: with what the cluster fills in.
+  auto filled = std::make_shared<model::JobRequest>(request);
+  if (const conf::PartitionConfig* pc = site_.cluster.FindPartition(partition.name)) {
+    ApplyMemoryDefault(site_.cluster, *pc, filled.get());
+  }
+  const model::JobRequest& r = *filled;
+
   // Some node of the partition, idle, must be able to run it.
-  auto expr = sched::FeatureExpr::Parse(request.constraint);
+  auto expr = sched::FeatureExpr::Parse(r.constraint);
   if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
   std::vector<sched::Candidate> cands;
-  for (int32_t n : cluster_.partitions[part].nodes) {
+  for (int32_t n : partition.nodes) {
     const model::Node& node = cluster_.nodes[n];
     if (!expr->Matches(node.features)) continue;
-    if (!request.shape.gpu_type.empty() && node.gpu_type != request.shape.gpu_type) continue;
+    if (!r.shape.gpu_type.empty() && node.gpu_type != r.shape.gpu_type) continue;
     cands.push_back(sched::Candidate{n, node.capacity, node.capacity});
   }
   sched::Allocation probe;
-  if (!sched::SelectNodes(request.shape, cands, &probe)) {
+  if (!sched::SelectNodes(r.shape, cands, &probe)) {
     return absl::InvalidArgumentError("Requested node configuration is not available");
   }
-  return part;
+  return Admitted{part, std::move(filled)};
 }
-
 
 StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
                                        Time now, Effects* fx) {
-  ASSIGN_OR_RETURN(const int32_t part, Admit(request));
+  ASSIGN_OR_RETURN(Admitted admitted, Admit(request));
+  const int32_t part = admitted.partition;
   const model::Partition& partition = cluster_.partitions[part];
+  const model::JobRequest& r = *admitted.request;
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
 
-  auto shared = std::make_shared<const model::JobRequest>(request);
+  std::shared_ptr<const model::JobRequest> shared = std::move(admitted.request);
   // Every task of an array is a job with an id of its own from the start (the array's id
   // is its first task's), so that each is stored and recovered on its own.
   const JobId id = next_id_;
-  next_id_ += request.array ? static_cast<JobId>(request.array->Count()) : 1;
+  next_id_ += r.array ? static_cast<JobId>(r.array->Count()) : 1;
   if (fx) fx->next_id_changed = true;
   JobId task_id = id;
-  int64_t limit = request.time_limit_s.value_or(
-      partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
+  int64_t limit = r.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
+                                                                        : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
     JobEntry e;
     e.key = next_key_++;
     e.request = shared;
     e.partition = part;
     e.time_limit_s = limit;
+    e.last_sched_eval = now;
     model::Job& j = e.job;
-    j.name = request.name;
+    j.name = r.name;
     j.uid = who.uid;
     j.gid = who.gid;
     j.user = who.user;
-    j.account = request.account;
+    j.account = r.account;
     j.partition = partition.name;
-    j.qos = request.qos;
-    j.constraint = request.constraint;
-    j.shape = request.shape;
+    j.qos = r.qos;
+    j.constraint = r.constraint;
+    j.shape = r.shape;
     j.time_limit_s = limit;
-    j.nice = request.nice;
-    j.priority = request.hold ? 0 : request.priority.value_or(kBasePriority - static_cast<int64_t>(id));
-    j.reason = request.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
+    j.nice = r.nice;
+    j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
+    j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
-    j.eligible_time = std::max<int64_t>(now, request.begin_time);
+    j.eligible_time = std::max<int64_t>(now, r.begin_time);
     if (task) {
       e.array_job_id = id;
       e.array_task_id = task;
@@ -176,18 +188,20 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     Changed(e, fx);
     jobs_.emplace(e.key, std::move(e));
   };
-  if (request.array) {
-    for (int64_t t : request.array->Indices()) make(t);
+  if (r.array) {
+    for (int64_t t : r.array->Indices()) make(t);
   } else {
     make(std::nullopt);
   }
   return id;
 }
 
-StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& request, Time now,
+StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, Time now,
                                            Effects* fx) {
-  ASSIGN_OR_RETURN(const int32_t part, Admit(request));
+  ASSIGN_OR_RETURN(const Admitted admitted, Admit(submitted));
+  const int32_t part = admitted.partition;
   const model::Partition& partition = cluster_.partitions[part];
+  const model::JobRequest& request = *admitted.request;
   WillRun answer;
   answer.job_id = next_id_++;  // spent, as Slurm spends one
   if (fx) fx->next_id_changed = true;
@@ -333,6 +347,7 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   }
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
+  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.completing = false;
   e.kill_at = 0;
@@ -357,6 +372,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
   e.completing = false;
+  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.kill_at = 0;
   Changed(e, fx);
@@ -737,6 +753,7 @@ void ControllerCore::Schedule(Time now, Effects* fx) {
         --it->second;  // this task may start in this pass
       }
     }
+    if (p.blocked == PendingReason::kNone) e.last_sched_eval = now;
     pending.push_back(std::move(p));
     pending_entry.push_back(&e);
   }

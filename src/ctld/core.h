@@ -33,6 +33,12 @@ struct JobEntry {
   std::optional<int64_t> array_task_id;
   int32_t partition = -1;                  // index into the cluster's partitions
   sched::Allocation alloc;                 // while running: where, with device ids
+  // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
+  // Not stored: a restarted controller no longer knows it.
+  sched::Allocation ran;
+  // When the scheduler last looked at it: its submission, then each pass that considered
+  // it (Slurm's LastSchedEval). Not stored.
+  Time last_sched_eval = 0;
   int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
@@ -166,8 +172,13 @@ class ControllerCore {
 
  private:
   JobEntry* FindMutable(JobId id);
-  // The partition a request goes to, once some node of it could ever run the request.
-  StatusOr<int32_t> Admit(const model::JobRequest& request) const;
+  // The partition a request goes to and the request as the job keeps it (with the
+  // cluster's defaults filled in), once some node of the partition could ever run it.
+  struct Admitted {
+    int32_t partition = -1;
+    std::shared_ptr<model::JobRequest> request;
+  };
+  StatusOr<Admitted> Admit(const model::JobRequest& request) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);

@@ -256,6 +256,11 @@ struct JobRequest {
   std::string script;                              // the batch script text (--wrap: generated)
   std::vector<std::string> script_args;            // arguments after the script name
   std::string wrap;                                // the --wrap command, if used
+  // The script and its arguments as sbatch records them (scontrol's Command=); empty for
+  // --wrap and a script read from standard input.
+  std::string command;
+  std::string alloc_node;  // the host it was submitted from
+  uint32_t alloc_sid = 0;  // the session of the submitting process
 
   // Options Loom accepts but does not act on, by long name, as given.
   std::map<std::string, std::string> ignored_options;

@@ -47,6 +47,9 @@ struct JobInfoOptions {
   // The group name for a gid (Slurm prints "GroupId=name(gid)"); unset or "": the record
   // carries no name.
   std::function<std::string(uint32_t gid)> group_name;
+  // Whether TRES strings count GPUs (gres/gpu=N): Slurm tracks them only when
+  // AccountingStorageTRES lists gres/gpu (TracksGpuTres).
+  bool gpu_tres = true;
   // The batch script and environment are large and only `scontrol write batch_script` and
   // loomd need them; left out of JobInfo.spec unless asked for.
   bool with_script = false;
@@ -92,13 +95,13 @@ struct NodeStatus {
 
 // One node: IDLE, MIXED or ALLOCATED from its usage (DOWN, FUTURE as configured or marked),
 // DRAIN and NOT_RESPONDING (a daemon that is not alive) as flags, configured and allocated
-// TRES, the partitions it is in.
+// TRES (with gres/gpu when `gpu_tres`), the partitions it is in.
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t node, const NodeUsage& usage,
-                      const NodeStatus& status);
+                      const NodeStatus& status, bool gpu_tres = true);
 // Every node in node-table order; `status` by node index (missing entries: alive).
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
                                     const std::map<uint64_t, ctld::JobEntry>& jobs,
-                                    const std::vector<NodeStatus>& status);
+                                    const std::vector<NodeStatus>& status, bool gpu_tres = true);
 
 v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition);
 std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
@@ -107,7 +110,11 @@ std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
 // partitions.
 std::vector<v1::JobInfo> JobsOf(const ctld::ControllerCore& core,
                                 const JobInfoOptions& options = {});
-std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core);
+std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core, bool gpu_tres = true);
+
+// Whether Slurm would count GPUs in TRES strings for `config`: AccountingStorageTRES lists
+// gres/gpu.
+bool TracksGpuTres(const conf::ClusterConfig& config);
 std::vector<v1::PartitionInfo> PartitionsOf(const ctld::ControllerCore& core);
 
 // --------------------------------------------------------------------------- wire -> views

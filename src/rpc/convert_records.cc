@@ -85,7 +85,7 @@ int64_t ShapeGpus(const model::JobShape& sh) {
   return int64_t{sh.gpus_per_node} * sh.min_nodes + int64_t{sh.gpus_per_task} * sh.ntasks;
 }
 
-core::TresVector RequestTres(const model::JobShape& sh) {
+core::TresVector RequestTres(const model::JobShape& sh, bool gpu_tres) {
   core::TresVector t;
   const int64_t cpus = std::max<int64_t>(1, sh.TotalCpus());
   const int64_t gpus = ShapeGpus(sh);
@@ -101,11 +101,11 @@ core::TresVector RequestTres(const model::JobShape& sh) {
   t.Set(core::kTresMem, mem);
   t.Set(core::kTresNode, sh.min_nodes);
   t.Set(core::kTresBilling, cpus);
-  t.Set(core::kTresGpu, gpus);
+  if (gpu_tres) t.Set(core::kTresGpu, gpus);
   return t;
 }
 
-core::TresVector AllocTres(const sched::Allocation& alloc) {
+core::TresVector AllocTres(const sched::Allocation& alloc, bool gpu_tres) {
   core::TresVector t;
   int64_t cpus = 0, mem = 0, gpus = 0;
   for (const sched::NodeAlloc& a : alloc) {
@@ -117,7 +117,7 @@ core::TresVector AllocTres(const sched::Allocation& alloc) {
   t.Set(core::kTresMem, mem);
   t.Set(core::kTresNode, static_cast<int64_t>(alloc.size()));
   t.Set(core::kTresBilling, cpus);
-  t.Set(core::kTresGpu, gpus);
+  if (gpu_tres) t.Set(core::kTresGpu, gpus);
   return t;
 }
 
@@ -204,6 +204,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   }
   info.set_eligible_time(eligible);
   info.set_accrue_time(accrue);
+  info.set_last_sched_eval(e.last_sched_eval);
 
   if (j.state == JobState::kPending && !r.dependency.empty()) {
     if (j.reason == PendingReason::kDependency) {
@@ -213,10 +214,11 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
     }
   }
 
-  // Where it runs.
+  // Where it runs, or where it ran once it ended, as Slurm's records keep it.
+  const sched::Allocation& held = e.alloc.empty() ? e.ran : e.alloc;
   std::vector<std::string> names;
   std::string gpu_ids;
-  for (const sched::NodeAlloc& a : e.alloc) {
+  for (const sched::NodeAlloc& a : held) {
     if (a.node < 0 || static_cast<size_t>(a.node) >= cluster.nodes.size()) continue;
     const model::Node& node = cluster.nodes[a.node];
     names.push_back(node.name);
@@ -234,18 +236,19 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
       gpu_ids += StrCat(node.name, ":", na->gpu_ids());
     }
   }
-  info.set_node_list(core::CompressHostlist(names));
   if (!names.empty()) info.set_batch_host(names.front());
+  // In Slurm's node-table order: sorted as hostlists sort.
+  info.set_node_list(core::CompressHostlistSorted(names));
   info.set_gpu_ids(gpu_ids);
 
-  // Sizes: what it holds once it holds anything, what it asked for before.
+  // Sizes: what it holds (or held) once it holds anything, what it asked for before.
   const model::JobShape& sh = j.shape;
-  const core::TresVector req = RequestTres(sh);
+  const core::TresVector req = RequestTres(sh, options.gpu_tres);
   info.set_tres_req(core::FormatTres(req));
-  if (!e.alloc.empty()) {
-    const core::TresVector alloc = AllocTres(e.alloc);
+  if (!held.empty()) {
+    const core::TresVector alloc = AllocTres(held, options.gpu_tres);
     info.set_tres_alloc(core::FormatTres(alloc));
-    info.set_num_nodes(static_cast<int32_t>(e.alloc.size()));
+    info.set_num_nodes(static_cast<int32_t>(held.size()));
     info.set_num_cpus(static_cast<int32_t>(alloc.Get(core::kTresCpu)));
   } else {
     info.set_num_nodes(sh.min_nodes);
@@ -259,8 +262,8 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
     info.set_memory_per_cpu(true);
   } else if (sh.mem_per_node_mb > 0) {
     info.set_min_memory_mb(sh.mem_per_node_mb);
-  } else if (!e.alloc.empty() && sh.mem_per_gpu_mb == 0) {
-    info.set_min_memory_mb(e.alloc.front().amount.mem_mb);
+  } else if (!held.empty() && sh.mem_per_gpu_mb == 0) {
+    info.set_min_memory_mb(held.front().amount.mem_mb);
   }
   info.set_requeue(r.requeue.value_or(options.requeue_by_default));
 
@@ -329,7 +332,7 @@ std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, ctld::JobEntry>& job
 }
 
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUsage& usage,
-                      const NodeStatus& status) {
+                      const NodeStatus& status, bool gpu_tres) {
   v1::NodeInfo info;
   if (index < 0 || static_cast<size_t>(index) >= cluster.nodes.size()) return info;
   const model::Node& n = cluster.nodes[index];
@@ -382,25 +385,25 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   cfg.Set(core::kTresCpu, n.capacity.cpus);
   cfg.Set(core::kTresMem, n.capacity.mem_mb);
   cfg.Set(core::kTresBilling, n.capacity.cpus);
-  cfg.Set(core::kTresGpu, n.capacity.gpus);
+  if (gpu_tres) cfg.Set(core::kTresGpu, n.capacity.gpus);
   info.set_cfg_tres(core::FormatTres(cfg));
   core::TresVector alloc;
   alloc.Set(core::kTresCpu, usage.alloc.cpus);
   alloc.Set(core::kTresMem, usage.alloc.mem_mb);
-  alloc.Set(core::kTresGpu, usage.alloc.gpus);
+  if (gpu_tres) alloc.Set(core::kTresGpu, usage.alloc.gpus);
   info.set_alloc_tres(core::FormatTres(alloc));
   return info;
 }
 
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
                                     const std::map<uint64_t, ctld::JobEntry>& jobs,
-                                    const std::vector<NodeStatus>& status) {
+                                    const std::vector<NodeStatus>& status, bool gpu_tres) {
   std::vector<NodeUsage> usage = NodeUsageOf(jobs, cluster.nodes.size());
   std::vector<v1::NodeInfo> out;
   out.reserve(cluster.nodes.size());
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     out.push_back(FromNode(cluster, static_cast<int32_t>(i), usage[i],
-                           i < status.size() ? status[i] : NodeStatus{}));
+                           i < status.size() ? status[i] : NodeStatus{}, gpu_tres));
   }
   return out;
 }
@@ -467,7 +470,7 @@ std::vector<v1::JobInfo> JobsOf(const ctld::ControllerCore& core, const JobInfoO
   return FromEntries(core.jobs(), core.cluster(), options);
 }
 
-std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core) {
+std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core, bool gpu_tres) {
   std::vector<NodeStatus> status(core.cluster().nodes.size());
   for (size_t i = 0; i < status.size(); ++i) {
     const auto n = static_cast<int32_t>(i);
@@ -476,7 +479,12 @@ std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core) {
     status[i].reason_user = core.node_admin(n).reason_user;
     status[i].reason_time = core.node_admin(n).reason_time;
   }
-  return FromNodes(core.cluster(), core.jobs(), status);
+  return FromNodes(core.cluster(), core.jobs(), status, gpu_tres);
+}
+
+bool TracksGpuTres(const conf::ClusterConfig& config) {
+  return std::find(config.accounting_storage_tres.begin(), config.accounting_storage_tres.end(),
+                   "gres/gpu") != config.accounting_storage_tres.end();
 }
 
 std::vector<v1::PartitionInfo> PartitionsOf(const ctld::ControllerCore& core) {

@@ -253,6 +253,9 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
   if (with_script) s->set_script(r.script);
   for (const std::string& a : r.script_args) s->add_argv(a);
   s->set_wrap(r.wrap);
+  s->set_command(r.command);
+  s->set_alloc_node(r.alloc_node);
+  s->set_alloc_sid(r.alloc_sid);
   s->mutable_ignored_options()->insert(r.ignored_options.begin(), r.ignored_options.end());
 }
 
@@ -457,6 +460,9 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
   r.script = s.script();
   r.script_args.assign(s.argv().begin(), s.argv().end());
   r.wrap = s.wrap();
+  r.command = s.command();
+  r.alloc_node = s.alloc_node();
+  r.alloc_sid = s.alloc_sid();
   r.ignored_options.insert(s.ignored_options().begin(), s.ignored_options().end());
   return r;
 }

@@ -482,7 +482,13 @@ TEST_F(ControllerTest, PendingReasonsDependenciesAndTimes) {
   EXPECT_EQ(b.reason(), "NonZeroExitCode");
   EXPECT_EQ(b.exit_code(), 3);
   EXPECT_EQ(b.exit_signal(), 0);
-  EXPECT_TRUE(b.allocation().empty());
+  // It still names where it ran, as Slurm's records do, while its nodes are free again.
+  EXPECT_EQ(b.allocation_size(), 2);
+  EXPECT_EQ(b.batch_host(), b.allocation(0).node());
+  EXPECT_EQ(b.num_nodes(), 2);
+  EXPECT_FALSE(b.node_list().empty());
+  EXPECT_FALSE(b.tres_alloc().empty());
+  for (const v1::NodeInfo& n : NodesOf(core_)) EXPECT_EQ(n.alloc_cpus(), 0) << n.name();
   d = Info(dep);
   EXPECT_EQ(d.reason(), "DependencyNeverSatisfied");
   EXPECT_EQ(d.dependency(), core::StrCat("afterok:", big, "(failed)"));

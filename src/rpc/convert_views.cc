@@ -122,6 +122,7 @@ fmt::JobView ToJobView(const v1::JobInfo& j) {
   v.submit_time = j.submit_time();
   v.eligible_time = j.eligible_time();
   v.accrue_time = j.accrue_time();
+  v.last_sched_eval = j.last_sched_eval();
   v.start_time = j.start_time();
   v.end_time = j.end_time();
   v.deadline = s.deadline();
@@ -160,6 +161,8 @@ fmt::JobView ToJobView(const v1::JobInfo& j) {
   v.licenses = s.licenses();
   v.network = IgnoredOption(s, "network");
   v.command = s.command();
+  v.alloc_node = s.alloc_node();
+  v.alloc_sid = s.alloc_sid();
   v.work_dir = s.work_dir();
   v.comment = s.comment();
   v.std_err = s.std_err();

@@ -465,9 +465,11 @@ std::string Value(char c, const Record& r, const RenderContext& ctx) {
       return p == nullptr ? std::string("n/a") : p->name;
     case 's': {
       if (p == nullptr) return "n/a";
-      if (p->max_nodes < 0) return StrCat(p->min_nodes, "-infinite");
-      if (p->max_nodes == p->min_nodes) return StrCat(p->min_nodes);
-      return StrCat(p->min_nodes, "-", p->max_nodes);
+      // sinfo shows a job size of at least one node where the partition allows any.
+      const int64_t min = p->min_nodes < 1 && p->max_nodes != 0 ? 1 : p->min_nodes;
+      if (p->max_nodes < 0) return StrCat(min, "-infinite");
+      if (p->max_nodes == min) return StrCat(min);
+      return StrCat(min, "-", p->max_nodes);
     }
     case 'S':
       if (p == nullptr) return "n/a";
@@ -544,6 +546,21 @@ std::string NodeStateComplete(NodeState state, uint32_t flags) {
     }
   }
   return out;
+}
+
+void ToNodeTableOrder(std::vector<NodeView>* nodes, std::vector<PartitionView>* partitions) {
+  auto before = [](std::string_view a, std::string_view b) {
+    return core::NaturalCompare(a, b) < 0;
+  };
+  if (nodes != nullptr) {
+    std::stable_sort(nodes->begin(), nodes->end(),
+                     [&](const NodeView& a, const NodeView& b) { return before(a.name, b.name); });
+  }
+  if (partitions != nullptr) {
+    for (PartitionView& p : *partitions) {
+      std::stable_sort(p.node_names.begin(), p.node_names.end(), before);
+    }
+  }
 }
 
 Status ValidateSinfoOptions(const SinfoOptions& options) {

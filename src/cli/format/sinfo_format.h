@@ -23,6 +23,11 @@ struct SinfoOptions {
   std::vector<std::string> partitions;  // -p: only these partitions
 };
 
+// Puts `nodes`, and each partition's node_names, in the order of Slurm's node table:
+// slurmctld sorts it by name as hostlists sort ("cpu01" before "gpu01", "n2" before "n10"),
+// and its listings follow it. Either pointer may be null.
+void ToNodeTableOrder(std::vector<NodeView>* nodes, std::vector<PartitionView>* partitions);
+
 // Checks the format string; RenderSinfo fails on exactly these errors.
 Status ValidateSinfoOptions(const SinfoOptions& options);
 

@@ -123,4 +123,26 @@ std::string WrapCommand(std::string_view command) {
   return StrCat("#!/bin/sh\n# This script was created by sbatch --wrap.\n\n", command, "\n");
 }
 
+std::string RecordedCommand(std::string_view script, std::span<const std::string> args,
+                            std::string_view work_dir, std::string_view path_env,
+                            const std::function<bool(const std::string&)>& exists) {
+  std::string out(script);
+  if (!script.empty() && script.front() != '.' && script.front() != '/') {
+    std::vector<std::string> dirs{std::string(work_dir)};
+    for (std::string_view dir : core::Split(path_env, ':')) {
+      if (dir.empty()) continue;
+      dirs.push_back(dir.front() == '.' ? StrCat(work_dir, "/", dir) : std::string(dir));
+    }
+    for (const std::string& dir : dirs) {
+      std::string candidate = StrCat(dir, "/", script);
+      if (exists(candidate)) {
+        out = std::move(candidate);
+        break;
+      }
+    }
+  }
+  for (const std::string& a : args) out += StrCat(" ", a);
+  return out;
+}
+
 }  // namespace loom::cli::submit

@@ -2,6 +2,8 @@
 // directives at its top, and the script --wrap generates. Pure functions; thread-safe.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +35,14 @@ StatusOr<std::vector<Directive>> ExtractDirectives(std::string_view script,
 
 // The script sbatch submits for --wrap=COMMAND.
 std::string WrapCommand(std::string_view command);
+
+// What sbatch records as a script job's command (scontrol's Command=): the script's path as
+// given when it starts with '.' or '/'; otherwise the first file a search finds, in the
+// job's working directory `work_dir` and then along `path_env` ($PATH); failing that, the
+// path as given. Then the script's arguments, each after one space. `exists` says whether
+// a path names a file.
+std::string RecordedCommand(std::string_view script, std::span<const std::string> args,
+                            std::string_view work_dir, std::string_view path_env,
+                            const std::function<bool(const std::string&)>& exists);
 
 }  // namespace loom::cli::submit

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace loom::cli::submit {
 namespace {
 
@@ -81,6 +83,29 @@ TEST(CheckBatchScript, SlurmsChecks) {
 TEST(WrapCommand, SlurmsWrapper) {
   EXPECT_EQ(WrapCommand("hostname"),
             "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nhostname\n");
+}
+
+// Command= as Slurm 22.05's sbatch records it (checked against a real sbatch): a bare name is
+// looked up from the working directory, then along $PATH; './' and '/' paths stay as given.
+TEST(RecordedCommand, SearchesLikeSbatch) {
+  auto in = [](std::initializer_list<std::string> files) {
+    return [files](const std::string& p) {
+      return std::find(files.begin(), files.end(), p) != files.end();
+    };
+  };
+  const Words none;
+  EXPECT_EQ(RecordedCommand("job.sh", none, "/w", "/usr/bin", in({"/w/job.sh"})), "/w/job.sh");
+  EXPECT_EQ(RecordedCommand("sub/job.sh", none, "/w", "", in({"/w/sub/job.sh"})), "/w/sub/job.sh");
+  EXPECT_EQ(RecordedCommand("../job.sh", none, "/w", "", in({"/job.sh"})), "../job.sh");
+  EXPECT_EQ(RecordedCommand("./job.sh", none, "/w", "", in({"/w/job.sh"})), "./job.sh");
+  EXPECT_EQ(RecordedCommand("/a/job.sh", none, "/w", "", in({})), "/a/job.sh");
+  // -D elsewhere: not found there, nor along $PATH.
+  EXPECT_EQ(RecordedCommand("job.sh", Words{"a b", "c"}, "/tmp", "/usr/bin", in({"/w/job.sh"})),
+            "job.sh a b c");
+  EXPECT_EQ(RecordedCommand("job.sh", none, "/tmp", "::/opt/bin:rel", in({"/opt/bin/job.sh"})),
+            "/opt/bin/job.sh");
+  EXPECT_EQ(RecordedCommand("job.sh", none, "/tmp", "./rel", in({"/tmp/./rel/job.sh"})),
+            "/tmp/./rel/job.sh");
 }
 
 }  // namespace

@@ -29,7 +29,18 @@ int32_t TasksThatFit(const model::JobShape& s, const Resources& free, const Reso
 }
 
 Resources AmountFor(const model::JobShape& s, int32_t tasks, const Resources& cap) {
-  if (s.exclusive) return cap;
+  if (s.exclusive) {
+    // Every CPU and GPU of the node. Memory as the job asked for it, per node or per CPU
+    // (of all the node's CPUs), and the whole node's when it did not say, as Slurm
+    // allocates it.
+    Resources r = cap;
+    if (s.mem_per_node_mb > 0) {
+      r.mem_mb = std::min(cap.mem_mb, s.mem_per_node_mb);
+    } else if (s.mem_per_cpu_mb > 0) {
+      r.mem_mb = std::min<int64_t>(cap.mem_mb, s.mem_per_cpu_mb * cap.cpus);
+    }
+    return r;
+  }
   Resources r;
   r.cpus = tasks * std::max(1, s.cpus_per_task);
   r.mem_mb = s.mem_per_node_mb > 0 ? s.mem_per_node_mb : s.mem_per_cpu_mb * r.cpus;

@@ -48,6 +48,21 @@ TEST(Selector, GpusPerTaskCpusPerGpuAndMemPerGpu) {
   EXPECT_EQ(TasksThatFit(s, Resources{.cpus = 64, .gpus = 1, .mem_mb = 512000}, kNode), 1);
 }
 
+// An exclusive job holds every CPU and GPU, and the memory it asked for: per CPU of all the
+// node's CPUs, per node, or (asking none) the whole node's, as Slurm allocates it.
+TEST(Selector, ExclusiveHoldsTheMemoryItAskedFor) {
+  model::JobShape s{.ntasks = 1, .exclusive = true};
+  EXPECT_EQ(AmountFor(s, 1, kNode), kNode);
+  s.mem_per_cpu_mb = 3900;
+  EXPECT_EQ(AmountFor(s, 1, kNode), (Resources{.cpus = 64, .gpus = 8, .mem_mb = 64 * 3900}));
+  s.mem_per_cpu_mb = 0;
+  s.mem_per_node_mb = 64000;
+  EXPECT_EQ(AmountFor(s, 1, kNode), (Resources{.cpus = 64, .gpus = 8, .mem_mb = 64000}));
+  s.mem_per_node_mb = 0;
+  s.mem_per_cpu_mb = 100000;  // more than the node has: all of it
+  EXPECT_EQ(AmountFor(s, 1, kNode), kNode);
+}
+
 TEST(Selector, ExclusiveNeedsAWholeIdleNode) {
   model::JobShape s{.min_nodes = 2, .max_nodes = 2, .ntasks = 2, .exclusive = true};
   std::vector<Candidate> c = {{0, Resources{.cpus = 63, .gpus = 8, .mem_mb = 512000}, kNode},
