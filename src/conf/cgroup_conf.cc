@@ -86,6 +86,16 @@ StatusOr<CgroupConfig> ParseCgroupConf(std::string_view text, std::string_view f
       yes_no(&c.constrain_devices);
     } else if (core::EqualsIgnoreCase(key, "AllowedDevicesFile")) {
       c.allowed_devices_file = std::string(value);
+    } else if (core::EqualsIgnoreCase(key, "AllowedDevices")) {
+      // Not a Slurm 22.05 key, but guides on the web use it for the devices every GPU job
+      // needs; those already stay open (only unallocated GPUs are denied).
+      if (warnings) {
+        warnings->push_back({Diagnostic::Severity::kWarning,
+                             SourceLocation{std::string(file_name), line_no}, std::string(key),
+                             "AllowedDevices is not a key of Slurm's cgroup.conf and is ignored: "
+                             "ConstrainDevices denies only the GPUs a job was not given, so "
+                             "devices such as /dev/nvidiactl and /dev/nvidia-uvm stay usable"});
+      }
     } else {
       bool known = false;
       for (std::string_view k : kKnownKeys) known = known || core::EqualsIgnoreCase(key, k);

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace loom::conf {
 namespace {
 
@@ -44,6 +47,21 @@ TEST(CgroupConfTest, MissingFileMeansNothingConstrained) {
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->constrain_cores);
   EXPECT_EQ(c->plugin, CgroupPlugin::kAutodetect);
+}
+
+// The cgroup.conf of the seed article on GPU clusters, as users copy it.
+TEST(CgroupConfTest, SeedArticleConfigLoads) {
+  std::vector<Diagnostic> warnings;
+  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/seeds/conf/000-cgroup.conf");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto seed = ParseCgroupConf(text.str(), "000-cgroup.conf", &warnings);
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  EXPECT_EQ(seed->plugin, CgroupPlugin::kV2);
+  EXPECT_TRUE(seed->constrain_cores && seed->constrain_ram_space && seed->constrain_devices &&
+              seed->constrain_swap_space);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_EQ(warnings.back().key, "AllowedDevices");
 }
 
 }  // namespace
