@@ -127,6 +127,8 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) 
     << "AuthInfo=socket=" << dir << "/munge/munge.socket\n"
     << "StateSaveLocation=" << dir << "/state\n"
     << "SlurmdTimeout=60\nKillWait=5\nMinJobAge=600\n"
+    << "# Every node is emulated on this host: take each to have what this file says.\n"
+    << "SlurmdParameters=config_overrides\n"
     << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\n"
     << "GresTypes=gpu\n";
   // The first half DGX-like GPU nodes (8 A100s), the rest CPU nodes.

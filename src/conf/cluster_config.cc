@@ -1,5 +1,7 @@
 #include "conf/cluster_config.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 
 namespace loom::conf {
@@ -193,6 +195,11 @@ const PartitionConfig* ClusterConfig::DefaultPartition() const {
 const core::TresBillingWeights& ClusterConfig::BillingWeightsFor(
     const PartitionConfig& partition) const {
   return partition.billing_weights.empty() ? billing_weights : partition.billing_weights;
+}
+
+bool ClusterConfig::ConfigOverrides() const {
+  return std::find(slurmd_parameters.begin(), slurmd_parameters.end(), "config_overrides") !=
+         slurmd_parameters.end();
 }
 
 }  // namespace loom::conf

@@ -254,6 +254,11 @@ struct ClusterConfig {
   int32_t min_job_age_s = 300;
   int32_t return_to_service = 0;
 
+  // SlurmdParameters, as written (config_overrides is acted on: nodes are taken to have
+  // what slurm.conf says, whatever the hardware reports).
+  std::vector<std::string> slurmd_parameters;
+  bool ConfigOverrides() const;
+
   // Keys Slurm accepts that Loom does not act on yet: canonical key -> raw value, for
   // `scontrol show config`.
   std::map<std::string, std::string> other_keys;

@@ -21,7 +21,7 @@ using internal::Statement;
 bool IsPlaceKey(std::string_view canonical) {
   for (std::string_view k :
        {"SlurmctldHost", "ControlMachine", "ControlAddr", "BackupController", "BackupAddr",
-        "SlurmctldPort", "AuthType", "AuthInfo", "StateSaveLocation"}) {
+        "SlurmctldPort", "AuthType", "AuthInfo", "StateSaveLocation", "SlurmdParameters"}) {
     if (canonical == k) return true;
   }
   return false;
@@ -58,7 +58,9 @@ StatusOr<std::string> LocalizeSlurmConf(std::string_view text, std::string_view 
       "# of its own, the controller's state and MUNGE credentials in the cluster's directory.\n",
       "SlurmctldHost=localhost(127.0.0.1)\n", "SlurmctldPort=", place.controller_port, "\n",
       "AuthType=auth/munge\n", "AuthInfo=socket=", place.munge_socket, "\n",
-      "StateSaveLocation=", place.state_dir, "\n");
+      "StateSaveLocation=", place.state_dir, "\n",
+      "# Every node is emulated on this host: take each to have what this file says.\n",
+      "SlurmdParameters=config_overrides\n");
   for (const Statement& st : statements) {
     const KeyValue& head = st.pairs.front();
     std::optional<std::string_view> kind = internal::CanonicalKey(Scope::kGlobal, head.key);

@@ -27,6 +27,8 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   co.slurmd_timeout_s = cfg.slurmd_timeout_s;
   co.min_job_age_s = cfg.min_job_age_s;
   co.slurm_user_uid = slurm_user.ok() ? slurm_user->uid : 0;
+  co.slurm_user_name = cfg.slurm_user;
+  co.config_overrides = cfg.ConfigOverrides();
   co.max_array_size = cfg.max_array_size;
   return co;
 }

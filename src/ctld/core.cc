@@ -429,6 +429,24 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
   }
 }
 
+void ControllerCore::NodeRegistered(const std::string& node, const model::Resources& reported,
+                                    Time now, Effects* fx) {
+  NodeAlive(node, now, fx);
+  if (opt_.config_overrides) return;
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    model::Node& m = cluster_.nodes[n];
+    if (m.name != node || m.drain || node_admin_[n].down) continue;
+    const std::string mismatch = model::CapacityShortfall(m.capacity, reported);
+    if (mismatch.empty()) return;
+    m.drain = true;
+    m.reason = mismatch;
+    node_admin_[n] = NodeAdmin{false, opt_.slurm_user_uid, opt_.slurm_user_name, now};
+    ++cluster_.generation;
+    if (fx) fx->nodes_changed.push_back(static_cast<int32_t>(n));
+    return;
+  }
+}
+
 void ControllerCore::Tick(Time now, Effects* fx) {
   // Nodes that stopped reporting: DOWN, and their jobs fail or go back to the queue.
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {

@@ -97,6 +97,8 @@ struct CoreOptions {
   int64_t slurmd_timeout_s = 300;  // SlurmdTimeout
   int64_t min_job_age_s = 300;     // MinJobAge: how long ended jobs stay listed
   uint32_t slurm_user_uid = 0;     // SlurmUser: may act on any job
+  std::string slurm_user_name = "root";
+  bool config_overrides = false;   // SlurmdParameters=config_overrides: trust slurm.conf
   bool requeue_by_default = true;  // JobRequeue
   int64_t max_array_size = 1001;
 };
@@ -134,6 +136,13 @@ class ControllerCore {
   // A node's daemon registered or reported in; returns the jobs the controller believes
   // run there that the node no longer has (they ended while nobody listened).
   void NodeAlive(const std::string& node, Time now, Effects* fx);
+
+  // A node's daemon registered with what it found on its node. Unless
+  // SlurmdParameters=config_overrides, a node with less than slurm.conf and gres.conf give
+  // it is drained with Slurm's reason (model::CapacityShortfall), unless it is already
+  // drained or down by an administrator.
+  void NodeRegistered(const std::string& node, const model::Resources& reported, Time now,
+                      Effects* fx);
 
   // scontrol update NodeName=`names` State=`state` Reason=`reason`: DRAIN (no new work;
   // running jobs go on), DOWN (its jobs end as NODE_FAIL or are requeued), RESUME (back to

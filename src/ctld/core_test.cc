@@ -432,5 +432,24 @@ TEST_F(CoreTest, ReconfigureThatWouldStrandAJobChangesNothing) {
   EXPECT_EQ(core_.cluster().nodes.size(), 2u);
 }
 
+TEST_F(CoreTest, NodeReportingLessThanConfiguredIsDrainedWithSlurmsReason) {
+  Effects fx;
+  core_.NodeRegistered("n1", model::Resources{8, 4, 16000}, 1, &fx);  // as configured
+  EXPECT_FALSE(core_.cluster().nodes[0].drain);
+  core_.NodeRegistered("n2", model::Resources{2, 0, 16000}, 1, &fx);
+  const model::Node& n2 = core_.cluster().nodes[1];
+  EXPECT_TRUE(n2.drain);
+  EXPECT_EQ(n2.reason,
+            "Low socket*core*thread count, Low CPUs (reported:2 < configured:8), "
+            "gres/gpu count reported lower than configured (0 < 4)");
+  EXPECT_EQ(core_.node_admin(1).reason_user, "root");
+  EXPECT_EQ(fx.nodes_changed, std::vector<int32_t>{1});
+  EXPECT_TRUE(core_.NodeUp(1));  // up, but drained
+
+  ControllerCore trusting(Site(), CoreOptions{.config_overrides = true}, 1);
+  trusting.NodeRegistered("n2", model::Resources{2, 0, 100}, 1, &fx);
+  EXPECT_FALSE(trusting.cluster().nodes[1].drain);
+}
+
 }  // namespace
 }  // namespace loom::ctld

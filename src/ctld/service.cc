@@ -287,8 +287,14 @@ Status ControllerApi::Diag(const Caller& who, const v1::DiagRequest& req,
 Status ControllerApi::RegisterNode(const Caller& who, const v1::RegisterNodeRequest& req,
                                  v1::RegisterNodeReply* reply) {
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  // What the daemon found (a daemon that reports no CPUs reports nothing to compare).
+  model::Resources found{req.cpus(), req.gpus_size(), req.real_memory_mb()};
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-    core.NodeAlive(req.name(), now, &fx);
+    if (found.cpus > 0) {
+      core.NodeRegistered(req.name(), found, now, &fx);
+    } else {
+      core.NodeAlive(req.name(), now, &fx);
+    }
     return absl::OkStatus();
   });
   reply->set_heartbeat_interval_s(heartbeat_interval_s_.load());

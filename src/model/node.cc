@@ -24,4 +24,23 @@ std::optional<NodeState> ParseNodeState(std::string_view s) {
   return std::nullopt;
 }
 
+std::string CapacityShortfall(const Resources& configured, const Resources& reported) {
+  std::vector<std::string> reasons;
+  if (reported.cpus < configured.cpus) {
+    reasons.push_back(core::StrCat("Low socket*core*thread count, Low CPUs (reported:",
+                                   reported.cpus, " < configured:", configured.cpus, ")"));
+  }
+  if (reported.mem_mb < configured.mem_mb) {
+    reasons.push_back(core::StrCat("Low RealMemory (reported:", reported.mem_mb,
+                                   " < 100.00% of configured:", configured.mem_mb, ")"));
+  }
+  if (reported.gpus < configured.gpus) {
+    reasons.push_back(core::StrCat("gres/gpu count reported lower than configured (",
+                                   reported.gpus, " < ", configured.gpus, ")"));
+  }
+  std::string out;
+  for (const std::string& r : reasons) out += (out.empty() ? "" : ", ") + r;
+  return out;
+}
+
 }  // namespace loom::model

@@ -43,4 +43,10 @@ struct Node {
   }
 };
 
+// What a node's daemon reported against what the configuration gives the node, in Slurm's
+// words ("Low socket*core*thread count, Low CPUs (reported:8 < configured:16)", "Low
+// RealMemory (reported:1000 < 100.00% of configured:2000)", "gres/gpu count reported lower
+// than configured (0 < 8)"); empty when the node has at least what is configured.
+std::string CapacityShortfall(const Resources& configured, const Resources& reported);
+
 }  // namespace loom::model

@@ -37,6 +37,9 @@ struct Options {
   std::string munge_socket;
   std::string spool;
   std::string controller;  // HOST:PORT; default from SlurmctldHost/SlurmctldPort
+  // What this host has (hwloc, NVML), reported when the node registers.
+  CpuLayout hardware;
+  int32_t hardware_gpus = 0;
 };
 
 class Daemon;
@@ -169,6 +172,12 @@ class Daemon {
         if (!registered) {
           v1::RegisterNodeRequest req;
           req.set_name(opt_.node);
+          req.set_cpus(opt_.hardware.cpus);
+          req.set_sockets(opt_.hardware.sockets);
+          req.set_cores_per_socket(opt_.hardware.cores_per_socket);
+          req.set_threads_per_core(opt_.hardware.threads_per_core);
+          req.set_real_memory_mb(opt_.hardware.memory_mb);
+          for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
           v1::RegisterNodeReply reply;
           if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
             registered = true;
@@ -305,6 +314,20 @@ int main(int argc, char** argv) {
                                   site->cluster.slurmctld_port);
   }
   if (opt.spool.empty()) opt.spool = "/var/spool/loomd/" + opt.node;
+  // What the host has, for the controller to compare with the configuration (it trusts the
+  // configuration instead under SlurmdParameters=config_overrides, as for emulated nodes).
+  if (auto cpus = noded::DiscoverCpus(); cpus.ok()) {
+    opt.hardware = *cpus;
+  } else {
+    std::fprintf(stderr, "loomd: hardware not discovered: %s\n",
+                 std::string(cpus.status().message()).c_str());
+  }
+  if (auto gpus = noded::DiscoverGpus(); gpus.ok()) {
+    opt.hardware_gpus = static_cast<int32_t>(gpus->size());
+  } else if (!absl::IsNotFound(gpus.status())) {
+    std::fprintf(stderr, "loomd: GPUs not discovered: %s\n",
+                 std::string(gpus.status().message()).c_str());
+  }
   if (opt.munge_socket.empty()) opt.munge_socket = conf::MungeSocketOf(site->cluster);
   const int32_t port = me->port > 0 ? me->port : site->cluster.slurmd_port;
   const std::string listen = core::StrCat(me->addr.empty() ? me->name : me->addr, ":", port);

@@ -45,6 +45,7 @@ SlurmdTimeout=4
 KillWait=2
 MinJobAge=300
 SchedulerType=sched/backfill
+SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeAddr=127.0.0.1 Port=$n1port CPUs=4 RealMemory=4000
 NodeName=n2 NodeAddr=127.0.0.1 Port=$n2port CPUs=4 RealMemory=4000
@@ -248,6 +249,25 @@ cp "$dir/slurm.conf.good" "$dir/slurm.conf"
 cp "$dir/slurm.conf.orig" "$dir/slurm.conf"
 "$bin/scontrol" reconfigure || fail "reconfigure back"
 echo "ok: reconfigure adds a partition, keeps jobs, refuses a bad file; show config"
+
+# 6f. A node whose daemon finds less than slurm.conf gives it is drained with Slurm's reason
+# (here without SlurmdParameters=config_overrides, which the rest of this test relies on).
+n3port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cp "$dir/slurm.conf" "$dir/slurm.conf.orig"
+grep -v '^SlurmdParameters=' "$dir/slurm.conf.orig" >"$dir/slurm.conf"
+echo "NodeName=n3 NodeAddr=127.0.0.1 Port=$n3port CPUs=4096 RealMemory=4000" >>"$dir/slurm.conf"
+"$bin/scontrol" reconfigure || fail "reconfigure with n3"
+"$bin/loomd" -D -N n3 --spool "$dir/spool/n3" >"$dir/loomd-n3.log" 2>&1 &
+n3pid=$!
+pids+=($n3pid)
+for _ in $(seq 100); do "$bin/sinfo" -R | grep -q '^Low socket.* n3$' && break; sleep 0.1; done
+"$bin/sinfo" -R | grep -Eq '^Low socket\*core\*thre +root +.* n3$' || fail "n3 not drained: $("$bin/sinfo" -R)"
+"$bin/scontrol" show node n3 | grep -q 'Reason=Low socket\*core\*thread count, Low CPUs (reported:[0-9]* < configured:4096)' ||
+  fail "n3 reason: $("$bin/scontrol" show node n3)"
+kill -TERM "$n3pid"; wait "$n3pid" 2>/dev/null || true
+cp "$dir/slurm.conf.orig" "$dir/slurm.conf"
+"$bin/scontrol" reconfigure || fail "reconfigure without n3"
+echo "ok: a node with less than configured is drained with Slurm's reason"
 
 # 7. A node daemon killed: its node goes DOWN after SlurmdTimeout and its job ends NODE_FAIL.
 victim=$("$bin/sbatch" --parsable --no-requeue -w n1 --wrap 'sleep 300' 2>/dev/null ||

@@ -218,6 +218,18 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
   } else if (key == "ReturnToService") {
     set_i32(&cfg.return_to_service, 0, 2);
+  } else if (key == "SlurmdParameters") {
+    cfg.other_keys[std::string(key)] = kv.value;
+    cfg.slurmd_parameters.clear();
+    for (std::string_view p : core::Split(kv.value, ',')) {
+      p = core::Trim(p);
+      if (p.empty()) continue;
+      cfg.slurmd_parameters.emplace_back(core::ToLower(p));
+      if (cfg.slurmd_parameters.back() != "config_overrides") {
+        ctx_->Warn(at, kv.key, StrCat("SlurmdParameters option ", p,
+                                      " is accepted but not acted on by Loom yet"));
+      }
+    }
   } else if (key == "AuthType") {
     cfg.other_keys[std::string(key)] = kv.value;
     if (core::Trim(kv.value) != "auth/munge") {

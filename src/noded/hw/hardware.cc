@@ -117,26 +117,6 @@ model::NodeTopology TopologyFromHardware(const std::vector<GpuInfo>& gpus, const
   return t;
 }
 
-std::string HardwareMismatch(const CpuLayout& found, int32_t gpus_found, int32_t cpus_configured,
-                             int64_t memory_configured_mb, int32_t gpus_configured) {
-  std::vector<std::string> reasons;
-  if (found.cpus < cpus_configured) {
-    reasons.push_back(StrCat("Low socket*core*thread count, Low CPUs (reported:", found.cpus,
-                             " < configured:", cpus_configured, ")"));
-  }
-  if (found.memory_mb < memory_configured_mb) {
-    reasons.push_back(StrCat("Low RealMemory (reported:", found.memory_mb,
-                             " < 100.00% of configured:", memory_configured_mb, ")"));
-  }
-  if (gpus_found < gpus_configured) {
-    reasons.push_back(StrCat("gres/gpu count reported lower than configured (", gpus_found, " < ",
-                             gpus_configured, ")"));
-  }
-  std::string out;
-  for (const std::string& r : reasons) out += (out.empty() ? "" : ", ") + r;
-  return out;
-}
-
 std::string GpuTypeFromName(std::string_view name) {
   std::string out;
   for (char c : core::Trim(name)) {

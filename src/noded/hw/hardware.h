@@ -1,7 +1,7 @@
 // What a node really has, found at run time: CPUs, cores, sockets and NUMA nodes through
 // hwloc; GPUs through NVML, loaded with dlopen when present (never linked, so loomd runs on
-// nodes without the NVIDIA driver). Turned into the node topology placement uses, and
-// compared with what slurm.conf and gres.conf say the node has, the way Slurm compares them.
+// nodes without the NVIDIA driver). Turned into the node topology placement uses and into
+// what the node reports when it registers (see model::CapacityShortfall).
 #pragma once
 
 #include <cstdint>
@@ -51,13 +51,6 @@ int32_t NumaOfPciDevice(std::string_view bus_id, const std::string& sysfs = "/sy
 // share a switch id; each GPU's NUMA node; the CPUs of each NUMA node.
 model::NodeTopology TopologyFromHardware(const std::vector<GpuInfo>& gpus, const CpuLayout& cpus,
                                          std::string_view gpu_type);
-
-// What the node reports against what its configuration says, in Slurm's words ("Low
-// RealMemory (reported:1000 < 100.00% of configured:2000)", "gres/gpu count reported lower
-// than configured (0 < 8)"); empty when the node has at least what is configured. Slurm
-// drains such a node with this reason.
-std::string HardwareMismatch(const CpuLayout& found, int32_t gpus_found, int32_t cpus_configured,
-                             int64_t memory_configured_mb, int32_t gpus_configured);
 
 // Slurm's GPU type for an NVML name: lower case, spaces as underscores
 // ("NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3").

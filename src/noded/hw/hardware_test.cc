@@ -83,16 +83,6 @@ TEST(NumaOfPciDeviceTest, ReadsSysfs) {
   EXPECT_EQ(NumaOfPciDevice("0000:ff:00.0", sys), -1);
 }
 
-TEST(HardwareMismatchTest, SpeaksLikeSlurm) {
-  CpuLayout found = TwoSockets();
-  EXPECT_EQ(HardwareMismatch(found, 8, 8, 1000, 8), "");
-  EXPECT_EQ(HardwareMismatch(found, 0, 8, 1000, 8),
-            "gres/gpu count reported lower than configured (0 < 8)");
-  EXPECT_EQ(HardwareMismatch(found, 8, 16, 2000, 8),
-            "Low socket*core*thread count, Low CPUs (reported:8 < configured:16), "
-            "Low RealMemory (reported:1000 < 100.00% of configured:2000)");
-}
-
 TEST(NodeConfigLineTest, AsSlurmdDashC) {
   setenv("LOOM_FAKE_NVML", "nvswitch8", 1);
   auto gpus = DiscoverGpus(LOOM_FAKE_NVML);
