@@ -278,10 +278,22 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
     std::vector<Diagnostic> warnings;
     auto c = ParseBody(core::StrCat(kv, "\n"), &warnings);
     ASSERT_TRUE(c.ok()) << kv << ": " << ErrorText(c);
-    // Loom acts on these two itself (MUNGE credentials, munged's socket).
-    if (kv.starts_with("AuthType=") || kv.starts_with("AuthInfo=")) continue;
+    // Loom acts on these itself (MUNGE credentials, munged's socket, trusting slurm.conf).
+    if (kv.starts_with("AuthType=") || kv.starts_with("AuthInfo=") ||
+        kv == "SlurmdParameters=config_overrides") {
+      continue;
+    }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;
   }
+}
+
+TEST(SlurmConfKeys, SlurmdParametersConfigOverridesIsActedOn) {
+  std::vector<Diagnostic> warnings;
+  auto c = ParseBody("SlurmdParameters=config_overrides,l3cache_as_socket\n", &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_TRUE(c->ConfigOverrides());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0].message, HasSubstr("l3cache_as_socket is accepted but not acted on"));
 }
 
 TEST(SlurmConfKeys, AuthTypeOtherThanMungeIsAnError) {
