@@ -31,6 +31,24 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   return co;
 }
 
+// "host:port" of each node's daemon, in the cluster's node order.
+std::vector<std::string> NodeAddressesOf(const conf::SiteConfig& site,
+                                         const sched::Cluster& cluster) {
+  std::vector<std::string> out;
+  out.reserve(cluster.nodes.size());
+  for (const model::Node& node : cluster.nodes) {
+    std::string address;
+    for (const conf::NodeConfig& n : site.cluster.nodes) {
+      if (n.name != node.name) continue;
+      address = core::StrCat(n.addr.empty() ? n.name : n.addr, ":",
+                             n.port > 0 ? n.port : site.cluster.slurmd_port);
+      break;
+    }
+    out.push_back(std::move(address));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
@@ -40,6 +58,7 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   return Post([&](ControllerCore& core, Effects&, Time) -> Status {
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
     site_ = std::move(site);
+    node_addresses_ = NodeAddressesOf(site_, core.cluster());
     return absl::OkStatus();
   });
 }
@@ -88,6 +107,20 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     const std::string host = cfg.controllers.empty() ? "127.0.0.1" : cfg.controllers.front().addr;
     c->address_ = core::StrCat(host, ":", cfg.slurmctld_port);
   }
+  c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
+  NodeLinksOptions lo;
+  lo.launch_failed = [p = c.get()](JobId id, const Status& why) {
+    std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
+                 static_cast<unsigned long long>(id), std::string(why.message()).c_str());
+    // Unavailable: the node's daemon did not answer; anything else: it refused the job.
+    p->PostNoWait([id, message = std::string(why.message()), unreachable = absl::IsUnavailable(why)](
+                      ControllerCore& core, Effects& fx, Time now) {
+      core.LaunchFailed(id, message, now, &fx, unreachable);
+      return absl::OkStatus();
+    });
+  };
+  c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
+
   c->stats_.start_time = Now();
   c->Publish(Now());
   // One port for both transports: gRPC has no listening port of its own and is handed
@@ -106,34 +139,11 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
           fo, [api = c->api_.get()](std::string_view frame) { return AnswerFrame(*api, frame); },
           RefuseFrame,
           [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); }));
-  c->worker_ = std::thread([p = c.get()] { p->WorkerLoop(); });
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
 }
 
 Controller::~Controller() { Shutdown(); }
-
-void Controller::Enqueue(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(workers_mu_);
-    tasks_.push_back(std::move(task));
-  }
-  workers_cv_.notify_one();
-}
-
-void Controller::WorkerLoop() {
-  while (true) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(workers_mu_);
-      workers_cv_.wait(lock, [&] { return workers_stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    task();
-  }
-}
 
 void Controller::Shutdown() {
   {
@@ -145,12 +155,8 @@ void Controller::Shutdown() {
   if (frames_) frames_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (owner_.joinable()) owner_.join();
-  {
-    std::lock_guard<std::mutex> lock(workers_mu_);
-    workers_stop_ = true;
-  }
-  workers_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  // What the last batches started still reaches the nodes.
+  if (links_) links_->Drain();
 }
 
 void Controller::Wait() {
@@ -168,6 +174,15 @@ Status Controller::Post(Command fn) {
   }
   cv_.notify_all();
   return done.get();
+}
+
+void Controller::PostNoWait(Command fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    queue_.push_back(Pending{std::move(fn), {}});
+  }
+  cv_.notify_all();
 }
 
 std::shared_ptr<const Snapshot> Controller::snapshot() const {
@@ -278,16 +293,6 @@ void Controller::Publish(int64_t now) {
   snapshot_ = std::move(snap);
 }
 
-std::string Controller::NodeAddress(int32_t node) const {
-  const std::string& name = core_->cluster().nodes[node].name;
-  for (const conf::NodeConfig& n : site_.cluster.nodes) {
-    if (n.name != name) continue;
-    const int32_t port = n.port > 0 ? n.port : site_.cluster.slurmd_port;
-    return core::StrCat(n.addr.empty() ? n.name : n.addr, ":", port);
-  }
-  return "";
-}
-
 void Controller::CarryOut(const Effects& fx) {
   for (const ctld::Launch& l : fx.launches) {
     auto it = core_->jobs().find(l.key);
@@ -319,61 +324,15 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_gpu_ids(gpus);
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.time_limit_s);
-    Launch(e.job.id, std::move(lr), NodeAddress(head.node));
+    links_->Launch(NodeAddress(head.node), std::move(lr));
   }
   for (const SignalJob& s : fx.signals) {
-    std::vector<std::string> addresses;
-    for (int32_t n : s.nodes) addresses.push_back(NodeAddress(n));
-    SendSignal(s.job_id, s.signal, std::move(addresses));
+    v1::SignalTasksRequest req;
+    req.set_job_id(s.job_id);
+    req.set_signal(s.signal);
+    req.set_kill_wait_s(s.signal == SIGTERM ? site_.cluster.kill_wait_s : 0);
+    for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
   }
-}
-
-void Controller::Launch(JobId id, v1::LaunchBatchRequest request, std::string node_address) {
-  Enqueue([this, id, request = std::move(request), node_address] {
-    auto channel = grpc::CreateChannel(node_address, grpc::InsecureChannelCredentials());
-    auto stub = v1::NodeDaemon::NewStub(channel);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::LaunchBatchReply reply;
-    Status s = rpc::AttachCredential(&ctx, *munge_, "LaunchBatch", request);
-    if (s.ok()) {
-      grpc::Status g = stub->LaunchBatch(&ctx, request, &reply);
-      if (!g.ok()) {
-        s = absl::UnavailableError(core::StrCat("node ", node_address, ": ", g.error_message()));
-      } else {
-        s = rpc::FromWire(reply.error());
-      }
-    }
-    if (!s.ok()) {
-      std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
-                   static_cast<unsigned long long>(id), std::string(s.message()).c_str());
-      // Unavailable: the node's daemon did not answer; anything else: it refused the job.
-      (void)Post([id, s](ControllerCore& core, Effects& fx, Time now) {
-        core.LaunchFailed(id, std::string(s.message()), now, &fx, absl::IsUnavailable(s));
-        return absl::OkStatus();
-      });
-    }
-  });
-}
-
-void Controller::SendSignal(JobId id, int32_t signal, std::vector<std::string> node_addresses) {
-  const int64_t kill_wait = site_.cluster.kill_wait_s;
-  Enqueue([this, id, signal, kill_wait, node_addresses] {
-    for (const std::string& address : node_addresses) {
-      v1::SignalTasksRequest req;
-      req.set_job_id(id);
-      req.set_signal(signal);
-      req.set_kill_wait_s(signal == SIGTERM ? kill_wait : 0);
-      auto stub = v1::NodeDaemon::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::SignalTasksReply reply;
-      if (rpc::AttachCredential(&ctx, *munge_, "SignalTasks", req).ok()) {
-        (void)stub->SignalTasks(&ctx, req, &reply);
-      }
-    }
-  });
 }
 
 }  // namespace loom::ctld

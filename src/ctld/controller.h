@@ -20,6 +20,7 @@
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "ctld/core.h"
+#include "ctld/node_links.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
 #include "store/store.h"
@@ -66,6 +67,8 @@ class Controller {
   // is durable (or the store's error when it could not be made so).
   using Command = std::function<Status(ControllerCore&, Effects&, Time now)>;
   Status Post(Command fn);
+  // Runs `fn` in the next batch without waiting for it; for callers that must not block.
+  void PostNoWait(Command fn);
 
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
@@ -86,9 +89,8 @@ class Controller {
   Status Persist(const Effects& fx);
   void Publish(int64_t now);
   void CarryOut(const Effects& fx);
-  void Launch(JobId id, v1::LaunchBatchRequest request, std::string node_address);
-  void SendSignal(JobId id, int32_t signal, std::vector<std::string> node_addresses);
-  std::string NodeAddress(int32_t node) const;
+  // "host:port" of a node's daemon, by node index.
+  const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
 
   conf::SiteConfig site_;
   std::string slurm_conf_;  // where the configuration was read from
@@ -100,6 +102,7 @@ class Controller {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<rpc::FrameServer> frames_;
   std::string address_;
+  std::vector<std::string> node_addresses_;
 
   struct Pending {
     Command fn;
@@ -112,14 +115,8 @@ class Controller {
   std::thread owner_;
   std::shared_ptr<const Snapshot> snapshot_;
   Snapshot stats_;  // counters kept by the owner thread
-  // Launches and signals go to the node daemons from one worker thread, in order.
-  void Enqueue(std::function<void()> task);
-  void WorkerLoop();
-  std::mutex workers_mu_;
-  std::condition_variable workers_cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool workers_stop_ = false;
-  std::thread worker_;
+  // Launches and signals to the node daemons; in order per node, nodes independent.
+  std::unique_ptr<NodeLinks> links_;
 };
 
 }  // namespace loom::ctld
