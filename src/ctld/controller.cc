@@ -9,7 +9,7 @@
 
 #include "auth/identity.h"
 #include "core/strings.h"
-#include "ctld/persist.h"
+#include "ctld/durable.h"
 #include "ctld/service.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -77,19 +77,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
 
   c->slurm_conf_ = options.slurm_conf;
   c->core_ = std::make_unique<ControllerCore>(c->site_, CoreOptionsOf(cfg), 1);
-  std::vector<JobEntry> entries;
-  for (const store::JobRecord& r : snap.jobs) {
-    v1::JobSpec spec;
-    if (!spec.ParseFromString(r.request)) {
-      return absl::DataLossError(core::StrCat("job ", r.id, " in ", c->store_->Location(),
-                                              ": its stored submission cannot be read"));
-    }
-    ASSIGN_OR_RETURN(model::JobRequest request, rpc::FromWire(spec));
-    ASSIGN_OR_RETURN(JobEntry e,
-                     FromRecord(r, c->core_->cluster(),
-                                std::make_shared<const model::JobRequest>(std::move(request))));
-    entries.push_back(std::move(e));
-  }
+  ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
+                   EntriesFrom(snap, c->core_->cluster(), c->store_->Location()));
   c->core_->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
   for (const store::NodeRecord& n : snap.nodes) {
     auto user = auth::LookupUserById(n.reason_uid);
@@ -243,16 +232,6 @@ void Controller::OwnerLoop() {
 }
 
 Status Controller::Persist(const Effects& fx) {
-  store::Batch batch;
-  std::set<uint64_t> seen;
-  for (uint64_t key : fx.changed) {
-    if (!seen.insert(key).second) continue;
-    auto it = core_->jobs().find(key);
-    if (it == core_->jobs().end()) continue;
-    const JobEntry& e = it->second;
-    batch.Add(store::PutJob{ToRecord(e, core_->cluster(),
-                                     rpc::DeterministicBytes(rpc::ToWire(*e.request)))});
-  }
   for (model::JobState st : fx.ended) {
     switch (st) {
       case model::JobState::kCompleted: ++stats_.completed; break;
@@ -260,21 +239,7 @@ Status Controller::Persist(const Effects& fx) {
       default: ++stats_.failed; break;
     }
   }
-  for (JobId id : fx.deleted) batch.Add(store::DeleteJob{id});
-  std::set<int32_t> nodes(fx.nodes_changed.begin(), fx.nodes_changed.end());
-  for (int32_t n : nodes) {
-    const model::Node& node = core_->cluster().nodes[n];
-    const NodeAdmin& admin = core_->node_admin(n);
-    store::NodeRecord r;
-    r.name = node.name;
-    r.state = admin.down ? model::NodeState::kDown : model::NodeState::kIdle;
-    r.drain = node.drain;
-    r.reason = node.drain || admin.down ? node.reason : "";
-    r.reason_uid = admin.reason_uid;
-    r.reason_time = admin.reason_time;
-    batch.Add(store::PutNode{std::move(r)});
-  }
-  if (fx.next_id_changed) batch.Add(store::SetNextJobId{core_->next_job_id()});
+  store::Batch batch = BatchFor(fx, *core_);
   if (batch.empty()) return absl::OkStatus();
   return store_->Commit(batch);
 }
@@ -298,15 +263,26 @@ void Controller::CarryOut(const Effects& fx) {
     auto it = core_->jobs().find(l.key);
     if (it == core_->jobs().end() || it->second.alloc.empty()) continue;
     const JobEntry& e = it->second;
-    const model::JobRequest& r = *e.request;
+    // The script and environment are only in the store.
+    StatusOr<model::JobRequest> full = ReadSubmission(*store_, e.submission_id());
+    if (!full.ok()) {
+      std::fprintf(stderr, "loomctld: job %llu: cannot launch: %s\n",
+                   static_cast<unsigned long long>(e.job.id),
+                   std::string(full.status().message()).c_str());
+      PostNoWait([id = e.job.id, why = std::string(full.status().message())](
+                     ControllerCore& core, Effects& fx, Time now) {
+        core.LaunchFailed(id, why, now, &fx);
+        return absl::OkStatus();
+      });
+      continue;
+    }
+    const model::JobRequest& r = *full;
     v1::LaunchBatchRequest lr;
     lr.set_job_id(e.job.id);
     rpc::JobInfoOptions o;
     o.cluster_name = site_.cluster.cluster_name;
-    o.with_script = true;
-    o.with_environment = true;
     *lr.mutable_job() = rpc::FromEntry(e, core_->cluster(), o);
-    for (const auto& [k, v] : r.environment) (*lr.mutable_environment())[k] = v;
+    lr.mutable_environment()->insert(r.environment.begin(), r.environment.end());
     lr.set_script(r.script);
     lr.set_std_out(r.EffectiveStdout());
     lr.set_std_err(r.EffectiveStderr());

@@ -87,6 +87,14 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
   return out;
 }
 
+bool ControllerCore::AnyJobOf(JobId submission) const {
+  // Its jobs have the ids from the submission's own onwards.
+  auto it = by_id_.lower_bound(submission);
+  if (it == by_id_.end()) return false;
+  const JobEntry& e = jobs_.at(it->second);
+  return e.submission_id() == submission;
+}
+
 bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
@@ -128,22 +136,30 @@ StatusOr<int32_t> ControllerCore::Admit(const model::JobRequest& request) const 
 }
 
 
-StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
-                                       Time now, Effects* fx) {
+StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& who, Time now,
+                                       Effects* fx) {
   ASSIGN_OR_RETURN(const int32_t part, Admit(request));
   const model::Partition& partition = cluster_.partitions[part];
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
 
-  auto shared = std::make_shared<const model::JobRequest>(request);
   // Every task of an array is a job with an id of its own from the start (the array's id
   // is its first task's), so that each is stored and recovered on its own.
   const JobId id = next_id_;
   next_id_ += request.array ? static_cast<JobId>(request.array->Count()) : 1;
-  if (fx) fx->next_id_changed = true;
+  Submission submission{id, nullptr, std::move(request.script), std::move(request.environment)};
+  request.script.clear();
+  request.environment.clear();
+  auto shared = std::make_shared<const model::JobRequest>(std::move(request));
+  submission.request = shared;
+  if (fx) {
+    fx->next_id_changed = true;
+    fx->submitted.push_back(std::move(submission));
+  }
   JobId task_id = id;
-  int64_t limit = request.time_limit_s.value_or(
+  const model::JobRequest& r = *shared;
+  int64_t limit = r.time_limit_s.value_or(
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
     JobEntry e;
@@ -152,32 +168,33 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     e.partition = part;
     e.time_limit_s = limit;
     model::Job& j = e.job;
-    j.name = request.name;
+    j.name = r.name;
     j.uid = who.uid;
     j.gid = who.gid;
     j.user = who.user;
-    j.account = request.account;
+    j.account = r.account;
     j.partition = partition.name;
-    j.qos = request.qos;
-    j.constraint = request.constraint;
-    j.shape = request.shape;
+    j.qos = r.qos;
+    j.constraint = r.constraint;
+    j.shape = r.shape;
     j.time_limit_s = limit;
-    j.nice = request.nice;
-    j.priority = request.hold ? 0 : request.priority.value_or(kBasePriority - static_cast<int64_t>(id));
-    j.reason = request.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
+    j.nice = r.nice;
+    j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
+    j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
-    j.eligible_time = std::max<int64_t>(now, request.begin_time);
+    j.eligible_time = std::max<int64_t>(now, r.begin_time);
     if (task) {
       e.array_job_id = id;
       e.array_task_id = task;
     }
     j.id = task_id++;
     by_id_[j.id] = e.key;
+    if (fx) fx->created.push_back(e.key);
     Changed(e, fx);
     jobs_.emplace(e.key, std::move(e));
   };
-  if (request.array) {
-    for (int64_t t : request.array->Indices()) make(t);
+  if (shared->array) {
+    for (int64_t t : shared->array->Indices()) make(t);
   } else {
     make(std::nullopt);
   }
@@ -437,9 +454,12 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     }
     if (model::IsFinal(e.job.state) && !e.completing &&
         now - e.job.end_time > opt_.min_job_age_s) {
+      const JobId submission = e.submission_id();
       if (e.job.id) by_id_.erase(e.job.id);
       if (fx) fx->deleted.push_back(e.job.id);
       it = jobs_.erase(it);
+      // The submission goes with the last job made from it.
+      if (fx && !AnyJobOf(submission)) fx->forgotten.push_back(submission);
       continue;
     }
     ++it;

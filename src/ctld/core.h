@@ -28,7 +28,9 @@ using sched::Time;
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
   model::Job job;  // id (array tasks: the array's id + the task's place), state, times
-  std::shared_ptr<const model::JobRequest> request;  // shared by the tasks of an array
+  // The submission without its script and environment, which only the store keeps (they
+  // are read back to launch the job). Shared by the tasks of an array.
+  std::shared_ptr<const model::JobRequest> request;
   JobId array_job_id = 0;                  // 0: not an array task
   std::optional<int64_t> array_task_id;
   int32_t partition = -1;                  // index into the cluster's partitions
@@ -39,6 +41,17 @@ struct JobEntry {
   bool completing = false;
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
   uint64_t key = 0;                        // stable identity in the table
+
+  // The id the submission is stored under: the array's for its tasks, else the job's own.
+  JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
+};
+
+// A new submission, for the store: kept once, whole, for all the jobs made from it.
+struct Submission {
+  JobId id = 0;  // JobEntry::submission_id() of its jobs
+  std::shared_ptr<const model::JobRequest> request;  // as the jobs hold it
+  std::string script;                                // what the jobs do not hold
+  std::map<std::string, std::string> environment;
 };
 
 // What the caller must do after a call.
@@ -55,8 +68,11 @@ struct SignalJob {
 struct Effects {
   std::vector<Launch> launches;
   std::vector<SignalJob> signals;
+  std::vector<Submission> submitted;  // to store before the jobs that name them
+  std::vector<uint64_t> created;  // entries new in this round (keys); also in `changed`
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
+  std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
   std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
   bool next_id_changed = false;
@@ -100,9 +116,9 @@ class ControllerCore {
   ControllerCore(const conf::SiteConfig& site, CoreOptions options, JobId first_job_id);
 
   // A new job (or array). Fails, changing nothing, for an unknown partition or a request
-  // no node could ever run.
-  StatusOr<JobId> Submit(const model::JobRequest& request, const Caller& who, Time now,
-                         Effects* fx);
+  // no node could ever run. The script and environment go to fx->submitted, not into the
+  // table.
+  StatusOr<JobId> Submit(model::JobRequest request, const Caller& who, Time now, Effects* fx);
 
   // sbatch --test-only: the earliest start of `request` among the running jobs (pending jobs
   // are not counted, as in Slurm), without submitting it. Spends a job id, as Slurm does.
@@ -182,6 +198,8 @@ class ControllerCore {
   enum class DepState { kSatisfied, kWaiting, kNever };
   DepState Dependencies(const JobEntry& e, Time now) const;
   std::vector<const JobEntry*> JobsWithId(JobId id) const;
+  // Whether any job made from the submission `submission` is still in the table.
+  bool AnyJobOf(JobId submission) const;
 
   conf::SiteConfig site_;
   CoreOptions opt_;

@@ -86,7 +86,7 @@ Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
   }
   JobId id = 0;
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
-    ASSIGN_OR_RETURN(id, core.Submit(*request, who, now, &fx));
+    ASSIGN_OR_RETURN(id, core.Submit(std::move(*request), who, now, &fx));
     return absl::OkStatus();
   });
   reply->set_job_id(id);
