@@ -59,6 +59,7 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
     site_ = std::move(site);
     node_addresses_ = NodeAddressesOf(site_, core.cluster());
+    publish_all_ = true;  // node indices and names, partitions may all have changed
     return absl::OkStatus();
   });
 }
@@ -111,7 +112,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
 
   c->stats_.start_time = Now();
-  c->Publish(Now());
+  c->Publish(Now(), nullptr);
   // One port for both transports: gRPC has no listening port of its own and is handed
   // each connection that opens with HTTP/2's preface.
   c->api_ = std::make_unique<ControllerApi>(c.get());
@@ -221,7 +222,7 @@ void Controller::OwnerLoop() {
     }
     // Publish before answering: a client that got its answer sees its change in the
     // next query.
-    Publish(now);
+    Publish(now, &fx);
     for (size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(results[i]);
     CarryOut(fx);
   }
@@ -244,14 +245,32 @@ Status Controller::Persist(const Effects& fx) {
   return store_->Commit(batch);
 }
 
-void Controller::Publish(int64_t now) {
-  auto snap = std::make_shared<Snapshot>(stats_);
-  snap->time = now;
+void Controller::Publish(int64_t now, const Effects* fx) {
   rpc::JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
-  snap->jobs = rpc::JobsOf(*core_, o);
-  snap->nodes = rpc::NodesOf(*core_);
-  snap->partitions = rpc::PartitionsOf(*core_);
+  bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
+                     core_->cluster().generation != nodes_generation_;
+  if (fx == nullptr || publish_all_ || listing_ == nullptr) {
+    listing_ = JobListing::Build(*core_, o);
+    partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(rpc::PartitionsOf(*core_));
+    nodes_stale = true;
+    publish_all_ = false;
+  } else if (!fx->changed.empty() || !fx->touched.empty()) {
+    std::vector<uint64_t> keys(fx->changed);
+    keys.insert(keys.end(), fx->touched.begin(), fx->touched.end());
+    bool holders_changed = false;
+    listing_ = listing_->Update(*core_, keys, o, &holders_changed);
+    nodes_stale = nodes_stale || holders_changed;
+  }
+  if (nodes_stale || nodes_ == nullptr) {
+    nodes_ = std::make_shared<const std::vector<v1::NodeInfo>>(rpc::NodesOf(*core_));
+    nodes_generation_ = core_->cluster().generation;
+  }
+  auto snap = std::make_shared<Snapshot>(stats_);
+  snap->time = now;
+  snap->jobs = listing_;
+  snap->nodes = nodes_;
+  snap->partitions = partitions_;
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;
   std::lock_guard<std::mutex> lock(mu_);

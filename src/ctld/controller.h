@@ -20,6 +20,7 @@
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "ctld/core.h"
+#include "ctld/listing.h"
 #include "ctld/node_links.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
@@ -35,12 +36,13 @@ struct ControllerOptions {
   std::string listen_address;  // empty: SlurmctldHost's address and SlurmctldPort
 };
 
-// What queries read: the state after the last batch.
+// What queries read: the state after the last batch. Successive snapshots share what did
+// not change between them (the listing's unchanged chunks, the nodes, the partitions).
 struct Snapshot {
   int64_t time = 0;
-  std::vector<v1::JobInfo> jobs;
-  std::vector<v1::NodeInfo> nodes;
-  std::vector<v1::PartitionInfo> partitions;
+  std::shared_ptr<const JobListing> jobs;
+  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes;
+  std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions;
   sched::PassStats last_pass;
   int64_t passes = 0;
   int64_t last_pass_us = 0;
@@ -87,7 +89,10 @@ class Controller {
   Controller() = default;
   void OwnerLoop();
   Status Persist(const Effects& fx);
-  void Publish(int64_t now);
+  // Publishes the state after a batch: the jobs `fx` changed or touched are listed anew
+  // (every job when `fx` is null or after a reconfigure), the nodes when their state or
+  // usage may have changed.
+  void Publish(int64_t now, const Effects* fx);
   void CarryOut(const Effects& fx);
   // "host:port" of a node's daemon, by node index.
   const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
@@ -115,6 +120,12 @@ class Controller {
   std::thread owner_;
   std::shared_ptr<const Snapshot> snapshot_;
   Snapshot stats_;  // counters kept by the owner thread
+  // What the last Publish() built, reused by the next (owner thread only).
+  std::shared_ptr<const JobListing> listing_;
+  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes_;
+  std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions_;
+  uint64_t nodes_generation_ = 0;  // the cluster's generation when nodes_ was built
+  bool publish_all_ = true;        // the next Publish() lists every job again
   // Launches and signals to the node daemons; in order per node, nodes independent.
   std::unique_ptr<NodeLinks> links_;
 };

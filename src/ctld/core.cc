@@ -456,7 +456,10 @@ void ControllerCore::Tick(Time now, Effects* fx) {
         now - e.job.end_time > opt_.min_job_age_s) {
       const JobId submission = e.submission_id();
       if (e.job.id) by_id_.erase(e.job.id);
-      if (fx) fx->deleted.push_back(e.job.id);
+      if (fx) {
+        fx->deleted.push_back(e.job.id);
+        fx->touched.push_back(e.key);
+      }
       it = jobs_.erase(it);
       // The submission goes with the last job made from it.
       if (fx && !AnyJobOf(submission)) fx->forgotten.push_back(submission);
@@ -775,6 +778,7 @@ void ControllerCore::Schedule(Time now, Effects* fx) {
     JobEntry& e = *pending_entry[i];
     PendingReason r = out.reasons[i];
     if (pending[i].blocked != PendingReason::kNone) r = pending[i].blocked;
+    if (e.job.reason != r && fx) fx->touched.push_back(e.key);
     e.job.reason = r;
   }
   for (const sched::JobStart& s : out.starts) {

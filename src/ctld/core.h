@@ -71,6 +71,9 @@ struct Effects {
   std::vector<Submission> submitted;  // to store before the jobs that name them
   std::vector<uint64_t> created;  // entries new in this round (keys); also in `changed`
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
+  // Entries whose listing changed without a change to persist (a pending job's reason), and
+  // entries purged from the table: what queries see besides `changed` (keys).
+  std::vector<uint64_t> touched;
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
   std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
