@@ -199,16 +199,17 @@ void Controller::OwnerLoop() {
       last_tick = now;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    core_->Schedule(now, &fx);
-    const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count();
-    ++stats_.passes;
-    stats_.last_pass_us = us;
-    stats_.max_pass_us = std::max(stats_.max_pass_us, us);
-    stats_.total_pass_us += us;
+    if (core_->Schedule(now, &fx)) {
+      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      ++stats_.passes;
+      stats_.last_pass_us = us;
+      stats_.max_pass_us = std::max(stats_.max_pass_us, us);
+      stats_.total_pass_us += us;
+      stats_.backfilled += core_->last_pass().backfilled;
+    }
     stats_.started += static_cast<int64_t>(fx.launches.size());
-    stats_.backfilled += core_->last_pass().backfilled;
     Status persisted = Persist(fx);
     if (!persisted.ok()) {
       // What is in memory is ahead of the store: answer every command with the store's

@@ -42,6 +42,8 @@ struct JobEntry {
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
   uint64_t key = 0;                        // stable identity in the table
 
+  // Whether it holds its nodes: running, or ended with its processes still being killed.
+  bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
   // The id the submission is stored under: the array's for its tasks, else the job's own.
   JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
 };
@@ -166,8 +168,10 @@ class ControllerCore {
 
   // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
-  // One scheduling pass; started jobs become RUNNING and appear in fx->launches.
-  void Schedule(Time now, Effects* fx);
+  // One scheduling pass; started jobs become RUNNING and appear in fx->launches. Skipped,
+  // returning false, when nothing it looks at changed since the last pass: no job but new
+  // held ones, no node, not the clock's second.
+  bool Schedule(Time now, Effects* fx);
 
   // After a restart: the jobs the store held (keys are assigned here) and the next job id.
   // A job that ended while its processes were still being killed keeps its nodes until
@@ -216,6 +220,9 @@ class ControllerCore {
   std::vector<Time> last_seen_;
   std::vector<NodeAdmin> node_admin_;
   sched::PassStats last_pass_;
+  bool pass_due_ = true;  // something a pass looks at changed since the last one
+  Time last_pass_time_ = 0;
+  uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;
 };
 
