@@ -49,6 +49,7 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
   by_id_.clear();
   for (JobEntry& e : entries) {
     e.key = next_key_++;
+    e.request = Intern(std::move(e.request));
     e.completing = model::IsFinal(e.job.state) && !e.alloc.empty();
     by_id_[e.job.id] = e.key;
     next_id_ = std::max(next_id_, e.job.id + 1);
@@ -84,6 +85,16 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
     if (e.array_job_id != id) break;  // a plain job, or a task named by its own id
   }
   return out;
+}
+
+std::shared_ptr<const model::JobRequest> ControllerCore::Intern(
+    std::shared_ptr<const model::JobRequest> r) {
+  if (r == nullptr) return r;
+  for (const auto& recent : recent_requests_) {
+    if (recent != nullptr && *recent == *r) return recent;
+  }
+  recent_requests_[next_recent_++ % recent_requests_.size()] = r;
+  return r;
 }
 
 bool ControllerCore::AnyJobOf(JobId submission) const {
@@ -150,7 +161,7 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
   Submission submission{id, nullptr, std::move(request.script), std::move(request.environment)};
   request.script.clear();
   request.environment.clear();
-  auto shared = std::make_shared<const model::JobRequest>(std::move(request));
+  auto shared = Intern(std::make_shared<const model::JobRequest>(std::move(request)));
   submission.request = shared;
   if (fx) {
     fx->next_id_changed = true;

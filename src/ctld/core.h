@@ -6,6 +6,7 @@
 // same times give the same state. Thread-compatible.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -219,6 +220,11 @@ class ControllerCore {
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;
   std::vector<NodeAdmin> node_admin_;
+  // The same request as one of the last few submissions shares its copy: loops of one
+  // sbatch command then cost one request, not one each.
+  std::shared_ptr<const model::JobRequest> Intern(std::shared_ptr<const model::JobRequest> r);
+  std::array<std::shared_ptr<const model::JobRequest>, 16> recent_requests_;
+  size_t next_recent_ = 0;
   sched::PassStats last_pass_;
   bool pass_due_ = true;  // something a pass looks at changed since the last one
   Time last_pass_time_ = 0;

@@ -468,3 +468,27 @@ TEST_F(CoreTest, APassIsSkippedWhenOnlyHeldJobsArrivedWithinTheSecond) {
 
 }  // namespace
 }  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, IdenticalSubmissionsShareOneRequestButAreStoredEachOnTheirOwn) {
+  model::JobRequest r = Req();
+  r.script = "#!/bin/sh\ntrue\n";
+  r.environment = {{"HOME", "/home/alice"}};
+  Effects fx;
+  const JobId a = *core_.Submit(r, kAlice, 0, &fx);
+  r.environment = {{"HOME", "/home/alice"}, {"OTHER", "1"}};  // only what the store keeps
+  const JobId b = *core_.Submit(r, kAlice, 0, &fx);
+  r.name = "other";
+  const JobId c = *core_.Submit(r, kAlice, 0, &fx);
+  EXPECT_EQ(core_.Find(a)->request, core_.Find(b)->request);
+  EXPECT_NE(core_.Find(a)->request, core_.Find(c)->request);
+  EXPECT_EQ(core_.Find(c)->request->name, "other");
+  ASSERT_EQ(fx.submitted.size(), 3u);
+  EXPECT_EQ(fx.submitted[1].id, b);
+  EXPECT_EQ(fx.submitted[1].environment.size(), 2u);
+}
+
+}  // namespace
+}  // namespace loom::ctld
