@@ -180,36 +180,78 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   return out;
 }
 
-void JobListing::AppendTo(const JobFilter& filter,
-                          google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const {
-  // Folded arrays: the record's place in `out` (-1: filtered out) and its pending tasks.
+template <typename Sink>
+void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
+  // Folded arrays: the sink's handle (-1: filtered out) and the pending tasks.
   struct Folded {
-    int index = -1;
+    int handle = -1;
     model::ArraySpec tasks;
   };
   std::map<JobId, Folded> folded;
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
     for (const Row& row : chunk->rows) {
       if (row.fold_task < 0) {
-        if (Matches(row, row.job_id, filter)) out->Add()->ParseFromString(row.info);
+        if (Matches(row, row.job_id, filter)) sink.Plain(row);
         continue;
       }
       auto [it, first] = folded.try_emplace(row.array_job_id);
-      if (first && Matches(row, row.array_job_id, filter)) {
-        it->second.index = out->size();
-        out->Add()->ParseFromString(row.info);
-      }
+      if (first && Matches(row, row.array_job_id, filter)) it->second.handle = sink.Fold(row);
       it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
     }
   }
   for (auto& [array_id, f] : folded) {
-    if (f.index < 0) continue;
-    v1::JobInfo& info = *out->Mutable(f.index);
-    f.tasks.max_running = static_cast<int32_t>(info.array_max_tasks());
-    info.set_job_id(array_id);
-    info.set_array_task_id(-1);
-    info.set_array_task_string(f.tasks.ToString());
+    if (f.handle >= 0) sink.Folded(f.handle, array_id, std::move(f.tasks));
   }
+}
+
+namespace {
+
+// A folded array's record: its first unstarted task's, with the array's id and the
+// pending tasks as Slurm prints them ("3-10%2").
+void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
+  tasks.max_running = static_cast<int32_t>(info->array_max_tasks());
+  info->set_job_id(array_id);
+  info->set_array_task_id(-1);
+  info->set_array_task_string(tasks.ToString());
+}
+
+}  // namespace
+
+void JobListing::AppendTo(const JobFilter& filter,
+                          google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const {
+  struct Sink {
+    google::protobuf::RepeatedPtrField<v1::JobInfo>* out;
+    void Plain(const Row& row) { out->Add()->ParseFromString(row.info); }
+    int Fold(const Row& row) {
+      Plain(row);
+      return out->size() - 1;
+    }
+    void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
+      MakeFolded(array_id, std::move(tasks), out->Mutable(handle));
+    }
+  } sink{out};
+  Emit(filter, sink);
+}
+
+void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
+                                    google::protobuf::UnknownFieldSet* out) const {
+  struct Sink {
+    int field;
+    google::protobuf::UnknownFieldSet* out;
+    void Plain(const Row& row) { out->AddLengthDelimited(field, row.info); }
+    int Fold(const Row& row) {
+      Plain(row);
+      return out->field_count() - 1;
+    }
+    void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
+      std::string* bytes = out->mutable_field(handle)->mutable_length_delimited();
+      v1::JobInfo info;
+      info.ParseFromString(*bytes);
+      MakeFolded(array_id, std::move(tasks), &info);
+      info.SerializeToString(bytes);
+    }
+  } sink{field_number, out};
+  Emit(filter, sink);
 }
 
 JobListing::Counts JobListing::CountStates() const {

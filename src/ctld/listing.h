@@ -8,6 +8,7 @@
 #pragma once
 
 #include <google/protobuf/repeated_ptr_field.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,11 @@ class JobListing {
   // with the array's id, placed where the first of them is.
   void AppendTo(const JobFilter& filter,
                 google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const;
+  // The same records, still serialized, as occurrences of field `field_number` in `out`
+  // (the unknown fields of a reply): a reader whose `repeated JobInfo` field has that number
+  // reads them as its records. Spares parsing every record only to serialize it again.
+  void AppendSerializedTo(const JobFilter& filter, int field_number,
+                          google::protobuf::UnknownFieldSet* out) const;
 
   // Records listed PENDING and RUNNING (a folded array counts once).
   struct Counts {
@@ -77,6 +83,12 @@ class JobListing {
     std::vector<Row> rows;  // ascending key
   };
   static constexpr size_t kChunkRows = 64;
+
+  // Walks the records matching `filter` in table order: sink.Plain(row) for a record listed
+  // as it is, sink.Fold(row) for the first unstarted task of an array (returns a handle), and
+  // at the end sink.Folded(handle, array id, pending tasks) for each array folded.
+  template <typename Sink>
+  void Emit(const JobFilter& filter, Sink& sink) const;
 
   std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending key, none empty
   size_t size_ = 0;

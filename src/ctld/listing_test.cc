@@ -59,6 +59,18 @@ void ExpectSame(const JobListing& listing, const ControllerCore& core, const Job
   google::protobuf::RepeatedPtrField<v1::JobInfo> got;
   listing.AppendTo(f, &got);
   std::vector<v1::JobInfo> want = Reference(core, f);
+  // The records a reply carries still serialized read back as the same records.
+  v1::QueryJobsReply reply;
+  reply.set_snapshot_time(7);
+  listing.AppendSerializedTo(f, v1::QueryJobsReply::kJobsFieldNumber,
+                             reply.GetReflection()->MutableUnknownFields(&reply));
+  v1::QueryJobsReply read;
+  ASSERT_TRUE(read.ParseFromString(reply.SerializeAsString())) << where;
+  EXPECT_EQ(read.snapshot_time(), 7);
+  ASSERT_EQ(read.jobs_size(), got.size()) << where;
+  for (int i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(MessageDifferencer::Equals(read.jobs(i), got[i])) << where << ", record " << i;
+  }
   ASSERT_EQ(got.size(), static_cast<int>(want.size())) << where;
   for (int i = 0; i < got.size(); ++i) {
     EXPECT_TRUE(MessageDifferencer::Equals(got[i], want[i]))

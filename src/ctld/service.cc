@@ -104,7 +104,10 @@ Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& r
   filter.partitions.insert(req.partitions().begin(), req.partitions().end());
   filter.states.insert(req.states().begin(), req.states().end());
   filter.names.insert(req.names().begin(), req.names().end());
-  snap->jobs->AppendTo(filter, reply->mutable_jobs());
+  // The records go out as serialized when published: as unknown fields with the number of
+  // QueryJobsReply.jobs, which is what the client parses them as.
+  snap->jobs->AppendSerializedTo(filter, v1::QueryJobsReply::kJobsFieldNumber,
+                                 reply->GetReflection()->MutableUnknownFields(reply));
   return absl::OkStatus();
 }
 
