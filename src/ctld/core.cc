@@ -178,17 +178,11 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     e.partition = part;
     e.time_limit_s = limit;
     model::Job& j = e.job;
-    j.name = r.name;
     j.uid = who.uid;
     j.gid = who.gid;
     j.user = who.user;
-    j.account = r.account;
     j.partition = partition.name;
-    j.qos = r.qos;
-    j.constraint = r.constraint;
-    j.shape = r.shape;
     j.time_limit_s = limit;
-    j.nice = r.nice;
     j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
     j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;

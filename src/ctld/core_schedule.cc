@@ -18,7 +18,10 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
   auto clause_state = [&](const model::DependencyClause& c) {
     if (c.type == model::DependencyType::kSingleton) {
       for (const auto& [key, other] : jobs_) {
-        if (key == e.key || other.job.uid != e.job.uid || other.job.name != e.job.name) continue;
+        if (key == e.key || other.job.uid != e.job.uid ||
+            other.request->name != e.request->name) {
+          continue;
+        }
         if (model::IsFinal(other.job.state)) continue;
         if (other.job.state == JobState::kRunning || key < e.key) return DepState::kWaiting;
       }
@@ -138,8 +141,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     p.submit = e.job.submit_time;
     p.priority = e.job.priority;
     p.partition = e.partition;
-    p.constraint = e.job.constraint;
-    p.shape = e.job.shape;
+    p.constraint = e.request->constraint;
+    p.shape = e.request->shape;
     p.estimate = e.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.time_limit_s;
     pending.push_back(std::move(p));
     pending_entry.push_back(&e);
