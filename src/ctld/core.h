@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "model/job.h"
@@ -214,7 +215,7 @@ class ControllerCore {
   sched::Cluster cluster_;
   std::unique_ptr<sched::Policy> policy_;
   std::map<uint64_t, JobEntry> jobs_;
-  std::map<JobId, uint64_t> by_id_;  // started or plain jobs
+  absl::btree_map<JobId, uint64_t> by_id_;  // every entry's key by its job id
   uint64_t next_key_ = 1;
   JobId next_id_;
   std::vector<char> node_alive_;

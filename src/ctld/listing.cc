@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "model/job_request.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using google::protobuf::internal::WireFormatLite;
 using model::JobState;
+using Row = JobListing::Row;
 
 // The fields of a serialized JobInfo that filters look at, read without parsing the rest.
 struct FilterFields {
@@ -52,13 +54,13 @@ bool In(const std::set<std::string>& set, std::string_view value) {
   return set.empty() || set.count(std::string(value)) > 0;
 }
 
-// Whether the record `row` stands for matches `f`; `id` is its listed id (the array's for a
+// Whether the record of `row` (`info`) matches `f`; `id` is its listed id (the array's for a
 // folded record).
-bool Matches(const JobListing::Row& row, JobId id, const JobFilter& f) {
+bool Matches(const Row& row, std::string_view info, JobId id, const JobFilter& f) {
   if (!f.ids.empty() && !f.ids.count(id) && !f.ids.count(row.array_job_id)) return false;
   if (!In(f.states, model::JobStateName(row.state))) return false;
   if (f.users.empty() && f.partitions.empty() && f.names.empty()) return true;
-  const FilterFields fields = ReadFilterFields(row.info);
+  const FilterFields fields = ReadFilterFields(info);
   return In(f.users, fields.user) && In(f.partitions, fields.partition) &&
          In(f.names, fields.name);
 }
@@ -68,9 +70,10 @@ bool HoldsNodes(JobState listed) {
          listed == JobState::kCompleting;
 }
 
-JobListing::Row RowOf(const JobEntry& e, const sched::Cluster& cluster,
-                      const rpc::JobInfoOptions& options) {
-  JobListing::Row row;
+// The row of `e`; its record goes to `info`.
+Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const rpc::JobInfoOptions& options,
+          std::string* info) {
+  Row row;
   row.key = e.key;
   row.job_id = e.job.id;
   row.array_job_id = e.array_job_id;
@@ -79,25 +82,42 @@ JobListing::Row RowOf(const JobEntry& e, const sched::Cluster& cluster,
     row.fold_task = static_cast<int32_t>(*e.array_task_id);
   }
   row.state = e.completing ? JobState::kCompleting : e.job.state;
-  rpc::FromEntry(e, cluster, options).SerializeToString(&row.info);
+  rpc::FromEntry(e, cluster, options).SerializeToString(info);
   return row;
 }
 
+// A folded array's record: its first unstarted task's, with the array's id and the
+// pending tasks as Slurm prints them ("3-10%2").
+void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
+  tasks.max_running = static_cast<int32_t>(info->array_max_tasks());
+  info->set_job_id(array_id);
+  info->set_array_task_id(-1);
+  info->set_array_task_string(tasks.ToString());
+}
+
 }  // namespace
+
+void JobListing::Chunk::Add(Row row, std::string_view record) {
+  row.offset = static_cast<uint32_t>(bytes.size());
+  row.size = static_cast<uint32_t>(record.size());
+  bytes.append(record);
+  rows.push_back(row);
+}
 
 std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
                                                     const rpc::JobInfoOptions& options) {
   auto out = std::make_shared<JobListing>();
   std::shared_ptr<Chunk> chunk;
+  std::string info;
   for (const auto& [key, e] : core.jobs()) {
     if (chunk == nullptr || chunk->rows.size() == kChunkRows) {
-      if (chunk != nullptr) out->chunks_.push_back(std::move(chunk));
       chunk = std::make_shared<Chunk>();
       chunk->rows.reserve(kChunkRows);
+      out->chunks_.push_back(chunk);
     }
-    chunk->rows.push_back(RowOf(e, core.cluster(), options));
+    Row row = RowOf(e, core.cluster(), options, &info);
+    chunk->Add(row, info);
   }
-  if (chunk != nullptr) out->chunks_.push_back(std::move(chunk));
   out->size_ = core.jobs().size();
   return out;
 }
@@ -113,11 +133,21 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   out->chunks_.reserve(chunks_.size() + 1);
   out->size_ = size_;
   bool holders = false;
+  std::string info;
 
   // The entry `key` as it is now, or null when the table no longer has it.
   const auto current = [&](uint64_t key) -> const JobEntry* {
     auto it = core.jobs().find(key);
     return it == core.jobs().end() ? nullptr : &it->second;
+  };
+  // Adds the entry `key` as it is now to `chunk`, if the table still has it.
+  const auto add_current = [&](uint64_t key, Chunk* chunk) {
+    const JobEntry* e = current(key);
+    if (e == nullptr) return;
+    Row row = RowOf(*e, core.cluster(), options, &info);
+    holders = holders || HoldsNodes(row.state);
+    chunk->Add(row, info);
+    ++out->size_;
   };
   auto next = keys.begin();
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
@@ -127,44 +157,40 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       continue;
     }
     auto copy = std::make_shared<Chunk>();
-    copy->rows.reserve(chunk->rows.size());
+    copy->rows.reserve(kChunkRows);
+    copy->bytes.reserve(chunk->bytes.size());
+    // Keep chunks from thinning out as old jobs are purged: a small one joins the one before.
+    const bool join = !out->chunks_.empty() && chunk->rows.size() < kChunkRows / 2 &&
+                      out->chunks_.back()->rows.size() + chunk->rows.size() <= kChunkRows;
+    if (join) {
+      for (const Row& row : out->chunks_.back()->rows) {
+        copy->Add(row, out->chunks_.back()->info(row));
+      }
+      out->chunks_.pop_back();
+    }
     auto row = chunk->rows.begin();
     for (; next != keys.end() && *next <= last; ++next) {
-      for (; row != chunk->rows.end() && row->key < *next; ++row) copy->rows.push_back(*row);
-      const bool listed = row != chunk->rows.end() && row->key == *next;
-      if (listed) {
+      for (; row != chunk->rows.end() && row->key < *next; ++row) copy->Add(*row, chunk->info(*row));
+      if (row != chunk->rows.end() && row->key == *next) {
         holders = holders || HoldsNodes(row->state);
         ++row;
         --out->size_;
       }
-      if (const JobEntry* e = current(*next)) {
-        copy->rows.push_back(RowOf(*e, core.cluster(), options));
-        holders = holders || HoldsNodes(copy->rows.back().state);
-        ++out->size_;
-      }
+      add_current(*next, copy.get());
     }
-    copy->rows.insert(copy->rows.end(), row, chunk->rows.end());
-    if (copy->rows.empty()) continue;
-    // Keep chunks from thinning out as old jobs are purged: merge with the one before.
-    if (!out->chunks_.empty() && copy->rows.size() < kChunkRows / 2 &&
-        out->chunks_.back()->rows.size() + copy->rows.size() <= kChunkRows) {
-      auto merged = std::make_shared<Chunk>(*out->chunks_.back());
-      merged->rows.insert(merged->rows.end(), std::make_move_iterator(copy->rows.begin()),
-                          std::make_move_iterator(copy->rows.end()));
-      out->chunks_.back() = std::move(merged);
-    } else {
-      out->chunks_.push_back(std::move(copy));
-    }
+    for (; row != chunk->rows.end(); ++row) copy->Add(*row, chunk->info(*row));
+    if (!copy->rows.empty()) out->chunks_.push_back(std::move(copy));
   }
   // Keys past the last listed one: new entries, appended.
   std::shared_ptr<Chunk> tail;  // the last chunk, once this listing has its own copy
   for (; next != keys.end(); ++next) {
-    const JobEntry* e = current(*next);
-    if (e == nullptr) continue;
+    if (current(*next) == nullptr) continue;
     if (tail == nullptr && !out->chunks_.empty() && out->chunks_.back()->rows.size() < kChunkRows) {
       tail = std::make_shared<Chunk>();
       tail->rows.reserve(kChunkRows);
-      tail->rows = out->chunks_.back()->rows;
+      const Chunk& last = *out->chunks_.back();
+      tail->rows = last.rows;
+      tail->bytes = last.bytes;
       out->chunks_.back() = tail;
     }
     if (tail == nullptr || tail->rows.size() >= kChunkRows) {
@@ -172,9 +198,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       tail->rows.reserve(kChunkRows);
       out->chunks_.push_back(tail);
     }
-    tail->rows.push_back(RowOf(*e, core.cluster(), options));
-    holders = holders || HoldsNodes(tail->rows.back().state);
-    ++out->size_;
+    add_current(*next, tail.get());
   }
   if (holders_changed != nullptr) *holders_changed = holders;
   return out;
@@ -190,12 +214,13 @@ void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
   std::map<JobId, Folded> folded;
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
     for (const Row& row : chunk->rows) {
+      const std::string_view info = chunk->info(row);
       if (row.fold_task < 0) {
-        if (Matches(row, row.job_id, filter)) sink.Plain(row);
+        if (Matches(row, info, row.job_id, filter)) sink.Plain(info);
         continue;
       }
       auto [it, first] = folded.try_emplace(row.array_job_id);
-      if (first && Matches(row, row.array_job_id, filter)) it->second.handle = sink.Fold(row);
+      if (first && Matches(row, info, row.array_job_id, filter)) it->second.handle = sink.Fold(info);
       it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
     }
   }
@@ -204,26 +229,15 @@ void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
   }
 }
 
-namespace {
-
-// A folded array's record: its first unstarted task's, with the array's id and the
-// pending tasks as Slurm prints them ("3-10%2").
-void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
-  tasks.max_running = static_cast<int32_t>(info->array_max_tasks());
-  info->set_job_id(array_id);
-  info->set_array_task_id(-1);
-  info->set_array_task_string(tasks.ToString());
-}
-
-}  // namespace
-
 void JobListing::AppendTo(const JobFilter& filter,
                           google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const {
   struct Sink {
     google::protobuf::RepeatedPtrField<v1::JobInfo>* out;
-    void Plain(const Row& row) { out->Add()->ParseFromString(row.info); }
-    int Fold(const Row& row) {
-      Plain(row);
+    void Plain(std::string_view info) {
+      out->Add()->ParseFromArray(info.data(), static_cast<int>(info.size()));
+    }
+    int Fold(std::string_view info) {
+      Plain(info);
       return out->size() - 1;
     }
     void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
@@ -238,9 +252,9 @@ void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
   struct Sink {
     int field;
     google::protobuf::UnknownFieldSet* out;
-    void Plain(const Row& row) { out->AddLengthDelimited(field, row.info); }
-    int Fold(const Row& row) {
-      Plain(row);
+    void Plain(std::string_view info) { out->AddLengthDelimited(field)->assign(info); }
+    int Fold(std::string_view info) {
+      Plain(info);
       return out->field_count() - 1;
     }
     void Folded(int handle, JobId array_id, model::ArraySpec tasks) {

@@ -67,25 +67,31 @@ class JobListing {
 
   size_t size() const { return size_; }  // entries (array tasks one by one)
 
-  // One entry, as published.
+  // One entry, as published: its place, what folding and filters need without reading its
+  // record, and where its serialized v1::JobInfo lies in its chunk's bytes.
   struct Row {
     uint64_t key = 0;  // the entry's place in the table
     JobId job_id = 0;
     JobId array_job_id = 0;
+    uint32_t offset = 0;     // of the record in Chunk::bytes
+    uint32_t size = 0;       // of the record
     int32_t fold_task = -1;  // a pending array task that never started: its index; else -1
     model::JobState state = model::JobState::kPending;  // as listed (COMPLETING when killing)
-    std::string info;                                   // v1::JobInfo, serialized
   };
 
  private:
-  // Entries with consecutive keys; a chunk is shared by every listing that has it unchanged.
+  // Entries with consecutive keys and their records, back to back; a chunk is shared by
+  // every listing that has it unchanged.
   struct Chunk {
     std::vector<Row> rows;  // ascending key
+    std::string bytes;
+    std::string_view info(const Row& row) const { return {bytes.data() + row.offset, row.size}; }
+    void Add(Row row, std::string_view info);
   };
   static constexpr size_t kChunkRows = 64;
 
-  // Walks the records matching `filter` in table order: sink.Plain(row) for a record listed
-  // as it is, sink.Fold(row) for the first unstarted task of an array (returns a handle), and
+  // Walks the records matching `filter` in table order: sink.Plain(info) for a record listed
+  // as it is, sink.Fold(info) for the first unstarted task of an array (returns a handle), and
   // at the end sink.Folded(handle, array id, pending tasks) for each array folded.
   template <typename Sink>
   void Emit(const JobFilter& filter, Sink& sink) const;
