@@ -9,7 +9,7 @@
 
 #include "auth/identity.h"
 #include "core/strings.h"
-#include "ctld/persist.h"
+#include "ctld/durable.h"
 #include "ctld/service.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -33,6 +33,24 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   return co;
 }
 
+// "host:port" of each node's daemon, in the cluster's node order.
+std::vector<std::string> NodeAddressesOf(const conf::SiteConfig& site,
+                                         const sched::Cluster& cluster) {
+  std::vector<std::string> out;
+  out.reserve(cluster.nodes.size());
+  for (const model::Node& node : cluster.nodes) {
+    std::string address;
+    for (const conf::NodeConfig& n : site.cluster.nodes) {
+      if (n.name != node.name) continue;
+      address = core::StrCat(n.addr.empty() ? n.name : n.addr, ":",
+                             n.port > 0 ? n.port : site.cluster.slurmd_port);
+      break;
+    }
+    out.push_back(std::move(address));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
@@ -42,6 +60,8 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   return Post([&](ControllerCore& core, Effects&, Time) -> Status {
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
     site_ = std::move(site);
+    node_addresses_ = NodeAddressesOf(site_, core.cluster());
+    publish_all_ = true;  // node indices and names, partitions may all have changed
     return absl::OkStatus();
   });
 }
@@ -60,19 +80,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
 
   c->slurm_conf_ = options.slurm_conf;
   c->core_ = std::make_unique<ControllerCore>(c->site_, CoreOptionsOf(cfg), 1);
-  std::vector<JobEntry> entries;
-  for (const store::JobRecord& r : snap.jobs) {
-    v1::JobSpec spec;
-    if (!spec.ParseFromString(r.request)) {
-      return absl::DataLossError(core::StrCat("job ", r.id, " in ", c->store_->Location(),
-                                              ": its stored submission cannot be read"));
-    }
-    ASSIGN_OR_RETURN(model::JobRequest request, rpc::FromWire(spec));
-    ASSIGN_OR_RETURN(JobEntry e,
-                     FromRecord(r, c->core_->cluster(),
-                                std::make_shared<const model::JobRequest>(std::move(request))));
-    entries.push_back(std::move(e));
-  }
+  ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
+                   EntriesFrom(snap, c->core_->cluster(), c->store_->Location()));
   c->core_->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
   for (const store::NodeRecord& n : snap.nodes) {
     auto user = auth::LookupUserById(n.reason_uid);
@@ -90,8 +99,22 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     const std::string host = cfg.controllers.empty() ? "127.0.0.1" : cfg.controllers.front().addr;
     c->address_ = core::StrCat(host, ":", cfg.slurmctld_port);
   }
+  c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
+  NodeLinksOptions lo;
+  lo.launch_failed = [p = c.get()](JobId id, const Status& why) {
+    std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
+                 static_cast<unsigned long long>(id), std::string(why.message()).c_str());
+    // Unavailable: the node's daemon did not answer; anything else: it refused the job.
+    p->PostNoWait([id, message = std::string(why.message()), unreachable = absl::IsUnavailable(why)](
+                      ControllerCore& core, Effects& fx, Time now) {
+      core.LaunchFailed(id, message, now, &fx, unreachable);
+      return absl::OkStatus();
+    });
+  };
+  c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
+
   c->stats_.start_time = Now();
-  c->Publish(Now());
+  c->Publish(Now(), nullptr);
   // One port for both transports: gRPC has no listening port of its own and is handed
   // each connection that opens with HTTP/2's preface.
   c->api_ = std::make_unique<ControllerApi>(c.get());
@@ -108,34 +131,11 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
           fo, [api = c->api_.get()](std::string_view frame) { return AnswerFrame(*api, frame); },
           RefuseFrame,
           [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); }));
-  c->worker_ = std::thread([p = c.get()] { p->WorkerLoop(); });
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
 }
 
 Controller::~Controller() { Shutdown(); }
-
-void Controller::Enqueue(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(workers_mu_);
-    tasks_.push_back(std::move(task));
-  }
-  workers_cv_.notify_one();
-}
-
-void Controller::WorkerLoop() {
-  while (true) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(workers_mu_);
-      workers_cv_.wait(lock, [&] { return workers_stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    task();
-  }
-}
 
 void Controller::Shutdown() {
   {
@@ -147,12 +147,8 @@ void Controller::Shutdown() {
   if (frames_) frames_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (owner_.joinable()) owner_.join();
-  {
-    std::lock_guard<std::mutex> lock(workers_mu_);
-    workers_stop_ = true;
-  }
-  workers_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  // What the last batches started still reaches the nodes.
+  if (links_) links_->Drain();
 }
 
 void Controller::Wait() {
@@ -170,6 +166,15 @@ Status Controller::Post(Command fn) {
   }
   cv_.notify_all();
   return done.get();
+}
+
+void Controller::PostNoWait(Command fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    queue_.push_back(Pending{std::move(fn), {}});
+  }
+  cv_.notify_all();
 }
 
 std::shared_ptr<const Snapshot> Controller::snapshot() const {
@@ -196,16 +201,17 @@ void Controller::OwnerLoop() {
       last_tick = now;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    core_->Schedule(now, &fx);
-    const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count();
-    ++stats_.passes;
-    stats_.last_pass_us = us;
-    stats_.max_pass_us = std::max(stats_.max_pass_us, us);
-    stats_.total_pass_us += us;
+    if (core_->Schedule(now, &fx)) {
+      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      ++stats_.passes;
+      stats_.last_pass_us = us;
+      stats_.max_pass_us = std::max(stats_.max_pass_us, us);
+      stats_.total_pass_us += us;
+      stats_.backfilled += core_->last_pass().backfilled;
+    }
     stats_.started += static_cast<int64_t>(fx.launches.size());
-    stats_.backfilled += core_->last_pass().backfilled;
     Status persisted = Persist(fx);
     if (!persisted.ok()) {
       // What is in memory is ahead of the store: answer every command with the store's
@@ -219,7 +225,7 @@ void Controller::OwnerLoop() {
     }
     // Publish before answering: a client that got its answer sees its change in the
     // next query.
-    Publish(now);
+    Publish(now, &fx);
     for (size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(results[i]);
     CarryOut(fx);
   }
@@ -230,16 +236,6 @@ void Controller::OwnerLoop() {
 }
 
 Status Controller::Persist(const Effects& fx) {
-  store::Batch batch;
-  std::set<uint64_t> seen;
-  for (uint64_t key : fx.changed) {
-    if (!seen.insert(key).second) continue;
-    auto it = core_->jobs().find(key);
-    if (it == core_->jobs().end()) continue;
-    const JobEntry& e = it->second;
-    batch.Add(store::PutJob{ToRecord(e, core_->cluster(),
-                                     rpc::DeterministicBytes(rpc::ToWire(*e.request)))});
-  }
   for (model::JobState st : fx.ended) {
     switch (st) {
       case model::JobState::kCompleted: ++stats_.completed; break;
@@ -247,60 +243,55 @@ Status Controller::Persist(const Effects& fx) {
       default: ++stats_.failed; break;
     }
   }
-  for (JobId id : fx.deleted) batch.Add(store::DeleteJob{id});
-  std::set<int32_t> nodes(fx.nodes_changed.begin(), fx.nodes_changed.end());
-  for (int32_t n : nodes) {
-    const model::Node& node = core_->cluster().nodes[n];
-    const NodeAdmin& admin = core_->node_admin(n);
-    store::NodeRecord r;
-    r.name = node.name;
-    r.state = admin.down ? model::NodeState::kDown : model::NodeState::kIdle;
-    r.drain = node.drain;
-    r.reason = node.drain || admin.down ? node.reason : "";
-    r.reason_uid = admin.reason_uid;
-    r.reason_time = admin.reason_time;
-    batch.Add(store::PutNode{std::move(r)});
-  }
-  if (fx.next_id_changed) batch.Add(store::SetNextJobId{core_->next_job_id()});
+  store::Batch batch = BatchFor(fx, *core_);
   if (batch.empty()) return absl::OkStatus();
   return store_->Commit(batch);
 }
 
-void Controller::Publish(int64_t now) {
-  auto snap = std::make_shared<Snapshot>(stats_);
-  snap->time = now;
+void Controller::Publish(int64_t now, const Effects* fx) {
   rpc::JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
   o.gpu_tres = rpc::TracksGpuTres(site_.cluster);
-  snap->jobs = rpc::JobsOf(*core_, o);
-  snap->nodes = rpc::NodesOf(*core_, o.gpu_tres);
-  // Where each node's daemon listens, as slurm.conf says (scontrol show node).
-  const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
-  for (size_t i = 0; i < snap->nodes.size(); ++i) {
-    v1::NodeInfo& n = snap->nodes[i];
-    const conf::NodeConfig* c = i < configured.size() && configured[i].name == n.name()
-                                    ? &configured[i]
-                                    : site_.cluster.FindNode(n.name());
-    if (c == nullptr) continue;
-    n.set_address(c->addr);
-    n.set_hostname(c->hostname);
-    n.set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
+  bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
+                     core_->cluster().generation != nodes_generation_;
+  if (fx == nullptr || publish_all_ || listing_ == nullptr) {
+    listing_ = JobListing::Build(*core_, o);
+    partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(rpc::PartitionsOf(*core_));
+    nodes_stale = true;
+    publish_all_ = false;
+  } else if (!fx->changed.empty() || !fx->touched.empty()) {
+    std::vector<uint64_t> keys(fx->changed);
+    keys.insert(keys.end(), fx->touched.begin(), fx->touched.end());
+    bool holders_changed = false;
+    listing_ = listing_->Update(*core_, keys, o, &holders_changed);
+    nodes_stale = nodes_stale || holders_changed;
   }
-  snap->partitions = rpc::PartitionsOf(*core_);
+  if (nodes_stale || nodes_ == nullptr) {
+    std::vector<v1::NodeInfo> nodes = rpc::NodesOf(*core_, o.gpu_tres);
+    // Where each node's daemon listens, as slurm.conf says (scontrol show node).
+    const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      v1::NodeInfo& n = nodes[i];
+      const conf::NodeConfig* c = i < configured.size() && configured[i].name == n.name()
+                                      ? &configured[i]
+                                      : site_.cluster.FindNode(n.name());
+      if (c == nullptr) continue;
+      n.set_address(c->addr);
+      n.set_hostname(c->hostname);
+      n.set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
+    }
+    nodes_ = std::make_shared<const std::vector<v1::NodeInfo>>(std::move(nodes));
+    nodes_generation_ = core_->cluster().generation;
+  }
+  auto snap = std::make_shared<Snapshot>(stats_);
+  snap->time = now;
+  snap->jobs = listing_;
+  snap->nodes = nodes_;
+  snap->partitions = partitions_;
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(snap);
-}
-
-std::string Controller::NodeAddress(int32_t node) const {
-  const std::string& name = core_->cluster().nodes[node].name;
-  for (const conf::NodeConfig& n : site_.cluster.nodes) {
-    if (n.name != name) continue;
-    const int32_t port = n.port > 0 ? n.port : site_.cluster.slurmd_port;
-    return core::StrCat(n.addr.empty() ? n.name : n.addr, ":", port);
-  }
-  return "";
 }
 
 void Controller::CarryOut(const Effects& fx) {
@@ -308,15 +299,26 @@ void Controller::CarryOut(const Effects& fx) {
     auto it = core_->jobs().find(l.key);
     if (it == core_->jobs().end() || it->second.alloc.empty()) continue;
     const JobEntry& e = it->second;
-    const model::JobRequest& r = *e.request;
+    // The script and environment are only in the store.
+    StatusOr<model::JobRequest> full = ReadSubmission(*store_, e.submission_id());
+    if (!full.ok()) {
+      std::fprintf(stderr, "loomctld: job %llu: cannot launch: %s\n",
+                   static_cast<unsigned long long>(e.job.id),
+                   std::string(full.status().message()).c_str());
+      PostNoWait([id = e.job.id, why = std::string(full.status().message())](
+                     ControllerCore& core, Effects& fx, Time now) {
+        core.LaunchFailed(id, why, now, &fx);
+        return absl::OkStatus();
+      });
+      continue;
+    }
+    const model::JobRequest& r = *full;
     v1::LaunchBatchRequest lr;
     lr.set_job_id(e.job.id);
     rpc::JobInfoOptions o;
     o.cluster_name = site_.cluster.cluster_name;
-    o.with_script = true;
-    o.with_environment = true;
     *lr.mutable_job() = rpc::FromEntry(e, core_->cluster(), o);
-    for (const auto& [k, v] : r.environment) (*lr.mutable_environment())[k] = v;
+    lr.mutable_environment()->insert(r.environment.begin(), r.environment.end());
     lr.set_script(r.script);
     lr.set_std_out(r.EffectiveStdout());
     lr.set_std_err(r.EffectiveStderr());
@@ -334,61 +336,15 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_gpu_ids(gpus);
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.time_limit_s);
-    Launch(e.job.id, std::move(lr), NodeAddress(head.node));
+    links_->Launch(NodeAddress(head.node), std::move(lr));
   }
   for (const SignalJob& s : fx.signals) {
-    std::vector<std::string> addresses;
-    for (int32_t n : s.nodes) addresses.push_back(NodeAddress(n));
-    SendSignal(s.job_id, s.signal, std::move(addresses));
+    v1::SignalTasksRequest req;
+    req.set_job_id(s.job_id);
+    req.set_signal(s.signal);
+    req.set_kill_wait_s(s.signal == SIGTERM ? site_.cluster.kill_wait_s : 0);
+    for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
   }
-}
-
-void Controller::Launch(JobId id, v1::LaunchBatchRequest request, std::string node_address) {
-  Enqueue([this, id, request = std::move(request), node_address] {
-    auto channel = grpc::CreateChannel(node_address, grpc::InsecureChannelCredentials());
-    auto stub = v1::NodeDaemon::NewStub(channel);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::LaunchBatchReply reply;
-    Status s = rpc::AttachCredential(&ctx, *munge_, "LaunchBatch", request);
-    if (s.ok()) {
-      grpc::Status g = stub->LaunchBatch(&ctx, request, &reply);
-      if (!g.ok()) {
-        s = absl::UnavailableError(core::StrCat("node ", node_address, ": ", g.error_message()));
-      } else {
-        s = rpc::FromWire(reply.error());
-      }
-    }
-    if (!s.ok()) {
-      std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
-                   static_cast<unsigned long long>(id), std::string(s.message()).c_str());
-      // Unavailable: the node's daemon did not answer; anything else: it refused the job.
-      (void)Post([id, s](ControllerCore& core, Effects& fx, Time now) {
-        core.LaunchFailed(id, std::string(s.message()), now, &fx, absl::IsUnavailable(s));
-        return absl::OkStatus();
-      });
-    }
-  });
-}
-
-void Controller::SendSignal(JobId id, int32_t signal, std::vector<std::string> node_addresses) {
-  const int64_t kill_wait = site_.cluster.kill_wait_s;
-  Enqueue([this, id, signal, kill_wait, node_addresses] {
-    for (const std::string& address : node_addresses) {
-      v1::SignalTasksRequest req;
-      req.set_job_id(id);
-      req.set_signal(signal);
-      req.set_kill_wait_s(signal == SIGTERM ? kill_wait : 0);
-      auto stub = v1::NodeDaemon::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::SignalTasksReply reply;
-      if (rpc::AttachCredential(&ctx, *munge_, "SignalTasks", req).ok()) {
-        (void)stub->SignalTasks(&ctx, req, &reply);
-      }
-    }
-  });
 }
 
 }  // namespace loom::ctld

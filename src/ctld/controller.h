@@ -20,6 +20,8 @@
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "ctld/core.h"
+#include "ctld/listing.h"
+#include "ctld/node_links.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
 #include "store/store.h"
@@ -34,12 +36,13 @@ struct ControllerOptions {
   std::string listen_address;  // empty: SlurmctldHost's address and SlurmctldPort
 };
 
-// What queries read: the state after the last batch.
+// What queries read: the state after the last batch. Successive snapshots share what did
+// not change between them (the listing's unchanged chunks, the nodes, the partitions).
 struct Snapshot {
   int64_t time = 0;
-  std::vector<v1::JobInfo> jobs;
-  std::vector<v1::NodeInfo> nodes;
-  std::vector<v1::PartitionInfo> partitions;
+  std::shared_ptr<const JobListing> jobs;
+  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes;
+  std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions;
   sched::PassStats last_pass;
   int64_t passes = 0;
   int64_t last_pass_us = 0;
@@ -66,6 +69,8 @@ class Controller {
   // is durable (or the store's error when it could not be made so).
   using Command = std::function<Status(ControllerCore&, Effects&, Time now)>;
   Status Post(Command fn);
+  // Runs `fn` in the next batch without waiting for it; for callers that must not block.
+  void PostNoWait(Command fn);
 
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
@@ -84,11 +89,13 @@ class Controller {
   Controller() = default;
   void OwnerLoop();
   Status Persist(const Effects& fx);
-  void Publish(int64_t now);
+  // Publishes the state after a batch: the jobs `fx` changed or touched are listed anew
+  // (every job when `fx` is null or after a reconfigure), the nodes when their state or
+  // usage may have changed.
+  void Publish(int64_t now, const Effects* fx);
   void CarryOut(const Effects& fx);
-  void Launch(JobId id, v1::LaunchBatchRequest request, std::string node_address);
-  void SendSignal(JobId id, int32_t signal, std::vector<std::string> node_addresses);
-  std::string NodeAddress(int32_t node) const;
+  // "host:port" of a node's daemon, by node index.
+  const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
 
   conf::SiteConfig site_;
   std::string slurm_conf_;  // where the configuration was read from
@@ -100,6 +107,7 @@ class Controller {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<rpc::FrameServer> frames_;
   std::string address_;
+  std::vector<std::string> node_addresses_;
 
   struct Pending {
     Command fn;
@@ -112,14 +120,14 @@ class Controller {
   std::thread owner_;
   std::shared_ptr<const Snapshot> snapshot_;
   Snapshot stats_;  // counters kept by the owner thread
-  // Launches and signals go to the node daemons from one worker thread, in order.
-  void Enqueue(std::function<void()> task);
-  void WorkerLoop();
-  std::mutex workers_mu_;
-  std::condition_variable workers_cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool workers_stop_ = false;
-  std::thread worker_;
+  // What the last Publish() built, reused by the next (owner thread only).
+  std::shared_ptr<const JobListing> listing_;
+  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes_;
+  std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions_;
+  uint64_t nodes_generation_ = 0;  // the cluster's generation when nodes_ was built
+  bool publish_all_ = true;        // the next Publish() lists every job again
+  // Launches and signals to the node daemons; in order per node, nodes independent.
+  std::unique_ptr<NodeLinks> links_;
 };
 
 }  // namespace loom::ctld

@@ -23,8 +23,6 @@ using model::PendingReason;
 // priority/basic: earlier jobs first. A held job has priority 0.
 constexpr int64_t kBasePriority = 4294901760;
 
-// Whether the job holds its nodes: running, or ended with processes still being killed.
-bool HoldsNodes(const JobEntry& e) { return e.job.state == JobState::kRunning || e.completing; }
 
 }  // namespace
 
@@ -53,6 +51,7 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
   by_id_.clear();
   for (JobEntry& e : entries) {
     e.key = next_key_++;
+    e.request = Intern(std::move(e.request));
     e.completing = model::IsFinal(e.job.state) && !e.alloc.empty();
     by_id_[e.job.id] = e.key;
     next_id_ = std::max(next_id_, e.job.id + 1);
@@ -63,6 +62,7 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
 
 void ControllerCore::Changed(const JobEntry& e, Effects* fx) {
   if (fx) fx->changed.push_back(e.key);
+  pass_due_ = true;
 }
 
 JobEntry* ControllerCore::FindMutable(JobId id) {
@@ -89,11 +89,29 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
   return out;
 }
 
+std::shared_ptr<const model::JobRequest> ControllerCore::Intern(
+    std::shared_ptr<const model::JobRequest> r) {
+  if (r == nullptr) return r;
+  for (const auto& recent : recent_requests_) {
+    if (recent != nullptr && *recent == *r) return recent;
+  }
+  recent_requests_[next_recent_++ % recent_requests_.size()] = r;
+  return r;
+}
+
+bool ControllerCore::AnyJobOf(JobId submission) const {
+  // Its jobs have the ids from the submission's own onwards.
+  auto it = by_id_.lower_bound(submission);
+  if (it == by_id_.end()) return false;
+  const JobEntry& e = jobs_.at(it->second);
+  return e.submission_id() == submission;
+}
+
 bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
 
-StatusOr<ControllerCore::Admitted> ControllerCore::Admit(const model::JobRequest& request) const {
+StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
   if (request.partitions.empty()) {
@@ -114,7 +132,7 @@ StatusOr<ControllerCore::Admitted> ControllerCore::Admit(const model::JobRequest
   }
   const model::Partition& partition = cluster_.partitions[part];
   // The submission as the job keeps it: with what the cluster fills in.
-  auto filled = std::make_shared<model::JobRequest>(request);
+  auto filled = std::make_shared<model::JobRequest>(std::move(request));
   if (const conf::PartitionConfig* pc = site_.cluster.FindPartition(partition.name)) {
     ApplyMemoryDefault(site_.cluster, *pc, filled.get());
   }
@@ -137,25 +155,33 @@ StatusOr<ControllerCore::Admitted> ControllerCore::Admit(const model::JobRequest
   return Admitted{part, std::move(filled)};
 }
 
-StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const Caller& who,
-                                       Time now, Effects* fx) {
-  ASSIGN_OR_RETURN(Admitted admitted, Admit(request));
+StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& who, Time now,
+                                       Effects* fx) {
+  ASSIGN_OR_RETURN(Admitted admitted, Admit(std::move(request)));
   const int32_t part = admitted.partition;
   const model::Partition& partition = cluster_.partitions[part];
-  const model::JobRequest& r = *admitted.request;
+  model::JobRequest& filled = *admitted.request;
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.
 
-  std::shared_ptr<const model::JobRequest> shared = std::move(admitted.request);
   // Every task of an array is a job with an id of its own from the start (the array's id
   // is its first task's), so that each is stored and recovered on its own.
   const JobId id = next_id_;
-  next_id_ += r.array ? static_cast<JobId>(r.array->Count()) : 1;
-  if (fx) fx->next_id_changed = true;
+  next_id_ += filled.array ? static_cast<JobId>(filled.array->Count()) : 1;
+  Submission submission{id, nullptr, std::move(filled.script), std::move(filled.environment)};
+  filled.script.clear();
+  filled.environment.clear();
+  auto shared = Intern(std::shared_ptr<const model::JobRequest>(std::move(admitted.request)));
+  submission.request = shared;
+  if (fx) {
+    fx->next_id_changed = true;
+    fx->submitted.push_back(std::move(submission));
+  }
   JobId task_id = id;
-  int64_t limit = r.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
-                                                                        : partition.max_time_s);
+  const model::JobRequest& r = *shared;
+  int64_t limit = r.time_limit_s.value_or(
+      partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
     JobEntry e;
     e.key = next_key_++;
@@ -164,17 +190,11 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     e.time_limit_s = limit;
     e.last_sched_eval = now;
     model::Job& j = e.job;
-    j.name = r.name;
     j.uid = who.uid;
     j.gid = who.gid;
     j.user = who.user;
-    j.account = r.account;
     j.partition = partition.name;
-    j.qos = r.qos;
-    j.constraint = r.constraint;
-    j.shape = r.shape;
     j.time_limit_s = limit;
-    j.nice = r.nice;
     j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
     j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
@@ -185,11 +205,15 @@ StatusOr<JobId> ControllerCore::Submit(const model::JobRequest& request, const C
     }
     j.id = task_id++;
     by_id_[j.id] = e.key;
-    Changed(e, fx);
+    if (fx) {
+      fx->created.push_back(e.key);
+      fx->changed.push_back(e.key);
+    }
+    pass_due_ = pass_due_ || !r.hold;  // a held job changes no pass
     jobs_.emplace(e.key, std::move(e));
   };
-  if (r.array) {
-    for (int64_t t : r.array->Indices()) make(t);
+  if (shared->array) {
+    for (int64_t t : shared->array->Indices()) make(t);
   } else {
     make(std::nullopt);
   }
@@ -208,7 +232,7 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   answer.partition = partition.name;
   std::vector<sched::RunningJob> running;
   for (const auto& [key, e] : jobs_) {
-    if (!HoldsNodes(e)) continue;
+    if (!e.holds_nodes()) continue;
     const Time end = e.time_limit_s >= core::kUnlimitedSeconds || e.completing
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
@@ -471,9 +495,15 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     }
     if (model::IsFinal(e.job.state) && !e.completing &&
         now - e.job.end_time > opt_.min_job_age_s) {
+      const JobId submission = e.submission_id();
       if (e.job.id) by_id_.erase(e.job.id);
-      if (fx) fx->deleted.push_back(e.job.id);
+      if (fx) {
+        fx->deleted.push_back(e.job.id);
+        fx->touched.push_back(e.key);
+      }
       it = jobs_.erase(it);
+      // The submission goes with the last job made from it.
+      if (fx && !AnyJobOf(submission)) fx->forgotten.push_back(submission);
       continue;
     }
     ++it;
@@ -482,7 +512,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
 
 void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
   for (auto& [key, e] : jobs_) {
-    if (!HoldsNodes(e)) continue;
+    if (!e.holds_nodes()) continue;
     bool on_node = false;
     for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;
     if (on_node) LoseJob(e, now, fx);
@@ -650,158 +680,6 @@ void ControllerCore::RestoreNode(const std::string& name, bool drain, bool down,
     if (drain || down) node.reason = reason;
     ++cluster_.generation;
     return;
-  }
-}
-
-ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time now) const {
-  const model::Dependency& dep = e.request->dependency;
-  if (dep.empty()) return DepState::kSatisfied;
-  auto clause_state = [&](const model::DependencyClause& c) {
-    if (c.type == model::DependencyType::kSingleton) {
-      for (const auto& [key, other] : jobs_) {
-        if (key == e.key || other.job.uid != e.job.uid || other.job.name != e.job.name) continue;
-        if (model::IsFinal(other.job.state)) continue;
-        if (other.job.state == JobState::kRunning || key < e.key) return DepState::kWaiting;
-      }
-      return DepState::kSatisfied;
-    }
-    DepState all = DepState::kSatisfied;
-    for (const model::DependencyTarget& t : c.jobs) {
-      for (const JobEntry* other : JobsWithId(t.job_id)) {
-        if (t.array_task && other->array_task_id != t.array_task) continue;
-        const model::Job& o = other->job;
-        const bool final = model::IsFinal(o.state);
-        const bool ok = o.state == JobState::kCompleted && o.exit_code == 0;
-        DepState s = DepState::kWaiting;
-        switch (c.type) {
-          case model::DependencyType::kAfter:
-            if ((o.start_time > 0 && now >= o.start_time + t.delay_s) || final) {
-              s = DepState::kSatisfied;
-            }
-            break;
-          case model::DependencyType::kAfterAny:
-            if (final) s = DepState::kSatisfied;
-            break;
-          case model::DependencyType::kAfterOk:
-          case model::DependencyType::kAfterCorr:
-            if (final) s = ok ? DepState::kSatisfied : DepState::kNever;
-            break;
-          case model::DependencyType::kAfterNotOk:
-            if (final) s = ok ? DepState::kNever : DepState::kSatisfied;
-            break;
-          default:
-            s = DepState::kSatisfied;
-            break;
-        }
-        if (s == DepState::kNever) return DepState::kNever;
-        if (s == DepState::kWaiting) all = DepState::kWaiting;
-      }
-    }
-    return all;
-  };
-  bool waiting = false, any_satisfied = false, all_never = true;
-  for (const model::DependencyClause& c : dep.clauses) {
-    DepState s = clause_state(c);
-    if (dep.combine == model::Dependency::Combine::kAll) {
-      if (s == DepState::kNever) return DepState::kNever;
-      waiting = waiting || s == DepState::kWaiting;
-    } else {
-      any_satisfied = any_satisfied || s == DepState::kSatisfied;
-      all_never = all_never && s == DepState::kNever;
-    }
-  }
-  if (dep.combine == model::Dependency::Combine::kAll) {
-    return waiting ? DepState::kWaiting : DepState::kSatisfied;
-  }
-  if (any_satisfied) return DepState::kSatisfied;
-  return all_never ? DepState::kNever : DepState::kWaiting;
-}
-
-PendingReason ControllerCore::Blocked(const JobEntry& e, Time now) const {
-  if (e.job.priority == 0) {
-    return e.job.reason == PendingReason::kJobHeldAdmin ? PendingReason::kJobHeldAdmin
-                                                        : PendingReason::kJobHeldUser;
-  }
-  switch (Dependencies(e, now)) {
-    case DepState::kWaiting:
-      return PendingReason::kDependency;
-    case DepState::kNever:
-      return PendingReason::kDependencyNeverSatisfied;
-    case DepState::kSatisfied:
-      break;
-  }
-  if (e.job.eligible_time > now) return PendingReason::kBeginTime;
-  return PendingReason::kNone;
-}
-
-void ControllerCore::Schedule(Time now, Effects* fx) {
-  std::vector<sched::RunningJob> running;
-  std::vector<sched::PendingJob> pending;
-  std::vector<JobEntry*> pending_entry;
-  std::map<JobId, int64_t> array_running;  // running tasks per array
-  for (auto& [key, e] : jobs_) {
-    if (!HoldsNodes(e)) continue;
-    const Time end = e.time_limit_s >= core::kUnlimitedSeconds
-                         ? sched::kNever
-                         : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
-    // A job being killed holds its nodes until it is gone.
-    running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time,
-                                        e.completing ? sched::kNever : end});
-    if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
-  }
-  std::map<JobId, int64_t> array_budget;
-  for (auto& [key, e] : jobs_) {
-    if (e.job.state != JobState::kPending) continue;
-    sched::PendingJob p;
-    p.id = key;
-    p.submit = e.job.submit_time;
-    p.priority = e.job.priority;
-    p.partition = e.partition;
-    p.constraint = e.job.constraint;
-    p.shape = e.job.shape;
-    p.estimate = e.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.time_limit_s;
-    p.blocked = Blocked(e, now);
-    if (p.blocked == PendingReason::kNone && e.array_job_id && e.request->array &&
-        e.request->array->max_running > 0) {
-      auto [it, fresh] = array_budget.try_emplace(
-          e.array_job_id, e.request->array->max_running - array_running[e.array_job_id]);
-      if (it->second <= 0) {
-        p.blocked = PendingReason::kJobArrayTaskLimit;
-      } else {
-        --it->second;  // this task may start in this pass
-      }
-    }
-    if (p.blocked == PendingReason::kNone) e.last_sched_eval = now;
-    pending.push_back(std::move(p));
-    pending_entry.push_back(&e);
-  }
-  sched::PassInput in;
-  in.cluster = &cluster_;
-  in.running = running;
-  in.pending = pending;
-  in.now = now;
-  in.trigger = sched::PassTrigger::kPeriodic;
-  in.next_decision_seq = decision_seq_;
-  sched::PassOutput out;
-  policy_->Pass(in, &out);
-  decision_seq_ = out.next_decision_seq;
-  last_pass_ = out.stats;
-  for (size_t i = 0; i < pending_entry.size(); ++i) {
-    JobEntry& e = *pending_entry[i];
-    PendingReason r = out.reasons[i];
-    if (pending[i].blocked != PendingReason::kNone) r = pending[i].blocked;
-    e.job.reason = r;
-  }
-  for (const sched::JobStart& s : out.starts) {
-    JobEntry& e = *pending_entry[s.pending_index];
-    (void)e.job.Transition(JobState::kRunning, now);
-    e.job.end_time = e.time_limit_s >= core::kUnlimitedSeconds
-                         ? 0
-                         : sched::SaturatingAdd(now, e.time_limit_s);
-    e.job.reason = PendingReason::kNone;
-    e.alloc = s.alloc;
-    Changed(e, fx);
-    fx->launches.push_back(Launch{e.key, e.job.id});
   }
 }
 

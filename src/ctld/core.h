@@ -6,6 +6,7 @@
 // same times give the same state. Thread-compatible.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "model/job.h"
@@ -28,7 +30,9 @@ using sched::Time;
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
   model::Job job;  // id (array tasks: the array's id + the task's place), state, times
-  std::shared_ptr<const model::JobRequest> request;  // shared by the tasks of an array
+  // The submission without its script and environment, which only the store keeps (they
+  // are read back to launch the job). Shared by the tasks of an array.
+  std::shared_ptr<const model::JobRequest> request;
   JobId array_job_id = 0;                  // 0: not an array task
   std::optional<int64_t> array_task_id;
   int32_t partition = -1;                  // index into the cluster's partitions
@@ -45,6 +49,19 @@ struct JobEntry {
   bool completing = false;
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
   uint64_t key = 0;                        // stable identity in the table
+
+  // Whether it holds its nodes: running, or ended with its processes still being killed.
+  bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
+  // The id the submission is stored under: the array's for its tasks, else the job's own.
+  JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
+};
+
+// A new submission, for the store: kept once, whole, for all the jobs made from it.
+struct Submission {
+  JobId id = 0;  // JobEntry::submission_id() of its jobs
+  std::shared_ptr<const model::JobRequest> request;  // as the jobs hold it
+  std::string script;                                // what the jobs do not hold
+  std::map<std::string, std::string> environment;
 };
 
 // What the caller must do after a call.
@@ -61,8 +78,14 @@ struct SignalJob {
 struct Effects {
   std::vector<Launch> launches;
   std::vector<SignalJob> signals;
+  std::vector<Submission> submitted;  // to store before the jobs that name them
+  std::vector<uint64_t> created;  // entries new in this round (keys); also in `changed`
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
+  // Entries whose listing changed without a change to persist (a pending job's reason), and
+  // entries purged from the table: what queries see besides `changed` (keys).
+  std::vector<uint64_t> touched;
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
+  std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
   std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
   bool next_id_changed = false;
@@ -108,9 +131,9 @@ class ControllerCore {
   ControllerCore(const conf::SiteConfig& site, CoreOptions options, JobId first_job_id);
 
   // A new job (or array). Fails, changing nothing, for an unknown partition or a request
-  // no node could ever run.
-  StatusOr<JobId> Submit(const model::JobRequest& request, const Caller& who, Time now,
-                         Effects* fx);
+  // no node could ever run. The script and environment go to fx->submitted, not into the
+  // table.
+  StatusOr<JobId> Submit(model::JobRequest request, const Caller& who, Time now, Effects* fx);
 
   // sbatch --test-only: the earliest start of `request` among the running jobs (pending jobs
   // are not counted, as in Slurm), without submitting it. Spends a job id, as Slurm does.
@@ -162,8 +185,10 @@ class ControllerCore {
 
   // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
-  // One scheduling pass; started jobs become RUNNING and appear in fx->launches.
-  void Schedule(Time now, Effects* fx);
+  // One scheduling pass; started jobs become RUNNING and appear in fx->launches. Skipped,
+  // returning false, when nothing it looks at changed since the last pass: no job but new
+  // held ones, no node, not the clock's second.
+  bool Schedule(Time now, Effects* fx);
 
   // After a restart: the jobs the store held (keys are assigned here) and the next job id.
   // A job that ended while its processes were still being killed keeps its nodes until
@@ -187,7 +212,7 @@ class ControllerCore {
     int32_t partition = -1;
     std::shared_ptr<model::JobRequest> request;
   };
-  StatusOr<Admitted> Admit(const model::JobRequest& request) const;
+  StatusOr<Admitted> Admit(model::JobRequest request) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
@@ -202,19 +227,29 @@ class ControllerCore {
   enum class DepState { kSatisfied, kWaiting, kNever };
   DepState Dependencies(const JobEntry& e, Time now) const;
   std::vector<const JobEntry*> JobsWithId(JobId id) const;
+  // Whether any job made from the submission `submission` is still in the table.
+  bool AnyJobOf(JobId submission) const;
 
   conf::SiteConfig site_;
   CoreOptions opt_;
   sched::Cluster cluster_;
   std::unique_ptr<sched::Policy> policy_;
   std::map<uint64_t, JobEntry> jobs_;
-  std::map<JobId, uint64_t> by_id_;  // started or plain jobs
+  absl::btree_map<JobId, uint64_t> by_id_;  // every entry's key by its job id
   uint64_t next_key_ = 1;
   JobId next_id_;
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;
   std::vector<NodeAdmin> node_admin_;
+  // The same request as one of the last few submissions shares its copy: loops of one
+  // sbatch command then cost one request, not one each.
+  std::shared_ptr<const model::JobRequest> Intern(std::shared_ptr<const model::JobRequest> r);
+  std::array<std::shared_ptr<const model::JobRequest>, 16> recent_requests_;
+  size_t next_recent_ = 0;
   sched::PassStats last_pass_;
+  bool pass_due_ = true;  // something a pass looks at changed since the last one
+  Time last_pass_time_ = 0;
+  uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;
 };
 

@@ -453,3 +453,61 @@ TEST_F(CoreTest, NodeReportingLessThanConfiguredIsDrainedWithSlurmsReason) {
 
 }  // namespace
 }  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, APassIsSkippedWhenOnlyHeldJobsArrivedWithinTheSecond) {
+  Up(1);
+  const JobId first = Submit(Req(), kAlice, 1);
+  Effects fx;
+  EXPECT_TRUE(core_.Schedule(2, &fx));
+  EXPECT_EQ(State(first), JobState::kRunning);
+  model::JobRequest held = Req();
+  held.hold = true;
+  const JobId h = Submit(held, kAlice, 2);
+  // Nothing a pass looks at changed: no pass, and the held job says why it waits.
+  EXPECT_FALSE(core_.Schedule(2, &fx));
+  EXPECT_EQ(Reason(h), PendingReason::kJobHeldUser);
+  // A job that may run, a release, a node or the next second each call for a pass.
+  const JobId plain = Submit(Req(), kAlice, 2);
+  EXPECT_TRUE(core_.Schedule(2, &fx));
+  EXPECT_EQ(State(plain), JobState::kRunning);
+  EXPECT_FALSE(core_.Schedule(2, &fx));
+  ASSERT_TRUE(core_.Release(h, kAlice, &fx).ok());
+  EXPECT_TRUE(core_.Schedule(2, &fx));
+  EXPECT_EQ(State(h), JobState::kRunning);
+  EXPECT_FALSE(core_.Schedule(2, &fx));
+  EXPECT_TRUE(core_.Schedule(3, &fx));
+  EXPECT_FALSE(core_.Schedule(3, &fx));
+  core_.NodeAlive("n1", 400, &fx);  // after SlurmdTimeout: n2 goes silent
+  core_.Tick(400, &fx);
+  EXPECT_TRUE(core_.Schedule(400, &fx));
+}
+
+}  // namespace
+}  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+TEST_F(CoreTest, IdenticalSubmissionsShareOneRequestButAreStoredEachOnTheirOwn) {
+  model::JobRequest r = Req();
+  r.script = "#!/bin/sh\ntrue\n";
+  r.environment = {{"HOME", "/home/alice"}};
+  Effects fx;
+  const JobId a = *core_.Submit(r, kAlice, 0, &fx);
+  r.environment = {{"HOME", "/home/alice"}, {"OTHER", "1"}};  // only what the store keeps
+  const JobId b = *core_.Submit(r, kAlice, 0, &fx);
+  r.name = "other";
+  const JobId c = *core_.Submit(r, kAlice, 0, &fx);
+  EXPECT_EQ(core_.Find(a)->request, core_.Find(b)->request);
+  EXPECT_NE(core_.Find(a)->request, core_.Find(c)->request);
+  EXPECT_EQ(core_.Find(c)->request->name, "other");
+  ASSERT_EQ(fx.submitted.size(), 3u);
+  EXPECT_EQ(fx.submitted[1].id, b);
+  EXPECT_EQ(fx.submitted[1].environment.size(), 2u);
+}
+
+}  // namespace
+}  // namespace loom::ctld

@@ -57,33 +57,50 @@ StatusOr<sched::Allocation> DecodeAllocation(std::string_view bytes,
   return out;
 }
 
-store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster,
-                          std::string request_bytes) {
+store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) {
+  store::JobProgress p;
+  const model::Job& j = e.job;
+  p.id = j.id;
+  p.state = j.state;
+  p.reason = j.reason;
+  p.priority = j.priority;
+  p.time_limit_s = e.time_limit_s;
+  p.exit_code = j.exit_code;
+  p.eligible_time = j.eligible_time;
+  p.start_time = j.start_time;
+  p.end_time = j.end_time;
+  std::vector<std::string> names;
+  for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
+  p.nodes = names.empty() ? "" : core::CompressHostlist(names);
+  p.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
+  return p;
+}
+
+store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster) {
   store::JobRecord r;
   const model::Job& j = e.job;
   r.id = j.id;
   r.array_job_id = e.array_job_id;
   if (e.array_task_id) r.array_task_id = static_cast<uint32_t>(*e.array_task_id);
-  r.name = j.name;
+  r.request_id = e.submission_id();
+  r.name = e.request->name;
   r.user = j.user;
   r.uid = j.uid;
   r.gid = j.gid;
-  r.account = j.account;
+  r.account = e.request->account;
   r.partition = j.partition;
-  r.state = j.state;
-  r.reason = j.reason;
-  r.priority = j.priority;
-  r.time_limit_s = e.time_limit_s;
-  r.exit_code = j.exit_code;
   r.submit_time = j.submit_time;
-  r.eligible_time = j.eligible_time;
-  r.start_time = j.start_time;
-  r.end_time = j.end_time;
-  std::vector<std::string> names;
-  for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
-  r.nodes = names.empty() ? "" : core::CompressHostlist(names);
-  r.request = std::move(request_bytes);
-  r.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
+  store::JobProgress p = ToProgress(e, cluster);
+  r.state = p.state;
+  r.reason = p.reason;
+  r.priority = p.priority;
+  r.time_limit_s = p.time_limit_s;
+  r.exit_code = p.exit_code;
+  r.eligible_time = p.eligible_time;
+  r.start_time = p.start_time;
+  r.end_time = p.end_time;
+  r.nodes = std::move(p.nodes);
+  r.allocation = std::move(p.allocation);
   return r;
 }
 
@@ -93,16 +110,10 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   e.request = std::move(request);
   model::Job& j = e.job;
   j.id = r.id;
-  j.name = r.name;
   j.user = r.user;
   j.uid = r.uid;
   j.gid = r.gid;
-  j.account = r.account;
   j.partition = r.partition;
-  j.qos = e.request->qos;
-  j.constraint = e.request->constraint;
-  j.shape = e.request->shape;
-  j.nice = e.request->nice;
   j.state = r.state;
   j.reason = r.reason;
   j.priority = r.priority;

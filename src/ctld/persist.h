@@ -1,6 +1,7 @@
-// Between the controller's job table and the store: a job entry as a store record and
-// back. The submission travels as bytes the caller encodes (the wire form of the request);
-// the allocation as JSON naming nodes by name, so a reordered node table reads back right.
+// Between the controller's job table and the store: a job entry as a store record (whole, or
+// the part that changes after submission) and back. The submission is stored apart, once
+// (store::PutRequest); a record names it by JobEntry::submission_id(). The allocation
+// travels as JSON naming nodes by name, so a reordered node table reads back right.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -17,8 +18,9 @@ std::string EncodeAllocation(const sched::Allocation& alloc, const sched::Cluste
 // Fails on bytes that are not an allocation, or that name a node the cluster lacks.
 StatusOr<sched::Allocation> DecodeAllocation(std::string_view bytes, const sched::Cluster& cluster);
 
-store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster,
-                          std::string request_bytes);
+store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster);
+// What changed since submission: state, reason, priority, limit, exit code, times, nodes.
+store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster);
 // The entry a record describes, with `request` as its submission; `key` is left 0 (the
 // core assigns it on Restore).
 StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& cluster,

@@ -65,7 +65,8 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
     ASSERT_TRUE(st.ok()) << st.status();
     store::Batch batch;
     for (const auto& [key, e] : core.jobs()) {
-      batch.Add(store::PutJob{ToRecord(e, core.cluster(), "request-bytes")});
+      batch.Add(store::PutRequest{e.submission_id(), "request-bytes"});
+      batch.Add(store::PutJob{ToRecord(e, core.cluster())});
     }
     batch.Add(store::SetNextJobId{core.next_job_id()});
     ASSERT_TRUE((*st)->Commit(batch).ok());
@@ -78,7 +79,7 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   std::vector<JobEntry> entries;
   auto request = std::make_shared<const model::JobRequest>(req);
   for (const store::JobRecord& r : snap->jobs) {
-    EXPECT_EQ(r.request, "request-bytes");
+    EXPECT_EQ(snap->requests.at(r.request_id), "request-bytes");
     auto e = FromRecord(r, again.cluster(), request);
     ASSERT_TRUE(e.ok()) << e.status();
     entries.push_back(std::move(*e));
@@ -91,6 +92,30 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   EXPECT_EQ(again.Find(running)->job.start_time, 1);
   EXPECT_EQ(again.Find(pending)->job.state, model::JobState::kPending);
   EXPECT_EQ(again.Find(pending)->job.user, "alice");
+}
+
+TEST(PersistTest, ProgressIsTheRecordsChangingPart) {
+  auto site = Site(testing::TempDir() + "/persist_progress");
+  ControllerCore core(site, CoreOptions{}, 1);
+  Effects fx;
+  core.NodeAlive("n1", 0, &fx);
+  model::JobRequest req;
+  req.shape.ntasks = 1;
+  req.shape.cpus_per_task = 2;
+  req.time_limit_s = 600;
+  req.array = model::ParseArraySpec("0-1").value();
+  JobId id = *core.Submit(req, Caller{1001, 1001, "alice"}, 0, &fx);
+  core.Schedule(1, &fx);
+  const JobEntry& task = *core.Find(id + 1);
+  store::JobRecord r = ToRecord(task, core.cluster());
+  EXPECT_EQ(r.request_id, id);  // the array's submission
+  EXPECT_EQ(r.array_job_id, id);
+  store::JobProgress p = ToProgress(task, core.cluster());
+  EXPECT_EQ(p, (store::JobProgress{r.id, r.state, r.reason, r.priority, r.time_limit_s,
+                                   r.exit_code, r.eligible_time, r.start_time, r.end_time,
+                                   r.nodes, r.allocation}));
+  EXPECT_EQ(p.state, model::JobState::kRunning);
+  EXPECT_EQ(p.nodes, "n1");
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
   }
   JobId id = 0;
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
-    ASSIGN_OR_RETURN(id, core.Submit(*request, who, now, &fx));
+    ASSIGN_OR_RETURN(id, core.Submit(std::move(*request), who, now, &fx));
     return absl::OkStatus();
   });
   reply->set_job_id(id);
@@ -98,19 +98,16 @@ Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& r
   (void)who;
   auto snap = c_->snapshot();
   reply->set_snapshot_time(snap->time);
-  std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
-  std::set<std::string> users(req.users().begin(), req.users().end());
-  std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
-  std::set<std::string> states(req.states().begin(), req.states().end());
-  std::set<std::string> names(req.names().begin(), req.names().end());
-  for (const v1::JobInfo& j : snap->jobs) {
-    if (!ids.empty() && !ids.count(j.job_id()) && !ids.count(j.array_job_id())) continue;
-    if (!users.empty() && !users.count(j.user())) continue;
-    if (!parts.empty() && !parts.count(j.partition())) continue;
-    if (!states.empty() && !states.count(j.state())) continue;
-    if (!names.empty() && !names.count(j.name())) continue;
-    *reply->add_jobs() = j;
-  }
+  JobFilter filter;
+  filter.ids.insert(req.job_ids().begin(), req.job_ids().end());
+  filter.users.insert(req.users().begin(), req.users().end());
+  filter.partitions.insert(req.partitions().begin(), req.partitions().end());
+  filter.states.insert(req.states().begin(), req.states().end());
+  filter.names.insert(req.names().begin(), req.names().end());
+  // The records go out as serialized when published: as unknown fields with the number of
+  // QueryJobsReply.jobs, which is what the client parses them as.
+  snap->jobs->AppendSerializedTo(filter, v1::QueryJobsReply::kJobsFieldNumber,
+                                 reply->GetReflection()->MutableUnknownFields(reply));
   return absl::OkStatus();
 }
 
@@ -119,10 +116,10 @@ Status ControllerApi::QueryNodes(const Caller& who, const v1::QueryNodesRequest&
   (void)who;
   auto snap = c_->snapshot();
   std::set<std::string> names(req.names().begin(), req.names().end());
-  for (const v1::NodeInfo& n : snap->nodes) {
+  for (const v1::NodeInfo& n : *snap->nodes) {
     if (names.empty() || names.count(n.name())) *reply->add_nodes() = n;
   }
-  for (const v1::PartitionInfo& p : snap->partitions) *reply->add_partitions() = p;
+  for (const v1::PartitionInfo& p : *snap->partitions) *reply->add_partitions() = p;
   return absl::OkStatus();
 }
 
@@ -136,14 +133,20 @@ Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& r
   }
   // scancel -u/-p/-n/-t: the matching jobs of the snapshot.
   if (req.job_ids().empty()) {
-    for (const v1::JobInfo& j : c_->snapshot()->jobs) {
-      if (!req.user().empty() && j.user() != req.user()) continue;
-      if (!req.partition().empty() && j.partition() != req.partition()) continue;
-      if (!req.name().empty() && j.name() != req.name()) continue;
-      if (!req.state().empty() && j.state() != req.state()) continue;
-      if (j.state() != "PENDING" && j.state() != "RUNNING") continue;
-      targets.emplace_back(j.job_id(), std::nullopt);
+    JobFilter filter;
+    if (!req.user().empty()) filter.users.insert(req.user());
+    if (!req.partition().empty()) filter.partitions.insert(req.partition());
+    if (!req.name().empty()) filter.names.insert(req.name());
+    // Only pending and running jobs are signalled; -t narrows that down.
+    filter.states = {"PENDING", "RUNNING"};
+    bool any = true;
+    if (!req.state().empty()) {
+      any = filter.states.count(req.state()) > 0;
+      filter.states = {req.state()};
     }
+    google::protobuf::RepeatedPtrField<v1::JobInfo> jobs;
+    if (any) c_->snapshot()->jobs->AppendTo(filter, &jobs);
+    for (const v1::JobInfo& j : jobs) targets.emplace_back(j.job_id(), std::nullopt);
   }
   // One batch for all of them: a scancel of many jobs costs one commit.
   std::vector<Status> results(targets.size());
@@ -274,13 +277,9 @@ Status ControllerApi::Diag(const Caller& who, const v1::DiagRequest& req,
   reply->set_backfilled_jobs(snap->backfilled);
   reply->set_start_time(snap->start_time);
   reply->set_server_time(Now());
-  int64_t pending = 0, running = 0;
-  for (const v1::JobInfo& j : snap->jobs) {
-    pending += j.state() == "PENDING";
-    running += j.state() == "RUNNING";
-  }
-  reply->set_jobs_pending(pending);
-  reply->set_jobs_running(running);
+  const JobListing::Counts counts = snap->jobs->CountStates();
+  reply->set_jobs_pending(counts.pending);
+  reply->set_jobs_running(counts.running);
   return absl::OkStatus();
 }
 

@@ -1,4 +1,5 @@
-// A job as the controller keeps it: what was asked for, where it stands in the state
+// A job as the controller keeps it beside its request (model::JobRequest, which has what was
+// asked for: name, account, QOS, shape, ...): who submitted it, where it stands in the state
 // machine, and its timestamps. Value type; thread-compatible. State changes go through
 // Transition(), which refuses steps the state machine does not allow.
 #pragma once
@@ -8,7 +9,6 @@
 
 #include "core/status.h"
 #include "model/job_state.h"
-#include "model/resources.h"
 
 namespace loom::model {
 
@@ -16,18 +16,12 @@ using JobId = uint64_t;
 
 struct Job {
   JobId id = 0;
-  std::string name;
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string user;
-  std::string account;
-  std::string partition;
-  std::string qos;
-  std::string constraint;  // --constraint
-  JobShape shape;
+  std::string partition;     // the partition it was given
   int64_t time_limit_s = 0;  // core::kUnlimitedSeconds when unlimited
   int64_t priority = 0;
-  int64_t nice = 0;
 
   JobState state = JobState::kPending;
   PendingReason reason = PendingReason::kNone;

@@ -162,7 +162,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   info.set_array_job_id(e.array_job_id);
   info.set_array_task_id(e.array_task_id ? static_cast<int32_t>(*e.array_task_id) : -1);
   if (r.array) info.set_array_max_tasks(static_cast<uint32_t>(r.array->max_running));
-  info.set_name(j.name);
+  info.set_name(r.name);
   info.set_uid(j.uid);
   info.set_gid(j.gid);
   info.set_user(j.user);
@@ -242,7 +242,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   info.set_gpu_ids(gpu_ids);
 
   // Sizes: what it holds (or held) once it holds anything, what it asked for before.
-  const model::JobShape& sh = j.shape;
+  const model::JobShape& sh = r.shape;
   const core::TresVector req = RequestTres(sh, options.gpu_tres);
   info.set_tres_req(core::FormatTres(req));
   if (!held.empty()) {

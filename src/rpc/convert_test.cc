@@ -413,10 +413,17 @@ TEST_F(ControllerTest, RunningGpuJobCarriesItsPlacement) {
   EXPECT_EQ(info.spec().name(), "gpujob");
   EXPECT_TRUE(info.spec().script().empty());
   EXPECT_TRUE(info.spec().environment().empty());
+  // The controller keeps neither in its table (only its store does); an entry that has
+  // them gives them when asked.
+  ctld::JobEntry with_script = *core_.Find(id);
+  model::JobRequest full = *with_script.request;
+  full.script = "#!/bin/sh\nnvidia-smi\n";
+  full.environment = {{"HOME", "/home/alice"}};
+  with_script.request = std::make_shared<const model::JobRequest>(full);
   JobInfoOptions all;
   all.with_script = all.with_environment = true;
-  EXPECT_FALSE(Info(id, all).spec().script().empty());
-  EXPECT_FALSE(Info(id, all).spec().environment().empty());
+  EXPECT_EQ(FromEntry(with_script, core_.cluster(), all).spec().script(), full.script);
+  EXPECT_EQ(FromEntry(with_script, core_.cluster(), all).spec().environment().size(), 1);
 }
 
 TEST_F(ControllerTest, CpuIdsBecomeSocketsAndCores) {

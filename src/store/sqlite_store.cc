@@ -14,11 +14,17 @@
 #include <utility>
 
 #include "core/strings.h"
+#include "store/internal/sqlite_util.h"
 
 namespace loom::store {
 namespace {
 
 using core::StrCat;
+using internal::Binder;
+using internal::ColumnBlob;
+using internal::ColumnText;
+using internal::ResetOnExit;
+using internal::StmtPtr;
 namespace fs = std::filesystem;
 
 constexpr uint64_t kMaxId = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
@@ -27,119 +33,18 @@ constexpr std::string_view kNextJobIdCounter = "next_job_id";
 // submissions does not leave a large file behind.
 constexpr int64_t kJournalSizeLimit = 64 << 20;
 
-// Version 1. Names avoid SQL keywords. Job ids are INTEGER PRIMARY KEY (the rowid), the
-// other tables are keyed by name and stored WITHOUT ROWID.
-constexpr const char* kSchemaSql = R"sql(
-CREATE TABLE schema_version (
-  version INTEGER NOT NULL
-);
-CREATE TABLE jobs (
-  id INTEGER PRIMARY KEY CHECK (id > 0),
-  array_job_id INTEGER CHECK (array_job_id IS NULL OR array_job_id > 0),
-  array_task_id INTEGER CHECK (array_task_id IS NULL OR array_task_id >= 0),
-  job_name TEXT NOT NULL,
-  user_name TEXT NOT NULL,
-  uid INTEGER NOT NULL,
-  gid INTEGER NOT NULL,
-  account TEXT NOT NULL,
-  partition_name TEXT NOT NULL,
-  state TEXT NOT NULL,
-  reason TEXT NOT NULL,
-  priority INTEGER NOT NULL,
-  time_limit_s INTEGER NOT NULL,
-  exit_code INTEGER NOT NULL,
-  submit_time INTEGER NOT NULL,
-  eligible_time INTEGER NOT NULL,
-  start_time INTEGER NOT NULL,
-  end_time INTEGER NOT NULL,
-  nodes TEXT NOT NULL,
-  request BLOB NOT NULL,
-  allocation BLOB NOT NULL
-);
-CREATE TABLE nodes (
-  node_name TEXT PRIMARY KEY CHECK (node_name <> ''),
-  state TEXT NOT NULL,
-  drain INTEGER NOT NULL,
-  reason TEXT NOT NULL,
-  reason_uid INTEGER NOT NULL,
-  reason_time INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE counters (
-  counter_name TEXT PRIMARY KEY,
-  value INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE named_values (
-  value_name TEXT PRIMARY KEY CHECK (value_name <> ''),
-  value BLOB NOT NULL
-) WITHOUT ROWID;
-)sql";
-
 constexpr const char* kPutJobSql =
-    "INSERT OR REPLACE INTO jobs (id, array_job_id, array_task_id, job_name, user_name, uid, "
-    "gid, account, partition_name, state, reason, priority, time_limit_s, exit_code, "
-    "submit_time, eligible_time, start_time, end_time, nodes, request, allocation) "
+    "INSERT OR REPLACE INTO jobs (id, array_job_id, array_task_id, request_id, job_name, "
+    "user_name, uid, gid, account, partition_name, state, reason, priority, time_limit_s, "
+    "exit_code, submit_time, eligible_time, start_time, end_time, nodes, allocation) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr const char* kUpdateJobSql =
+    "UPDATE jobs SET state = ?, reason = ?, priority = ?, time_limit_s = ?, exit_code = ?, "
+    "eligible_time = ?, start_time = ?, end_time = ?, nodes = ?, allocation = ? WHERE id = ?";
 constexpr const char* kSelectJobsSql =
-    "SELECT id, array_job_id, array_task_id, job_name, user_name, uid, gid, account, "
-    "partition_name, state, reason, priority, time_limit_s, exit_code, submit_time, "
-    "eligible_time, start_time, end_time, nodes, request, allocation FROM jobs ORDER BY id";
-
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
-
-// Resets a cached statement on scope exit so it is ready for its next use and holds nothing.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(sqlite3_stmt* s) : s_(s) {}
-  ~ResetOnExit() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  sqlite3_stmt* s_;
-};
-
-// Binds parameters 1, 2, ... in order and remembers the first failure. Text and blobs are
-// bound without a copy; the caller keeps them alive until the statement is reset.
-class Binder {
- public:
-  explicit Binder(sqlite3_stmt* s) : s_(s) {}
-  Binder& Int(int64_t v) { return Check(sqlite3_bind_int64(s_, ++index_, v)); }
-  Binder& Null() { return Check(sqlite3_bind_null(s_, ++index_)); }
-  Binder& Text(std::string_view v) {
-    return Check(sqlite3_bind_text64(s_, ++index_, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8));
-  }
-  Binder& Blob(std::string_view v) {
-    return Check(sqlite3_bind_blob64(s_, ++index_, v.data(), v.size(), SQLITE_STATIC));
-  }
-  int rc() const { return rc_; }
-
- private:
-  Binder& Check(int rc) {
-    if (rc_ == SQLITE_OK) rc_ = rc;
-    return *this;
-  }
-  sqlite3_stmt* s_;
-  int index_ = 0;
-  int rc_ = SQLITE_OK;
-};
-
-std::string ColumnText(sqlite3_stmt* s, int i) {
-  const unsigned char* p = sqlite3_column_text(s, i);
-  if (p == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s, i));
-}
-
-std::string ColumnBlob(sqlite3_stmt* s, int i) {
-  const void* p = sqlite3_column_blob(s, i);
-  if (p == nullptr) return {};
-  return std::string(static_cast<const char*>(p), sqlite3_column_bytes(s, i));
-}
+    "SELECT id, array_job_id, array_task_id, request_id, job_name, user_name, uid, gid, "
+    "account, partition_name, state, reason, priority, time_limit_s, exit_code, submit_time, "
+    "eligible_time, start_time, end_time, nodes, allocation FROM jobs ORDER BY id";
 
 std::optional<model::PendingReason> ParsePendingReason(std::string_view name) {
   using Underlying = std::underlying_type_t<model::PendingReason>;
@@ -165,12 +70,17 @@ struct SqliteStore::Statements {
   StmtPtr commit;
   StmtPtr rollback;
   StmtPtr put_job;
+  StmtPtr update_job;
   StmtPtr delete_job;
+  StmtPtr put_request;
+  StmtPtr delete_request;
+  StmtPtr select_request;
   StmtPtr put_node;
   StmtPtr delete_node;
   StmtPtr set_counter;
   StmtPtr put_value;
   StmtPtr select_jobs;
+  StmtPtr select_requests;
   StmtPtr select_nodes;
   StmtPtr select_counters;
   StmtPtr select_values;
@@ -329,8 +239,8 @@ Status SqliteStore::OpenLocked() {
   RETURN_IF_ERROR(Exec("PRAGMA locking_mode=EXCLUSIVE", "setting the locking mode"));
   RETURN_IF_ERROR(Exec("PRAGMA cell_size_check=ON", "enabling cell size checks"));
 
-  bool is_new = false;
-  RETURN_IF_ERROR(CheckHeader(&is_new));
+  int64_t version = 0;
+  RETURN_IF_ERROR(CheckHeader(&version));
 
   StatusOr<std::string> mode = QueryText(db_, "PRAGMA journal_mode=WAL", &rc);
   if (!mode.ok()) return Error(rc, "switching to WAL mode");
@@ -350,11 +260,15 @@ Status SqliteStore::OpenLocked() {
         Exec(StrCat("PRAGMA max_page_count=", options_.max_page_count_for_testing).c_str(),
              "capping the file size"));
   }
-  if (is_new) RETURN_IF_ERROR(CreateSchema());
+  if (version == 0) {
+    RETURN_IF_ERROR(CreateSchema());
+  } else if (version < kSchemaVersion) {
+    RETURN_IF_ERROR(Migrate(version));
+  }
   return Prepare();
 }
 
-Status SqliteStore::CheckHeader(bool* is_new) {
+Status SqliteStore::CheckHeader(int64_t* version_out) {
   int rc = SQLITE_OK;
   // The first read of the file: one that is not SQLite, or whose header is damaged, fails
   // here, before anything is written.
@@ -373,7 +287,7 @@ Status SqliteStore::CheckHeader(bool* is_new) {
   if (!app_id.ok()) return Error(rc, "reading the application id");
   const bool is_loom = *app_id == std::to_string(kApplicationId);
   if (*tables == "0" && (*app_id == "0" || is_loom)) {
-    *is_new = true;
+    *version_out = 0;
     return absl::OkStatus();
   }
   if (!is_loom) {
@@ -398,23 +312,9 @@ Status SqliteStore::CheckHeader(bool* is_new) {
                "). Loom has not changed the file. Run the newer loomctld, or restore a "
                "StateSaveLocation saved by this version."));
   }
-  // Versions below kSchemaVersion would be migrated here, in one transaction.
-  *is_new = false;
+  // Older versions are brought up to date by Migrate(), in one transaction.
+  *version_out = *v;
   return absl::OkStatus();
-}
-
-Status SqliteStore::CreateSchema() {
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "creating the schema"));
-  Status status = Exec(kSchemaSql, "creating the schema");
-  if (status.ok()) {
-    status = Exec(StrCat("INSERT INTO schema_version (version) VALUES (", kSchemaVersion, ");",
-                         "PRAGMA application_id=", kApplicationId, ";")
-                      .c_str(),
-                  "creating the schema");
-  }
-  if (status.ok()) status = Exec("COMMIT", "creating the schema");
-  if (!status.ok()) RollbackIfOpen();
-  return status;
 }
 
 Status SqliteStore::Prepare() {
@@ -431,7 +331,12 @@ Status SqliteStore::Prepare() {
   RETURN_IF_ERROR(prepare(&s.commit, "COMMIT"));
   RETURN_IF_ERROR(prepare(&s.rollback, "ROLLBACK"));
   RETURN_IF_ERROR(prepare(&s.put_job, kPutJobSql));
+  RETURN_IF_ERROR(prepare(&s.update_job, kUpdateJobSql));
   RETURN_IF_ERROR(prepare(&s.delete_job, "DELETE FROM jobs WHERE id = ?"));
+  RETURN_IF_ERROR(
+      prepare(&s.put_request, "INSERT OR REPLACE INTO requests (id, request) VALUES (?, ?)"));
+  RETURN_IF_ERROR(prepare(&s.delete_request, "DELETE FROM requests WHERE id = ?"));
+  RETURN_IF_ERROR(prepare(&s.select_request, "SELECT request FROM requests WHERE id = ?"));
   RETURN_IF_ERROR(prepare(&s.put_node,
                           "INSERT OR REPLACE INTO nodes (node_name, state, drain, reason, "
                           "reason_uid, reason_time) VALUES (?, ?, ?, ?, ?, ?)"));
@@ -441,6 +346,7 @@ Status SqliteStore::Prepare() {
   RETURN_IF_ERROR(prepare(&s.put_value,
                           "INSERT OR REPLACE INTO named_values (value_name, value) VALUES (?, ?)"));
   RETURN_IF_ERROR(prepare(&s.select_jobs, kSelectJobsSql));
+  RETURN_IF_ERROR(prepare(&s.select_requests, "SELECT id, request FROM requests ORDER BY id"));
   RETURN_IF_ERROR(prepare(&s.select_nodes,
                           "SELECT node_name, state, drain, reason, reason_uid, reason_time "
                           "FROM nodes ORDER BY node_name"));
@@ -499,6 +405,7 @@ Status SqliteStore::ApplyOne(const PutJob& m) {
   const JobRecord& j = m.job;
   if (j.id == 0 || j.id > kMaxId) return InvalidId("job id", j.id);
   if (j.array_job_id > kMaxId) return InvalidId("array job id", j.array_job_id);
+  if (j.request_id == 0 || j.request_id > kMaxId) return InvalidId("request id", j.request_id);
   sqlite3_stmt* s = stmts_->put_job.get();
   ResetOnExit reset(s);
   Binder b(s);
@@ -513,7 +420,8 @@ Status SqliteStore::ApplyOne(const PutJob& m) {
   } else {
     b.Null();
   }
-  b.Text(j.name)
+  b.Int(static_cast<int64_t>(j.request_id))
+      .Text(j.name)
       .Text(j.user)
       .Int(j.uid)
       .Int(j.gid)
@@ -529,11 +437,57 @@ Status SqliteStore::ApplyOne(const PutJob& m) {
       .Int(j.start_time)
       .Int(j.end_time)
       .Text(j.nodes)
-      .Blob(j.request)
       .Blob(j.allocation);
   int rc = b.rc();
   if (rc == SQLITE_OK) rc = sqlite3_step(s);
   if (rc != SQLITE_DONE) return Error(rc, StrCat("writing job ", j.id));
+  return absl::OkStatus();
+}
+
+Status SqliteStore::ApplyOne(const UpdateJob& m) {
+  const JobProgress& j = m.job;
+  if (j.id == 0 || j.id > kMaxId) return InvalidId("job id", j.id);
+  sqlite3_stmt* s = stmts_->update_job.get();
+  ResetOnExit reset(s);
+  int rc = Binder(s)
+               .Text(model::JobStateName(j.state))
+               .Text(model::PendingReasonName(j.reason))
+               .Int(j.priority)
+               .Int(j.time_limit_s)
+               .Int(j.exit_code)
+               .Int(j.eligible_time)
+               .Int(j.start_time)
+               .Int(j.end_time)
+               .Text(j.nodes)
+               .Blob(j.allocation)
+               .Int(static_cast<int64_t>(j.id))
+               .rc();
+  if (rc == SQLITE_OK) rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Error(rc, StrCat("updating job ", j.id));
+  if (sqlite3_changes(db_) != 1) {
+    return absl::NotFoundError(
+        StrCat(path_, ": job ", j.id, " has no record to update; it must be put first"));
+  }
+  return absl::OkStatus();
+}
+
+Status SqliteStore::ApplyOne(const PutRequest& m) {
+  if (m.id == 0 || m.id > kMaxId) return InvalidId("request id", m.id);
+  sqlite3_stmt* s = stmts_->put_request.get();
+  ResetOnExit reset(s);
+  int rc = Binder(s).Int(static_cast<int64_t>(m.id)).Blob(m.request).rc();
+  if (rc == SQLITE_OK) rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Error(rc, StrCat("writing request ", m.id));
+  return absl::OkStatus();
+}
+
+Status SqliteStore::ApplyOne(const DeleteRequest& m) {
+  if (m.id == 0 || m.id > kMaxId) return InvalidId("request id", m.id);
+  sqlite3_stmt* s = stmts_->delete_request.get();
+  ResetOnExit reset(s);
+  int rc = Binder(s).Int(static_cast<int64_t>(m.id)).rc();
+  if (rc == SQLITE_OK) rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Error(rc, StrCat("deleting request ", m.id));
   return absl::OkStatus();
 }
 
@@ -617,33 +571,42 @@ StatusOr<Snapshot> SqliteStore::Recover() {
       if (sqlite3_column_type(s, 2) != SQLITE_NULL) {
         j.array_task_id = static_cast<uint32_t>(sqlite3_column_int64(s, 2));
       }
-      j.name = ColumnText(s, 3);
-      j.user = ColumnText(s, 4);
-      j.uid = static_cast<uint32_t>(sqlite3_column_int64(s, 5));
-      j.gid = static_cast<uint32_t>(sqlite3_column_int64(s, 6));
-      j.account = ColumnText(s, 7);
-      j.partition = ColumnText(s, 8);
-      const std::string state = ColumnText(s, 9);
+      j.request_id = static_cast<model::JobId>(sqlite3_column_int64(s, 3));
+      j.name = ColumnText(s, 4);
+      j.user = ColumnText(s, 5);
+      j.uid = static_cast<uint32_t>(sqlite3_column_int64(s, 6));
+      j.gid = static_cast<uint32_t>(sqlite3_column_int64(s, 7));
+      j.account = ColumnText(s, 8);
+      j.partition = ColumnText(s, 9);
+      const std::string state = ColumnText(s, 10);
       const std::optional<model::JobState> parsed_state = model::ParseJobState(state);
       if (!parsed_state.has_value()) return unknown("state", state, StrCat("job ", j.id));
       j.state = *parsed_state;
-      const std::string reason = ColumnText(s, 10);
+      const std::string reason = ColumnText(s, 11);
       const std::optional<model::PendingReason> parsed_reason = ParsePendingReason(reason);
       if (!parsed_reason.has_value()) return unknown("reason", reason, StrCat("job ", j.id));
       j.reason = *parsed_reason;
-      j.priority = sqlite3_column_int64(s, 11);
-      j.time_limit_s = sqlite3_column_int64(s, 12);
-      j.exit_code = static_cast<int32_t>(sqlite3_column_int64(s, 13));
-      j.submit_time = sqlite3_column_int64(s, 14);
-      j.eligible_time = sqlite3_column_int64(s, 15);
-      j.start_time = sqlite3_column_int64(s, 16);
-      j.end_time = sqlite3_column_int64(s, 17);
-      j.nodes = ColumnText(s, 18);
-      j.request = ColumnBlob(s, 19);
+      j.priority = sqlite3_column_int64(s, 12);
+      j.time_limit_s = sqlite3_column_int64(s, 13);
+      j.exit_code = static_cast<int32_t>(sqlite3_column_int64(s, 14));
+      j.submit_time = sqlite3_column_int64(s, 15);
+      j.eligible_time = sqlite3_column_int64(s, 16);
+      j.start_time = sqlite3_column_int64(s, 17);
+      j.end_time = sqlite3_column_int64(s, 18);
+      j.nodes = ColumnText(s, 19);
       j.allocation = ColumnBlob(s, 20);
       snap.jobs.push_back(std::move(j));
     }
     if (rc != SQLITE_DONE) return Error(rc, "reading the jobs");
+  }
+  {
+    sqlite3_stmt* s = stmts_->select_requests.get();
+    ResetOnExit reset(s);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      snap.requests.emplace(static_cast<model::JobId>(sqlite3_column_int64(s, 0)),
+                            ColumnBlob(s, 1));
+    }
+    if (rc != SQLITE_DONE) return Error(rc, "reading the requests");
   }
   {
     sqlite3_stmt* s = stmts_->select_nodes.get();
@@ -682,6 +645,23 @@ StatusOr<Snapshot> SqliteStore::Recover() {
     if (rc != SQLITE_DONE) return Error(rc, "reading the named values");
   }
   return snap;
+}
+
+StatusOr<std::string> SqliteStore::ReadRequest(model::JobId id) {
+  if (db_ == nullptr) {
+    return absl::FailedPreconditionError(
+        StrCat(path_, ": ReadRequest() before a successful Open()"));
+  }
+  if (id == 0 || id > kMaxId) return InvalidId("request id", id);
+  sqlite3_stmt* s = stmts_->select_request.get();
+  ResetOnExit reset(s);
+  int rc = Binder(s).Int(static_cast<int64_t>(id)).rc();
+  if (rc == SQLITE_OK) rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) return ColumnBlob(s, 0);
+  if (rc == SQLITE_DONE) {
+    return absl::NotFoundError(StrCat(path_, " holds no request ", id));
+  }
+  return Error(rc, StrCat("reading request ", id));
 }
 
 StatusOr<std::unique_ptr<SqliteStore>> OpenSqliteStore(SqliteStoreOptions options) {

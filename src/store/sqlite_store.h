@@ -40,8 +40,9 @@ struct SqliteStoreOptions {
 
 class SqliteStore final : public Store {
  public:
-  // The schema this build writes. Open() refuses files with a higher version.
-  static constexpr int kSchemaVersion = 1;
+  // The schema this build writes. Open() upgrades files with a lower version (in one
+  // transaction) and refuses files with a higher one.
+  static constexpr int kSchemaVersion = 2;
   // PRAGMA application_id of a Loom store ("LOOM"), so `file(1)` and Open() can tell.
   static constexpr int32_t kApplicationId = 0x4C4F4F4D;
   static constexpr std::string_view kFileName = "loom.db";
@@ -54,6 +55,7 @@ class SqliteStore final : public Store {
   Status Open() override;
   Status Commit(const Batch& batch) override;
   StatusOr<Snapshot> Recover() override;
+  StatusOr<std::string> ReadRequest(model::JobId id) override;
   // The database file's path: `<state_save_location>/loom.db`.
   std::string Location() const override { return path_; }
 
@@ -61,12 +63,17 @@ class SqliteStore final : public Store {
   struct Statements;
 
   Status OpenLocked();
-  Status CheckHeader(bool* is_new);
-  Status CreateSchema();
+  // The file's schema version; 0 for a new, empty file.
+  Status CheckHeader(int64_t* version);
+  Status CreateSchema();             // sqlite_schema.cc
+  Status Migrate(int64_t from);      // sqlite_schema.cc
   Status Prepare();
   Status Apply(const Mutation& m);
   Status ApplyOne(const PutJob& m);
+  Status ApplyOne(const UpdateJob& m);
   Status ApplyOne(const DeleteJob& m);
+  Status ApplyOne(const PutRequest& m);
+  Status ApplyOne(const DeleteRequest& m);
   Status ApplyOne(const PutNode& m);
   Status ApplyOne(const DeleteNode& m);
   Status ApplyOne(const SetNextJobId& m);

@@ -41,9 +41,16 @@ namespace fs = std::filesystem;
     for (int i = 0; i < jobs; ++i) {
       JobRecord j;
       j.id = next + i;
+      j.request_id = j.id;
       j.name = "crash";
-      j.request = std::string(100 + rng() % 4000, 'r');
-      batch.Add(PutJob{j});
+      batch.Add(PutRequest{j.id, std::string(100 + rng() % 4000, 'r')}).Add(PutJob{j});
+      // A later change to an earlier job writes only its progress.
+      if (j.id > 1) {
+        JobProgress earlier;
+        earlier.id = j.id - 1;
+        earlier.priority = 1;
+        batch.Add(UpdateJob{earlier});
+      }
     }
     next += jobs;
     batch.Add(SetNextJobId{next}).Add(PutValue{"last", std::to_string(next - 1)});
@@ -117,6 +124,7 @@ TEST(SqliteStoreCrashTest, EveryAcknowledgedBatchSurvivesSigkill) {
     // ... and batches are whole: the jobs are exactly 1 .. next_job_id - 1.
     ASSERT_EQ(snap->jobs.size(), snap->next_job_id == 0 ? 0 : snap->next_job_id - 1);
     for (size_t i = 0; i < snap->jobs.size(); ++i) ASSERT_EQ(snap->jobs[i].id, i + 1);
+    ASSERT_EQ(snap->requests.size(), snap->jobs.size());
     if (snap->next_job_id > 0) {
       EXPECT_EQ(snap->values.at("last"), std::to_string(snap->next_job_id - 1));
     }

@@ -74,7 +74,7 @@ JobRecord FullJob(model::JobId id) {
   j.start_time = 1700000100;
   j.end_time = 1700086500;
   j.nodes = "dgx[01-04]";
-  j.request = std::string("#!/bin/bash\n\0srun python train.py\n", 35);
+  j.request_id = 7;
   j.allocation = std::string("\x00\x01\x02\xff", 4);
   return j;
 }
@@ -87,8 +87,20 @@ JobRecord SmallJob(model::JobId id) {
   j.uid = 1002;
   j.partition = "batch";
   j.reason = model::PendingReason::kPriority;
-  j.request = "#!/bin/sh\ntrue\n";
+  j.request_id = id;
   return j;
+}
+
+// A submission's bytes, with a NUL inside.
+std::string RequestBytes(model::JobId id) {
+  return std::string("#!/bin/bash\n\0srun python train.py\n", 35) + std::to_string(id);
+}
+
+// The part of `j` that UpdateJob writes.
+JobProgress ProgressOf(const JobRecord& j) {
+  return JobProgress{j.id,         j.state,         j.reason,     j.priority,
+                     j.time_limit_s, j.exit_code,   j.eligible_time, j.start_time,
+                     j.end_time,   j.nodes,         j.allocation};
 }
 
 SqliteStoreOptions Options(const std::string& dir) {
@@ -121,8 +133,11 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
     auto store = OpenSqliteStore(Options(dir));
     ASSERT_TRUE(store.ok()) << store.status();
     Batch first;
-    first.Add(PutJob{FullJob(5)})
+    first.Add(PutRequest{7, RequestBytes(7)})
+        .Add(PutJob{FullJob(5)})
+        .Add(PutRequest{1, RequestBytes(1)})
         .Add(PutJob{pending})
+        .Add(PutRequest{9, RequestBytes(9)})
         .Add(PutJob{SmallJob(9)})
         .Add(PutNode{drained})
         .Add(PutNode{down})
@@ -136,8 +151,10 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
     JobRecord done = FullJob(5);
     done.state = model::JobState::kCompleted;
     done.exit_code = 256;
-    second.Add(PutJob{done})
+    second.Add(UpdateJob{ProgressOf(done)})
         .Add(DeleteJob{9})
+        .Add(DeleteRequest{9})
+        .Add(DeleteRequest{12345})  // not there either
         .Add(DeleteJob{12345})  // not there: nothing to do
         .Add(DeleteNode{"gone"})
         .Add(SetNextJobId{11})
@@ -155,7 +172,11 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
   ASSERT_EQ(snap->jobs.size(), 2u);
   EXPECT_EQ(snap->jobs[0], pending);
   EXPECT_EQ(snap->jobs[1], done);
-  EXPECT_EQ(snap->jobs[1].request.size(), 35u);  // bytes after a NUL are kept
+  ASSERT_EQ(snap->requests.size(), 2u);
+  EXPECT_EQ(snap->requests[1], RequestBytes(1));
+  EXPECT_EQ(snap->requests[7], RequestBytes(7));  // bytes after a NUL are kept
+  EXPECT_EQ((*store)->ReadRequest(7).value(), RequestBytes(7));
+  EXPECT_EQ((*store)->ReadRequest(9).status().code(), absl::StatusCode::kNotFound);
   ASSERT_EQ(snap->nodes.size(), 2u);
   EXPECT_EQ(snap->nodes[0], down);  // by name: "cpu-7" < "dgx01"
   EXPECT_EQ(snap->nodes[1], drained);
@@ -201,13 +222,18 @@ TEST_F(SqliteStoreTest, ABatchWithABadMutationLeavesNothing) {
 
   for (const Mutation& bad : std::vector<Mutation>{
            PutJob{SmallJob(0)}, DeleteJob{0}, PutNode{{}}, DeleteNode{""}, SetNextJobId{0},
-           PutValue{"", "v"}, PutJob{SmallJob(model::JobId{1} << 63)}}) {
+           PutValue{"", "v"}, PutJob{SmallJob(model::JobId{1} << 63)}, PutRequest{0, "r"},
+           DeleteRequest{0}, UpdateJob{JobProgress{}}, PutJob{[] {
+             JobRecord j = SmallJob(4);
+             j.request_id = 0;
+             return j;
+           }()}}) {
     Batch batch;
     batch.Add(PutJob{SmallJob(2)})
         .Add(DeleteJob{1})
         .Add(PutNode{{"n1", model::NodeState::kDown, false, "", 0, 0}})
         .Add(SetNextJobId{3})
-        .Add(PutValue{"k", "v"})
+        .Add(PutRequest{2, "r"})
         .Add(bad)
         .Add(PutJob{SmallJob(3)});
     Status status = (*store)->Commit(batch);
@@ -219,12 +245,103 @@ TEST_F(SqliteStoreTest, ABatchWithABadMutationLeavesNothing) {
     ASSERT_EQ(snap->jobs.size(), 1u);
     EXPECT_EQ(snap->jobs[0], SmallJob(1));
     EXPECT_TRUE(snap->nodes.empty());
-    EXPECT_TRUE(snap->values.empty());
+    EXPECT_TRUE(snap->requests.empty());
     EXPECT_EQ(snap->next_job_id, 2u);
   }
   // The store is still usable.
   ASSERT_TRUE((*store)->Commit(Batch().Add(PutJob{SmallJob(2)})).ok());
   EXPECT_EQ((*store)->Recover()->jobs.size(), 2u);
+}
+
+TEST_F(SqliteStoreTest, UpdateJobWritesTheProgressAndLeavesTheRestAlone) {
+  auto store = OpenSqliteStore(Options(dir_));
+  ASSERT_TRUE(store.ok()) << store.status();
+  JobRecord job = FullJob(5);
+  ASSERT_TRUE(
+      (*store)->Commit(Batch().Add(PutRequest{7, RequestBytes(7)}).Add(PutJob{job})).ok());
+
+  JobRecord changed = job;
+  changed.state = model::JobState::kTimeout;
+  changed.reason = model::PendingReason::kNone;
+  changed.priority = 1;
+  changed.time_limit_s = 60;
+  changed.exit_code = 9;
+  changed.eligible_time += 1;
+  changed.start_time += 2;
+  changed.end_time += 3;
+  changed.nodes = "";
+  changed.allocation = "";
+  // Only the progress travels; a record with other identity fields would not change them.
+  ASSERT_TRUE((*store)->Commit(Batch().Add(UpdateJob{ProgressOf(changed)})).ok());
+  auto snap = (*store)->Recover();
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0], changed);
+  EXPECT_EQ(snap->requests.at(7), RequestBytes(7));
+
+  // A job that was never put cannot be updated: the batch fails whole.
+  Status status = (*store)->Commit(
+      Batch().Add(SetNextJobId{40}).Add(UpdateJob{ProgressOf(SmallJob(12))}));
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
+  EXPECT_THAT(status.message(), HasSubstr("job 12 has no record to update"));
+  EXPECT_EQ((*store)->Recover()->next_job_id, 0u);
+}
+
+// The schema of version 1, as that Loom wrote it.
+constexpr const char* kVersion1Sql = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY CHECK (id > 0),
+  array_job_id INTEGER CHECK (array_job_id IS NULL OR array_job_id > 0),
+  array_task_id INTEGER CHECK (array_task_id IS NULL OR array_task_id >= 0),
+  job_name TEXT NOT NULL, user_name TEXT NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
+  account TEXT NOT NULL, partition_name TEXT NOT NULL, state TEXT NOT NULL,
+  reason TEXT NOT NULL, priority INTEGER NOT NULL, time_limit_s INTEGER NOT NULL,
+  exit_code INTEGER NOT NULL, submit_time INTEGER NOT NULL, eligible_time INTEGER NOT NULL,
+  start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, nodes TEXT NOT NULL,
+  request BLOB NOT NULL, allocation BLOB NOT NULL);
+CREATE TABLE nodes (node_name TEXT PRIMARY KEY CHECK (node_name <> ''), state TEXT NOT NULL,
+  drain INTEGER NOT NULL, reason TEXT NOT NULL, reason_uid INTEGER NOT NULL,
+  reason_time INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE counters (counter_name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE named_values (value_name TEXT PRIMARY KEY CHECK (value_name <> ''),
+  value BLOB NOT NULL) WITHOUT ROWID;
+INSERT INTO schema_version (version) VALUES (1);
+PRAGMA application_id=1280266061;
+INSERT INTO jobs VALUES (3, NULL, NULL, 'plain', 'bob', 1002, 1002, '', 'batch', 'PENDING',
+  'Priority', 100, 600, 0, 1700000000, 1700000000, 0, 0, '', X'706C61696E00', '');
+INSERT INTO jobs VALUES (4, 4, 0, 'arr', 'bob', 1002, 1002, '', 'batch', 'RUNNING', 'None',
+  99, 600, 0, 1700000001, 1700000001, 1700000002, 1700000602, 'n1', X'61727261790A',
+  '[{"node":"n1"}]');
+INSERT INTO jobs VALUES (5, 4, 1, 'arr', 'bob', 1002, 1002, '', 'batch', 'PENDING', 'None',
+  98, 600, 0, 1700000001, 1700000001, 0, 0, '', X'61727261790A', '');
+INSERT INTO counters VALUES ('next_job_id', 6);
+)sql";
+
+TEST_F(SqliteStoreTest, AVersion1FileIsUpgradedOnOpen) {
+  fs::create_directories(dir_);
+  const std::string path = dir_ + "/loom.db";
+  RawSql(path, kVersion1Sql);
+  for (int round = 0; round < 2; ++round) {  // upgraded once, then opened as it is
+    auto store = OpenSqliteStore(Options(dir_));
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto snap = (*store)->Recover();
+    ASSERT_TRUE(snap.ok()) << snap.status();
+    ASSERT_EQ(snap->jobs.size(), 3u);
+    EXPECT_EQ(snap->jobs[0].request_id, 3u);
+    EXPECT_EQ(snap->jobs[0].reason, model::PendingReason::kPriority);
+    EXPECT_EQ(snap->jobs[1].request_id, 4u);  // the array's tasks share one submission
+    EXPECT_EQ(snap->jobs[1].nodes, "n1");
+    EXPECT_EQ(snap->jobs[1].allocation, R"([{"node":"n1"}])");
+    EXPECT_EQ(snap->jobs[2].request_id, 4u);
+    EXPECT_EQ(snap->jobs[2].array_task_id, 1u);
+    ASSERT_EQ(snap->requests.size(), 2u);
+    EXPECT_EQ(snap->requests.at(3), std::string("plain\0", 6));
+    EXPECT_EQ(snap->requests.at(4), "array\n");
+    EXPECT_EQ(snap->next_job_id, 6u);
+    // The upgraded file takes the new mutations.
+    ASSERT_TRUE((*store)->Commit(Batch().Add(UpdateJob{ProgressOf(snap->jobs[0])})).ok());
+  }
 }
 
 TEST_F(SqliteStoreTest, EmptyBatchAndUseBeforeOpen) {
@@ -247,9 +364,7 @@ TEST_F(SqliteStoreTest, FullDiskFailsTheBatchNamesTheFileAndKeepsEarlierState) {
 
   Batch big;
   for (model::JobId id = 2; id < 50; ++id) {
-    JobRecord j = SmallJob(id);
-    j.request = std::string(8192, 'x');
-    big.Add(PutJob{j});
+    big.Add(PutRequest{id, std::string(8192, 'x')}).Add(PutJob{SmallJob(id)});
   }
   big.Add(SetNextJobId{50});
   Status status = (*store)->Commit(big);
@@ -281,6 +396,7 @@ std::string MakeStore(const std::string& dir) {
   auto store = OpenSqliteStore(Options(dir));
   EXPECT_TRUE(store.ok()) << store.status();
   Batch batch;
+  batch.Add(PutRequest{7, RequestBytes(7)});
   for (model::JobId id = 1; id <= 200; ++id) batch.Add(PutJob{FullJob(id)});
   EXPECT_TRUE((*store)->Commit(batch).ok());
   return (*store)->Location();
@@ -330,7 +446,7 @@ TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(),
               HasSubstr(path + " was written by a newer Loom (schema version 99; this "
-                               "loomctld knows versions up to 1)"));
+                               "loomctld knows versions up to 2)"));
   EXPECT_EQ(ReadFile(path), before);
 }
 

@@ -1,5 +1,5 @@
-// The controller's durable state behind one interface: job records, node states, the next
-// job id and a few named values, written in atomic batches and read back whole on start.
+// The controller's durable state behind one interface: job records, the submissions they
+// were made from, node states, the next job id and a few named values, written in atomic batches and read back whole on start.
 // SQLite (sqlite_store.h) is the embedded implementation; a shared PostgreSQL store for
 // high availability can implement the same interface later.
 //
@@ -23,12 +23,13 @@
 namespace loom::store {
 
 // What the controller needs to rebuild a job after a restart. The columns are the job's
-// mutable state and the fields it is looked up by; the submission itself travels as an
-// opaque blob the controller serializes (the store never looks inside it).
+// state and the fields it is looked up by; the submission itself is stored once, apart
+// (PutRequest), and shared by every task of an array: `request_id` names it.
 struct JobRecord {
   model::JobId id = 0;                    // > 0 and < 2^63
   model::JobId array_job_id = 0;          // 0: not part of a job array
   std::optional<uint32_t> array_task_id;  // set on each task of an array
+  model::JobId request_id = 0;            // the submission's key (PutRequest); > 0
   std::string name;
   std::string user;
   uint32_t uid = 0;
@@ -45,10 +46,26 @@ struct JobRecord {
   int64_t start_time = 0;
   int64_t end_time = 0;
   std::string nodes;       // the allocated nodes as a hostlist expression; empty if none
-  std::string request;     // the serialized submission (bytes, may hold NULs)
   std::string allocation;  // the serialized allocation (per-node CPUs, GPUs); bytes
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+// The part of a job record that changes after submission: what UpdateJob writes.
+struct JobProgress {
+  model::JobId id = 0;
+  model::JobState state = model::JobState::kPending;
+  model::PendingReason reason = model::PendingReason::kNone;
+  int64_t priority = 0;
+  int64_t time_limit_s = 0;
+  int32_t exit_code = 0;
+  int64_t eligible_time = 0;
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+  std::string nodes;
+  std::string allocation;
+
+  friend bool operator==(const JobProgress&, const JobProgress&) = default;
 };
 
 // A node's administrative and health state: what `scontrol update node` and the health
@@ -64,12 +81,22 @@ struct NodeRecord {
   friend bool operator==(const NodeRecord&, const NodeRecord&) = default;
 };
 
-// The mutations a batch may hold. Each is idempotent: putting a record replaces any record
-// with the same key; deleting one that is not there does nothing.
-struct PutJob {
+// The mutations a batch may hold. Puts and deletes are idempotent: putting a record
+// replaces any record with the same key; deleting one that is not there does nothing.
+struct PutJob {  // a new job (or one whose record is rewritten whole)
   JobRecord job;
 };
+struct UpdateJob {  // a stored job's state changed; fails the batch when no record has the id
+  JobProgress job;
+};
 struct DeleteJob {  // e.g. the purge of a job that ended more than MinJobAge ago
+  model::JobId id = 0;
+};
+struct PutRequest {  // a submission, stored once for all the jobs that name it
+  model::JobId id = 0;  // > 0; by convention the id of its first job
+  std::string request;  // the serialized submission (bytes, may hold NULs)
+};
+struct DeleteRequest {  // once no job names the submission any more
   model::JobId id = 0;
 };
 struct PutNode {
@@ -86,7 +113,8 @@ struct PutValue {     // a named value, e.g. the digest of the configuration las
   std::string value;  // bytes
 };
 
-using Mutation = std::variant<PutJob, DeleteJob, PutNode, DeleteNode, SetNextJobId, PutValue>;
+using Mutation = std::variant<PutJob, UpdateJob, DeleteJob, PutRequest, DeleteRequest, PutNode,
+                              DeleteNode, SetNextJobId, PutValue>;
 
 // One group commit: mutations applied in order, all or none.
 struct Batch {
@@ -104,6 +132,7 @@ struct Batch {
 // Everything the store holds, as Recover() reads it.
 struct Snapshot {
   std::vector<JobRecord> jobs;    // ascending id
+  std::map<model::JobId, std::string> requests;  // the stored submissions by id
   std::vector<NodeRecord> nodes;  // ascending name
   model::JobId next_job_id = 0;   // 0: never set (a new store)
   std::map<std::string, std::string> values;
@@ -126,9 +155,12 @@ class Store {
   // writes nothing.
   virtual Status Commit(const Batch& batch) = 0;
 
-  // Reads back every job record, node record, the next job id and the named values, as
-  // left by the last successful Commit().
+  // Reads back every job record, submission, node record, the next job id and the named
+  // values, as left by the last successful Commit().
   virtual StatusOr<Snapshot> Recover() = 0;
+
+  // One stored submission (PutRequest), as committed; NotFound when there is none with `id`.
+  virtual StatusOr<std::string> ReadRequest(model::JobId id) = 0;
 
   // Where the state lives, for messages (e.g. the database file's path).
   virtual std::string Location() const = 0;

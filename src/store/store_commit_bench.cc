@@ -1,6 +1,6 @@
 // Measures SqliteStore::Commit(): batches per second and job records per second for
-// batches of N job upserts, each record carrying a request blob of a given size, the way
-// the controller's group commit writes them. The figures are in docs/design/store.md.
+// batches of N new jobs, each a submission blob of a given size and its job record, the way
+// the controller's group commit writes submissions. The figures are in docs/design/store.md.
 //
 //   store_commit_bench --dir DIR [--batch-size N] [--seconds S] [--request-bytes B]
 //                      [--sync full|normal]
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   job.gid = 1001;
   job.account = "physics";
   job.partition = "batch";
-  job.request = std::string(static_cast<size_t>(request_bytes), 'r');
+  const std::string request(static_cast<size_t>(request_bytes), 'r');
   job.submit_time = 1700000000;
   job.eligible_time = 1700000000;
   job.time_limit_s = 3600;
@@ -93,10 +93,11 @@ int main(int argc, char** argv) {
   auto now = start;
   while (now < until) {
     Batch batch;
-    batch.mutations.reserve(static_cast<size_t>(batch_size) + 1);
+    batch.mutations.reserve(2 * static_cast<size_t>(batch_size) + 1);
     for (long i = 0; i < batch_size; ++i) {
       job.id = next++;
-      batch.Add(PutJob{job});
+      job.request_id = job.id;
+      batch.Add(loom::store::PutRequest{job.id, request}).Add(PutJob{job});
     }
     batch.Add(SetNextJobId{next});
     const auto t0 = std::chrono::steady_clock::now();

@@ -1,0 +1,289 @@
+#include "ctld/listing.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "model/job_request.h"
+
+namespace loom::ctld {
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+using model::JobState;
+using Row = JobListing::Row;
+
+// The fields of a serialized JobInfo that filters look at, read without parsing the rest.
+struct FilterFields {
+  std::string_view name, user, partition;
+};
+
+FilterFields ReadFilterFields(std::string_view bytes) {
+  constexpr int kName = v1::JobInfo::kNameFieldNumber;
+  constexpr int kUser = v1::JobInfo::kUserFieldNumber;
+  constexpr int kPartition = v1::JobInfo::kPartitionFieldNumber;
+  FilterFields out;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  while (true) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    // Known fields are written in field order: nothing filters look at comes later.
+    if (number > kPartition) break;
+    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
+        (number == kName || number == kUser || number == kPartition)) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) break;
+      const std::string_view value = bytes.substr(in.CurrentPosition(), length);
+      if (number == kName) out.name = value;
+      if (number == kUser) out.user = value;
+      if (number == kPartition) out.partition = value;
+      if (!in.Skip(static_cast<int>(length))) break;
+      continue;
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) break;
+  }
+  return out;
+}
+
+bool In(const std::set<std::string>& set, std::string_view value) {
+  return set.empty() || set.count(std::string(value)) > 0;
+}
+
+// Whether the record of `row` (`info`) matches `f`; `id` is its listed id (the array's for a
+// folded record).
+bool Matches(const Row& row, std::string_view info, JobId id, const JobFilter& f) {
+  if (!f.ids.empty() && !f.ids.count(id) && !f.ids.count(row.array_job_id)) return false;
+  if (!In(f.states, model::JobStateName(row.state))) return false;
+  if (f.users.empty() && f.partitions.empty() && f.names.empty()) return true;
+  const FilterFields fields = ReadFilterFields(info);
+  return In(f.users, fields.user) && In(f.partitions, fields.partition) &&
+         In(f.names, fields.name);
+}
+
+bool HoldsNodes(JobState listed) {
+  return listed == JobState::kRunning || listed == JobState::kSuspended ||
+         listed == JobState::kCompleting;
+}
+
+// The row of `e`; its record goes to `info`.
+Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const rpc::JobInfoOptions& options,
+          std::string* info) {
+  Row row;
+  row.key = e.key;
+  row.job_id = e.job.id;
+  row.array_job_id = e.array_job_id;
+  if (e.array_job_id != 0 && e.array_task_id && e.job.state == JobState::kPending &&
+      e.job.start_time == 0) {
+    row.fold_task = static_cast<int32_t>(*e.array_task_id);
+  }
+  row.state = e.completing ? JobState::kCompleting : e.job.state;
+  rpc::FromEntry(e, cluster, options).SerializeToString(info);
+  return row;
+}
+
+// A folded array's record: its first unstarted task's, with the array's id and the
+// pending tasks as Slurm prints them ("3-10%2").
+void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
+  tasks.max_running = static_cast<int32_t>(info->array_max_tasks());
+  info->set_job_id(array_id);
+  info->set_array_task_id(-1);
+  info->set_array_task_string(tasks.ToString());
+}
+
+}  // namespace
+
+void JobListing::Chunk::Add(Row row, std::string_view record) {
+  row.offset = static_cast<uint32_t>(bytes.size());
+  row.size = static_cast<uint32_t>(record.size());
+  bytes.append(record);
+  rows.push_back(row);
+}
+
+std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
+                                                    const rpc::JobInfoOptions& options) {
+  auto out = std::make_shared<JobListing>();
+  std::shared_ptr<Chunk> chunk;
+  std::string info;
+  for (const auto& [key, e] : core.jobs()) {
+    if (chunk == nullptr || chunk->rows.size() == kChunkRows) {
+      chunk = std::make_shared<Chunk>();
+      chunk->rows.reserve(kChunkRows);
+      out->chunks_.push_back(chunk);
+    }
+    Row row = RowOf(e, core.cluster(), options, &info);
+    chunk->Add(row, info);
+  }
+  out->size_ = core.jobs().size();
+  return out;
+}
+
+std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
+                                                     std::span<const uint64_t> keys_in,
+                                                     const rpc::JobInfoOptions& options,
+                                                     bool* holders_changed) const {
+  std::vector<uint64_t> keys(keys_in.begin(), keys_in.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto out = std::make_shared<JobListing>();
+  out->chunks_.reserve(chunks_.size() + 1);
+  out->size_ = size_;
+  bool holders = false;
+  std::string info;
+
+  // The entry `key` as it is now, or null when the table no longer has it.
+  const auto current = [&](uint64_t key) -> const JobEntry* {
+    auto it = core.jobs().find(key);
+    return it == core.jobs().end() ? nullptr : &it->second;
+  };
+  // Adds the entry `key` as it is now to `chunk`, if the table still has it.
+  const auto add_current = [&](uint64_t key, Chunk* chunk) {
+    const JobEntry* e = current(key);
+    if (e == nullptr) return;
+    Row row = RowOf(*e, core.cluster(), options, &info);
+    holders = holders || HoldsNodes(row.state);
+    chunk->Add(row, info);
+    ++out->size_;
+  };
+  auto next = keys.begin();
+  for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
+    const uint64_t last = chunk->rows.back().key;
+    if (next == keys.end() || *next > last) {
+      out->chunks_.push_back(chunk);  // unchanged: shared
+      continue;
+    }
+    auto copy = std::make_shared<Chunk>();
+    copy->rows.reserve(kChunkRows);
+    copy->bytes.reserve(chunk->bytes.size());
+    // Keep chunks from thinning out as old jobs are purged: a small one joins the one before.
+    const bool join = !out->chunks_.empty() && chunk->rows.size() < kChunkRows / 2 &&
+                      out->chunks_.back()->rows.size() + chunk->rows.size() <= kChunkRows;
+    if (join) {
+      for (const Row& row : out->chunks_.back()->rows) {
+        copy->Add(row, out->chunks_.back()->info(row));
+      }
+      out->chunks_.pop_back();
+    }
+    auto row = chunk->rows.begin();
+    for (; next != keys.end() && *next <= last; ++next) {
+      for (; row != chunk->rows.end() && row->key < *next; ++row) copy->Add(*row, chunk->info(*row));
+      if (row != chunk->rows.end() && row->key == *next) {
+        holders = holders || HoldsNodes(row->state);
+        ++row;
+        --out->size_;
+      }
+      add_current(*next, copy.get());
+    }
+    for (; row != chunk->rows.end(); ++row) copy->Add(*row, chunk->info(*row));
+    if (!copy->rows.empty()) out->chunks_.push_back(std::move(copy));
+  }
+  // Keys past the last listed one: new entries, appended.
+  std::shared_ptr<Chunk> tail;  // the last chunk, once this listing has its own copy
+  for (; next != keys.end(); ++next) {
+    if (current(*next) == nullptr) continue;
+    if (tail == nullptr && !out->chunks_.empty() && out->chunks_.back()->rows.size() < kChunkRows) {
+      tail = std::make_shared<Chunk>();
+      tail->rows.reserve(kChunkRows);
+      const Chunk& last = *out->chunks_.back();
+      tail->rows = last.rows;
+      tail->bytes = last.bytes;
+      out->chunks_.back() = tail;
+    }
+    if (tail == nullptr || tail->rows.size() >= kChunkRows) {
+      tail = std::make_shared<Chunk>();
+      tail->rows.reserve(kChunkRows);
+      out->chunks_.push_back(tail);
+    }
+    add_current(*next, tail.get());
+  }
+  if (holders_changed != nullptr) *holders_changed = holders;
+  return out;
+}
+
+template <typename Sink>
+void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
+  // Folded arrays: the sink's handle (-1: filtered out) and the pending tasks.
+  struct Folded {
+    int handle = -1;
+    model::ArraySpec tasks;
+  };
+  std::map<JobId, Folded> folded;
+  for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
+    for (const Row& row : chunk->rows) {
+      const std::string_view info = chunk->info(row);
+      if (row.fold_task < 0) {
+        if (Matches(row, info, row.job_id, filter)) sink.Plain(info);
+        continue;
+      }
+      auto [it, first] = folded.try_emplace(row.array_job_id);
+      if (first && Matches(row, info, row.array_job_id, filter)) it->second.handle = sink.Fold(info);
+      it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
+    }
+  }
+  for (auto& [array_id, f] : folded) {
+    if (f.handle >= 0) sink.Folded(f.handle, array_id, std::move(f.tasks));
+  }
+}
+
+void JobListing::AppendTo(const JobFilter& filter,
+                          google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const {
+  struct Sink {
+    google::protobuf::RepeatedPtrField<v1::JobInfo>* out;
+    void Plain(std::string_view info) {
+      out->Add()->ParseFromArray(info.data(), static_cast<int>(info.size()));
+    }
+    int Fold(std::string_view info) {
+      Plain(info);
+      return out->size() - 1;
+    }
+    void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
+      MakeFolded(array_id, std::move(tasks), out->Mutable(handle));
+    }
+  } sink{out};
+  Emit(filter, sink);
+}
+
+void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
+                                    google::protobuf::UnknownFieldSet* out) const {
+  struct Sink {
+    int field;
+    google::protobuf::UnknownFieldSet* out;
+    void Plain(std::string_view info) { out->AddLengthDelimited(field)->assign(info); }
+    int Fold(std::string_view info) {
+      Plain(info);
+      return out->field_count() - 1;
+    }
+    void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
+      std::string* bytes = out->mutable_field(handle)->mutable_length_delimited();
+      v1::JobInfo info;
+      info.ParseFromString(*bytes);
+      MakeFolded(array_id, std::move(tasks), &info);
+      info.SerializeToString(bytes);
+    }
+  } sink{field_number, out};
+  Emit(filter, sink);
+}
+
+JobListing::Counts JobListing::CountStates() const {
+  Counts c;
+  JobId last_folded = 0;
+  for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
+    for (const Row& row : chunk->rows) {
+      if (row.fold_task >= 0) {
+        // An array's unstarted tasks have consecutive keys: one record for each run of them.
+        if (row.array_job_id != last_folded) ++c.pending;
+        last_folded = row.array_job_id;
+        continue;
+      }
+      c.pending += row.state == JobState::kPending;
+      c.running += row.state == JobState::kRunning;
+    }
+  }
+  return c;
+}
+
+}  // namespace loom::ctld

@@ -1,0 +1,103 @@
+// The jobs as queries list them (squeue, scancel's filters, sdiag), published by the
+// controller after every batch. Each job's v1::JobInfo is converted once, when the job
+// changes, and kept serialized (a few hundred bytes, against several KB as a message);
+// a new listing shares every unchanged chunk of jobs with the one it was updated from, so
+// publishing costs the jobs that changed, not the whole table.
+//
+// Thread-safety: a listing is immutable once built; any number of threads may read it.
+#pragma once
+
+#include <google/protobuf/repeated_ptr_field.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ctld/core.h"
+#include "loom/v1/loom.pb.h"
+#include "model/job_state.h"
+#include "rpc/convert.h"
+
+namespace loom::ctld {
+
+// Which jobs a query asks for; an empty set does not filter. Names are Slurm's: the state
+// as JobInfo.state prints it ("PENDING"), the user and partition by name.
+struct JobFilter {
+  std::set<uint64_t> ids;  // a job's id, or its array's
+  std::set<std::string> users;
+  std::set<std::string> partitions;
+  std::set<std::string> states;
+  std::set<std::string> names;
+};
+
+class JobListing {
+ public:
+  // Every job of `core`.
+  static std::shared_ptr<const JobListing> Build(const ControllerCore& core,
+                                                 const rpc::JobInfoOptions& options);
+  // This listing with the entries `keys` read again from `core`: converted anew, added, or
+  // dropped when the table no longer has them. Keys may repeat. Sets `*holders_changed`
+  // when one of them held nodes before or holds them now (node usage may have changed).
+  std::shared_ptr<const JobListing> Update(const ControllerCore& core,
+                                           std::span<const uint64_t> keys,
+                                           const rpc::JobInfoOptions& options,
+                                           bool* holders_changed = nullptr) const;
+
+  // The records matching `filter`, in table order, the way squeue lists them (rpc::
+  // FromEntries): the pending tasks of an array that never started fold into one record
+  // with the array's id, placed where the first of them is.
+  void AppendTo(const JobFilter& filter,
+                google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const;
+  // The same records, still serialized, as occurrences of field `field_number` in `out`
+  // (the unknown fields of a reply): a reader whose `repeated JobInfo` field has that number
+  // reads them as its records. Spares parsing every record only to serialize it again.
+  void AppendSerializedTo(const JobFilter& filter, int field_number,
+                          google::protobuf::UnknownFieldSet* out) const;
+
+  // Records listed PENDING and RUNNING (a folded array counts once).
+  struct Counts {
+    int64_t pending = 0;
+    int64_t running = 0;
+  };
+  Counts CountStates() const;
+
+  size_t size() const { return size_; }  // entries (array tasks one by one)
+
+  // One entry, as published: its place, what folding and filters need without reading its
+  // record, and where its serialized v1::JobInfo lies in its chunk's bytes.
+  struct Row {
+    uint64_t key = 0;  // the entry's place in the table
+    JobId job_id = 0;
+    JobId array_job_id = 0;
+    uint32_t offset = 0;     // of the record in Chunk::bytes
+    uint32_t size = 0;       // of the record
+    int32_t fold_task = -1;  // a pending array task that never started: its index; else -1
+    model::JobState state = model::JobState::kPending;  // as listed (COMPLETING when killing)
+  };
+
+ private:
+  // Entries with consecutive keys and their records, back to back; a chunk is shared by
+  // every listing that has it unchanged.
+  struct Chunk {
+    std::vector<Row> rows;  // ascending key
+    std::string bytes;
+    std::string_view info(const Row& row) const { return {bytes.data() + row.offset, row.size}; }
+    void Add(Row row, std::string_view info);
+  };
+  static constexpr size_t kChunkRows = 64;
+
+  // Walks the records matching `filter` in table order: sink.Plain(info) for a record listed
+  // as it is, sink.Fold(info) for the first unstarted task of an array (returns a handle), and
+  // at the end sink.Folded(handle, array id, pending tasks) for each array folded.
+  template <typename Sink>
+  void Emit(const JobFilter& filter, Sink& sink) const;
+
+  std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending key, none empty
+  size_t size_ = 0;
+};
+
+}  // namespace loom::ctld

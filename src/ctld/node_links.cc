@@ -1,0 +1,141 @@
+#include "ctld/node_links.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <utility>
+
+#include "core/strings.h"
+#include "rpc/call_auth.h"
+#include "rpc/convert.h"
+
+namespace loom::ctld {
+
+// One call between its start and its end; owned by the call's callback.
+struct NodeLinks::InFlight {
+  grpc::ClientContext ctx;
+  Call call;
+  v1::LaunchBatchReply launch_reply;
+  v1::SignalTasksReply signal_reply;
+};
+
+NodeLinks::NodeLinks(const auth::MungeCredentials* munge, NodeLinksOptions options)
+    : munge_(munge), options_(std::move(options)) {
+  sender_ = std::thread([this] { SenderLoop(); });
+}
+
+NodeLinks::~NodeLinks() { Drain(); }
+
+void NodeLinks::Launch(const std::string& address, v1::LaunchBatchRequest request) {
+  Call call;
+  call.job = request.job_id();
+  call.launch = std::make_unique<v1::LaunchBatchRequest>(std::move(request));
+  Enqueue(address, std::move(call));
+}
+
+void NodeLinks::Signal(const std::string& address, v1::SignalTasksRequest request) {
+  Call call;
+  call.job = request.job_id();
+  call.signal = std::make_unique<v1::SignalTasksRequest>(std::move(request));
+  Enqueue(address, std::move(call));
+}
+
+size_t NodeLinks::channels() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return links_.size();
+}
+
+void NodeLinks::Enqueue(const std::string& address, Call call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (draining_) return;
+  std::unique_ptr<Link>& link = links_[address];
+  if (link == nullptr) {
+    link = std::make_unique<Link>();
+    link->address = address;
+    link->stub =
+        v1::NodeDaemon::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  link->queue.push_back(std::move(call));
+  if (!link->scheduled) {
+    link->scheduled = true;
+    ready_.push_back(link.get());
+    cv_.notify_all();
+  }
+}
+
+void NodeLinks::SenderLoop() {
+  while (true) {
+    Link* link = nullptr;
+    Call call;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !ready_.empty() || (draining_ && in_flight_ == 0); });
+      if (ready_.empty()) return;  // draining, and nothing is queued or in flight
+      link = ready_.front();
+      ready_.pop_front();
+      call = std::move(link->queue.front());
+      link->queue.pop_front();
+      ++in_flight_;
+    }
+    Start(link, std::move(call));
+  }
+}
+
+void NodeLinks::Start(Link* link, Call call) {
+  auto* f = new InFlight;
+  f->call = std::move(call);
+  f->ctx.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  const bool launch = f->call.launch != nullptr;
+  const google::protobuf::Message& request =
+      launch ? static_cast<const google::protobuf::Message&>(*f->call.launch)
+             : static_cast<const google::protobuf::Message&>(*f->call.signal);
+  Status attached =
+      rpc::AttachCredential(&f->ctx, *munge_, launch ? "LaunchBatch" : "SignalTasks", request);
+  if (!attached.ok()) {
+    if (launch && options_.launch_failed) options_.launch_failed(f->call.job, attached);
+    delete f;
+    Finished(link);
+    return;
+  }
+  if (!launch) {
+    // A signal that does not arrive is not retried: the node's own timeout or the next
+    // signal deals with the job.
+    link->stub->async()->SignalTasks(&f->ctx, f->call.signal.get(), &f->signal_reply,
+                                     [this, link, f](grpc::Status) {
+                                       delete f;
+                                       Finished(link);
+                                     });
+    return;
+  }
+  link->stub->async()->LaunchBatch(
+      &f->ctx, f->call.launch.get(), &f->launch_reply, [this, link, f](grpc::Status g) {
+        Status s = g.ok() ? rpc::FromWire(f->launch_reply.error())
+                          : absl::UnavailableError(
+                                core::StrCat("node ", link->address, ": ", g.error_message()));
+        if (!s.ok() && options_.launch_failed) options_.launch_failed(f->call.job, s);
+        delete f;
+        Finished(link);
+      });
+}
+
+void NodeLinks::Finished(Link* link) {
+  // Notified under the lock: once Drain() sees nothing in flight this object may go away.
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_flight_;
+  if (!link->queue.empty()) {
+    ready_.push_back(link);
+  } else {
+    link->scheduled = false;
+  }
+  cv_.notify_all();
+}
+
+void NodeLinks::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+    cv_.notify_all();
+  }
+  if (sender_.joinable()) sender_.join();
+}
+
+}  // namespace loom::ctld

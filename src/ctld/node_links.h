@@ -1,0 +1,89 @@
+// The controller's calls to the node daemons (loomd): batch launches and signals. One gRPC
+// channel per node address, made on first use and kept. Calls to one node go out one at a
+// time, in the order they were sent, so a signal never overtakes the launch it follows; calls
+// to different nodes are independent (gRPC's callback API, no thread per node), so a node
+// that is slow or gone delays only its own calls, each for at most the call deadline.
+//
+// Thread-safety: thread-safe. Send() returns at once; one internal thread attaches the MUNGE
+// credentials and starts the calls, gRPC's threads report their ends.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "auth/munge_auth.h"
+#include "core/status.h"
+#include "loom/v1/loom.grpc.pb.h"
+#include "model/job.h"
+
+namespace loom::ctld {
+
+struct NodeLinksOptions {
+  // How long one call may take before it counts as failed.
+  std::chrono::milliseconds deadline = std::chrono::seconds(10);
+  // Called, on a gRPC thread, when the launch of `job` did not reach its node or the node
+  // refused it. Must not block for long.
+  std::function<void(model::JobId job, const Status& why)> launch_failed;
+};
+
+class NodeLinks {
+ public:
+  NodeLinks(const auth::MungeCredentials* munge, NodeLinksOptions options);
+  // Drain()s first.
+  ~NodeLinks();
+  NodeLinks(const NodeLinks&) = delete;
+  NodeLinks& operator=(const NodeLinks&) = delete;
+
+  // Queues the call behind the earlier ones to the same address ("host:port").
+  void Launch(const std::string& address, v1::LaunchBatchRequest request);
+  void Signal(const std::string& address, v1::SignalTasksRequest request);
+
+  // Waits until every call queued so far has ended (answered, refused or past its deadline),
+  // then stops the internal thread; later calls are dropped. Idempotent.
+  void Drain();
+
+  // Channels made so far (one per address), for tests.
+  size_t channels() const;
+
+ private:
+  struct Call {
+    model::JobId job = 0;
+    std::unique_ptr<v1::LaunchBatchRequest> launch;  // set for a launch
+    std::unique_ptr<v1::SignalTasksRequest> signal;  // set for a signal
+  };
+  // Everything about one address. Links live as long as this object.
+  struct Link {
+    std::string address;
+    std::unique_ptr<v1::NodeDaemon::Stub> stub;
+    std::deque<Call> queue;  // not yet started
+    bool scheduled = false;  // waiting in ready_ or in flight
+  };
+  struct InFlight;
+
+  void Enqueue(const std::string& address, Call call);
+  void SenderLoop();
+  void Start(Link* link, Call call);
+  void Finished(Link* link);
+
+  const auth::MungeCredentials* const munge_;
+  const NodeLinksOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
+  std::deque<Link*> ready_ ABSL_GUARDED_BY(mu_);  // links whose next call should start
+  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread sender_;
+};
+
+}  // namespace loom::ctld
