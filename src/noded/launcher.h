@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "model/job.h"
 #include "noded/job_env.h"
+#include "noded/spawn.h"
 
 namespace loom::noded {
 
@@ -45,9 +46,6 @@ struct JobFiles {
 
 // The files `job` reads and writes; `user` stands for %u when job.user is empty.
 JobFiles ExpandJobFiles(const BatchJob& job, const std::string& user);
-
-// The passwd entry of `uid`; NotFound (naming the uid) when the node has none.
-StatusOr<UserInfo> LookupUser(uint32_t uid);
 
 // What loomd needs from a launcher; tests of the daemon substitute a fake.
 class JobLauncher {
