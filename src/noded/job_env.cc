@@ -5,6 +5,7 @@
 
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "model/step.h"
 
 namespace loom::noded {
 namespace {
@@ -95,33 +96,10 @@ std::string CompressCounts(const std::vector<int32_t>& counts) {
 }
 
 std::vector<int32_t> TasksPerNode(const BatchJob& job) {
-  const size_t n = job.nodes.size();
   if (!job.tasks_per_node.empty()) return job.tasks_per_node;
-  if (job.ntasks_per_node) return std::vector<int32_t>(n, *job.ntasks_per_node);
-  if (!job.ntasks || n == 0) return std::vector<int32_t>(n, 1);
-
-  // -n tasks dealt round robin, each node taking tasks while it has CPUs for them; once every
-  // node is full the rest are dealt round robin regardless (an overcommitted job).
-  std::vector<int32_t> tasks(n, 0);
-  const int32_t per_task = std::max(1, job.cpus_per_task.value_or(1));
-  auto capacity = [&](size_t i) {
-    int32_t cpus = i < job.cpus_per_node.size() ? job.cpus_per_node[i] : 0;
-    return cpus > 0 ? std::max(1, cpus / per_task) : INT32_MAX;
-  };
-  int32_t left = std::max(0, *job.ntasks);
-  bool placed = true;
-  while (left > 0 && placed) {
-    placed = false;
-    for (size_t i = 0; i < n && left > 0; ++i) {
-      if (tasks[i] < capacity(i)) {
-        ++tasks[i];
-        --left;
-        placed = true;
-      }
-    }
-  }
-  for (size_t i = 0; left > 0; i = (i + 1) % n, --left) ++tasks[i];
-  return tasks;
+  std::vector<int32_t> cpus = job.cpus_per_node;
+  cpus.resize(job.nodes.size(), 0);
+  return model::TaskCounts({job.ntasks, job.ntasks_per_node, job.cpus_per_task}, cpus);
 }
 
 std::string GpuIndexList(model::GpuMask gpus, bool relative) {
