@@ -72,15 +72,19 @@ Status ReadAll(int fd, char* data, size_t size, Clock::time_point deadline, size
   return absl::OkStatus();
 }
 
+size_t FrameSize(const unsigned char* header) {
+  return (size_t{header[0]} << 24) | (size_t{header[1]} << 16) | (size_t{header[2]} << 8) |
+         size_t{header[3]};
+}
+
+Status TooLarge(size_t size, size_t max_bytes) {
+  return absl::DataLossError(
+      core::StrCat("a frame announces ", size, " bytes, more than the ", max_bytes, "-byte limit"));
+}
+
 }  // namespace
 
-Status WriteFrame(int fd, std::string_view payload, int timeout_ms) {
-  if (payload.size() > kMaxFrameBytes) {
-    return absl::ResourceExhaustedError(
-        core::StrCat("message of ", payload.size(), " bytes is larger than the ", kMaxFrameBytes,
-                     "-byte limit"));
-  }
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+std::string EncodeFrame(std::string_view payload) {
   const uint32_t n = static_cast<uint32_t>(payload.size());
   std::string frame;
   frame.reserve(4 + payload.size());
@@ -89,6 +93,34 @@ Status WriteFrame(int fd, std::string_view payload, int timeout_ms) {
   frame.push_back(static_cast<char>(n >> 8));
   frame.push_back(static_cast<char>(n));
   frame.append(payload);
+  return frame;
+}
+
+StatusOr<std::optional<std::string>> FrameDecoder::Next() {
+  if (buffered() < 4) return std::nullopt;
+  const size_t size = FrameSize(reinterpret_cast<const unsigned char*>(buffer_.data() + offset_));
+  if (size > max_bytes_) return TooLarge(size, max_bytes_);
+  if (buffered() < 4 + size) return std::nullopt;
+  std::string payload = buffer_.substr(offset_ + 4, size);
+  offset_ += 4 + size;
+  if (offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  } else if (offset_ > (64u << 10) && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);  // keep what is unread, not everything ever read
+    offset_ = 0;
+  }
+  return payload;
+}
+
+Status WriteFrame(int fd, std::string_view payload, int timeout_ms) {
+  if (payload.size() > kMaxFrameBytes) {
+    return absl::ResourceExhaustedError(core::StrCat("message of ", payload.size(),
+                                                     " bytes is larger than the ", kMaxFrameBytes,
+                                                     "-byte limit"));
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const std::string frame = EncodeFrame(payload);
   return WriteAll(fd, frame.data(), frame.size(), deadline);
 }
 
@@ -101,12 +133,8 @@ StatusOr<std::string> ReadFrame(int fd, int timeout_ms, size_t max_bytes) {
     if (got == 0 && absl::IsDataLoss(s)) return absl::OutOfRangeError("connection closed");
     return s;
   }
-  const size_t size = (size_t{header[0]} << 24) | (size_t{header[1]} << 16) |
-                      (size_t{header[2]} << 8) | size_t{header[3]};
-  if (size > max_bytes) {
-    return absl::DataLossError(core::StrCat("a frame announces ", size,
-                                            " bytes, more than the ", max_bytes, "-byte limit"));
-  }
+  const size_t size = FrameSize(header);
+  if (size > max_bytes) return TooLarge(size, max_bytes);
   std::string payload(size, '\0');
   RETURN_IF_ERROR(ReadAll(fd, payload.data(), size, deadline, &got));
   return payload;
@@ -149,8 +177,10 @@ StatusOr<FrameConnection> FrameConnection::Connect(const std::string& host, int 
       Status w = WaitFor(fd, POLLOUT, deadline);
       int err = 0;
       socklen_t len = sizeof err;
-      if (w.ok() && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) rc = 0;
-      else errno = w.ok() ? err : ETIMEDOUT;
+      if (w.ok() && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+        rc = 0;
+      else
+        errno = w.ok() ? err : ETIMEDOUT;
     }
     if (rc == 0) {
       int one = 1;

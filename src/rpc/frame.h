@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,27 @@ Status WriteFrame(int fd, std::string_view payload, int timeout_ms);
 // cleanly before the frame began (the end of a conversation, not an error); DataLoss for a
 // frame that ends early or announces more than `max_bytes`.
 StatusOr<std::string> ReadFrame(int fd, int timeout_ms, size_t max_bytes = kMaxFrameBytes);
+
+// One frame as bytes: the 4-byte length, then `payload`.
+std::string EncodeFrame(std::string_view payload);
+
+// Splits a byte stream that arrives in pieces (a non-blocking socket's reads) into frames.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(size_t max_bytes = kMaxFrameBytes) : max_bytes_(max_bytes) {}
+
+  void Append(std::string_view bytes) { buffer_.append(bytes); }
+  // The next whole frame's payload, or nullopt until one has arrived. DataLoss for a frame
+  // that announces more than max_bytes; the stream cannot be read past it.
+  StatusOr<std::optional<std::string>> Next();
+  // Bytes of a frame not yet whole: a stream that ends with some was cut short.
+  size_t buffered() const { return buffer_.size() - offset_; }
+
+ private:
+  size_t max_bytes_;
+  std::string buffer_;
+  size_t offset_ = 0;  // where the next frame starts in buffer_
+};
 
 // A client's connection to a frame server. Move-only; closes on destruction.
 class FrameConnection {

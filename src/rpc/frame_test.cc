@@ -14,6 +14,37 @@
 namespace loom::rpc {
 namespace {
 
+TEST(FrameDecoderTest, FramesArriveInAnyPieces) {
+  const std::string stream = EncodeFrame("one") + EncodeFrame("") + EncodeFrame("three");
+  FrameDecoder d;
+  std::vector<std::string> got;
+  for (char c : stream) {  // a byte at a time: the worst a socket can do
+    d.Append(std::string_view(&c, 1));
+    while (true) {
+      auto next = d.Next();
+      ASSERT_TRUE(next.ok()) << next.status();
+      if (!*next) break;
+      got.push_back(**next);
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"one", "", "three"}));
+  EXPECT_EQ(d.buffered(), 0u);
+}
+
+TEST(FrameDecoderTest, CutShortAndOversizedFrames) {
+  FrameDecoder d(8);
+  const std::string frame = EncodeFrame("abc");
+  d.Append(frame.substr(0, 5));
+  auto next = d.Next();
+  ASSERT_TRUE(next.ok());
+  EXPECT_FALSE(next->has_value());
+  EXPECT_EQ(d.buffered(), 5u);  // a stream ending here was cut short
+
+  FrameDecoder small(8);
+  small.Append(EncodeFrame("123456789"));
+  EXPECT_TRUE(absl::IsDataLoss(small.Next().status()));
+}
+
 class FrameServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
