@@ -178,6 +178,20 @@ enum class SharingMode {
 
 enum class OpenMode { kDefault, kAppend, kTruncate };
 
+// A job srun submits: its command runs as one step of tasks on every node of the job, and the
+// nodes send the tasks' output and exit statuses back to srun, which listens at io_host:io_port.
+struct SrunStep {
+  std::vector<std::string> argv;  // the command and its arguments
+  std::string io_host;
+  int32_t io_port = 0;
+  std::string io_key;           // proves a connection comes from the job's nodes (a secret)
+  bool unbuffered = false;      // -u: output goes to srun as it comes, not line by line
+  std::string stdout_pattern;   // -o/-e/-i patterns a node opens for each of its tasks;
+  std::string stderr_pattern;   // empty: the stream goes to (or, for stdin, comes from) srun
+  std::string stdin_pattern;
+  friend bool operator==(const SrunStep&, const SrunStep&) = default;
+};
+
 struct JobRequest {
   // Identity and accounting.
   std::string name;                     // -J; defaults to the script's base name, "sbatch"
@@ -261,6 +275,7 @@ struct JobRequest {
   std::string command;
   std::string alloc_node;  // the host it was submitted from
   uint32_t alloc_sid = 0;  // the session of the submitting process
+  std::optional<SrunStep> srun;  // set for a job srun submitted
 
   // Options Loom accepts but does not act on, by long name, as given.
   std::map<std::string, std::string> ignored_options;

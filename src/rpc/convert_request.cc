@@ -257,6 +257,16 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
   s->set_alloc_node(r.alloc_node);
   s->set_alloc_sid(r.alloc_sid);
   s->mutable_ignored_options()->insert(r.ignored_options.begin(), r.ignored_options.end());
+  if (r.srun) {
+    v1::SrunStep* step = s->mutable_srun();
+    for (const std::string& a : r.srun->argv) step->add_argv(a);
+    step->set_io_host(r.srun->io_host);
+    step->set_io_port(r.srun->io_port);
+    step->set_unbuffered(r.srun->unbuffered);
+    step->set_std_out(r.srun->stdout_pattern);
+    step->set_std_err(r.srun->stderr_pattern);
+    step->set_std_in(r.srun->stdin_pattern);
+  }
 }
 
 }  // namespace internal
@@ -274,6 +284,9 @@ Status BadSpec(std::string_view field, std::string_view why) {
 v1::JobSpec ToWire(const model::JobRequest& request) {
   v1::JobSpec spec;
   FillSpec(request, /*with_script=*/true, /*with_environment=*/true, &spec);
+  // The key travels with the submission and into the store, never into a query's JobInfo
+  // (FillSpec leaves it out).
+  if (request.srun) spec.mutable_srun()->set_io_key(request.srun->io_key);
   return spec;
 }
 
@@ -464,6 +477,18 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
   r.alloc_node = s.alloc_node();
   r.alloc_sid = s.alloc_sid();
   r.ignored_options.insert(s.ignored_options().begin(), s.ignored_options().end());
+  if (s.has_srun()) {
+    const v1::SrunStep& step = s.srun();
+    model::SrunStep& out = r.srun.emplace();
+    out.argv.assign(step.argv().begin(), step.argv().end());
+    out.io_host = step.io_host();
+    out.io_port = step.io_port();
+    out.io_key = step.io_key();
+    out.unbuffered = step.unbuffered();
+    out.stdout_pattern = step.std_out();
+    out.stderr_pattern = step.std_err();
+    out.stdin_pattern = step.std_in();
+  }
   return r;
 }
 
