@@ -24,12 +24,14 @@ constexpr const char* kJobScopedVariables[] = {
     "SLURM_ARRAY_TASK_STEP",
     "SLURM_CPUS_PER_GPU",
     "SLURM_CPUS_PER_TASK",
+    "SLURM_DISTRIBUTION",
     "SLURM_GPUS_ON_NODE",
     "SLURM_JOB_ACCOUNT",
     "SLURM_JOB_DEPENDENCY",
     "SLURM_JOB_GPUS",
     "SLURM_JOB_QOS",
     "SLURM_JOB_RESERVATION",
+    "SLURM_LAUNCH_NODE_IPADDR",
     "SLURM_MEM_PER_CPU",
     "SLURM_MEM_PER_GPU",
     "SLURM_MEM_PER_NODE",
@@ -219,6 +221,46 @@ std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
   set_default("LOGNAME", user_name);
   set_default("SHELL", user.shell);
   set_default("TMPDIR", settings.tmp_dir);
+  return env;
+}
+
+}  // namespace loom::noded
+
+namespace loom::noded {
+
+std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
+                                                   const NodeSettings& settings,
+                                                   const UserInfo& user, const StepTask& task) {
+  std::map<std::string, std::string> env = BatchEnvironment(job, settings, user);
+  env.erase("ENVIRONMENT");  // batch scripts only
+  auto set = [&env](const char* name, const auto& value) { env[name] = StrCat(value); };
+  const std::vector<int32_t> layout = TasksPerNode(job);
+  const int32_t first = model::FirstTask(layout, job.node_index);
+  std::string gtids;
+  for (int32_t t = first; t < first + layout[job.node_index]; ++t) {
+    if (!gtids.empty()) gtids += ',';
+    gtids += std::to_string(t);
+  }
+  const int32_t ntasks = model::TaskTotal(layout);
+  const std::string nodelist = core::CompressHostlist(job.nodes);
+  set("SLURM_STEP_ID", 0);
+  set("SLURM_STEPID", 0);
+  set("SLURM_PROCID", task.task_id);
+  set("SLURM_LOCALID", task.local_id);
+  set("SLURM_GTIDS", gtids);
+  set("SLURM_NTASKS", ntasks);
+  set("SLURM_NPROCS", ntasks);
+  set("SLURM_STEP_NODELIST", nodelist);
+  set("SLURM_STEP_NUM_NODES", job.nodes.size());
+  set("SLURM_STEP_NUM_TASKS", ntasks);
+  set("SLURM_STEP_TASKS_PER_NODE", CompressCounts(layout));
+  set("SLURM_DISTRIBUTION", "block");
+  if (!task.srun_host.empty()) {
+    set("SLURM_SRUN_COMM_HOST", task.srun_host);
+    set("SLURM_LAUNCH_NODE_IPADDR", task.srun_host);
+    set("SLURM_SRUN_COMM_PORT", task.srun_port);
+  }
+  if (job.gpus != 0) set("SLURM_STEP_GPUS", GpuIndexList(job.gpus));
   return env;
 }
 

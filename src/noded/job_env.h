@@ -86,6 +86,8 @@ struct NodeSettings {
   bool constrain_devices = false;  // cgroup.conf ConstrainDevices: the job sees only its
                                    // GPUs, so CUDA_VISIBLE_DEVICES counts them from 0
   bool job_file_append = false;    // slurm.conf JobFileAppend: the default --open-mode
+  int64_t kill_wait_s = 30;        // slurm.conf KillWait: SIGTERM to SIGKILL when loomd ends
+                                   // tasks on its own (srun went away)
 };
 
 // The job's user as the node's passwd database knows it.
@@ -111,6 +113,23 @@ Status ValidateBatchJob(const BatchJob& job);
 std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
                                                     const NodeSettings& settings,
                                                     const UserInfo& user);
+
+// One task of a step srun runs, as its environment describes it. The step's layout is the
+// job's (BatchJob::tasks_per_node, or TasksPerNode()); this node's tasks are a block of it.
+struct StepTask {
+  int32_t task_id = 0;    // SLURM_PROCID: the task's rank in the step
+  int32_t local_id = 0;   // SLURM_LOCALID: its place among this node's tasks
+  std::string srun_host;  // where srun runs (SLURM_SRUN_COMM_HOST, SLURM_LAUNCH_NODE_IPADDR)
+  int32_t srun_port = 0;  // SLURM_SRUN_COMM_PORT
+};
+
+// The environment of one task of srun's step: BatchEnvironment() without ENVIRONMENT=BATCH,
+// then the step's variables, as slurmstepd sets them: SLURM_STEP_ID 0, SLURM_PROCID,
+// SLURM_LOCALID, SLURM_NODEID, SLURM_GTIDS (this node's tasks), SLURM_NTASKS, SLURM_STEP_*,
+// SLURM_DISTRIBUTION=block, srun's address, and SLURM_STEP_GPUS for a step with GPUs here.
+std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
+                                                   const NodeSettings& settings,
+                                                   const UserInfo& user, const StepTask& task);
 
 // Slurm's run-length form of per-node counts, as in SLURM_JOB_CPUS_PER_NODE and
 // SLURM_TASKS_PER_NODE: {72, 72, 36} -> "72(x2),36"; {} -> "".

@@ -265,6 +265,70 @@ TEST(BatchEnvironmentTest, EmptySettingsLeaveTheirVariablesUnset) {
   EXPECT_THAT(env, Not(Contains(Key("TMPDIR"))));
 }
 
+// `srun -N2 -n3 -l ...`: node n2 (index 1) runs task 2, the third of the step.
+TEST(TaskEnvironmentTest, EachTaskKnowsItsPlaceInTheStep) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n1", "n2"};
+  job.cpus_per_node = {4, 4};
+  job.node_name = "n2";
+  job.node_index = 1;
+  job.ntasks = 3;
+  job.gpus = 0b101;
+  StepTask task{2, 0, "10.1.2.3", 40001};
+  auto env = TaskEnvironment(job, Settings(), Alice(), task);
+  EXPECT_EQ(env["SLURM_JOB_ID"], "4242");
+  EXPECT_EQ(env["SLURM_STEP_ID"], "0");
+  EXPECT_EQ(env["SLURM_STEPID"], "0");
+  EXPECT_EQ(env["SLURM_PROCID"], "2");
+  EXPECT_EQ(env["SLURM_LOCALID"], "0");
+  EXPECT_EQ(env["SLURM_NODEID"], "1");
+  EXPECT_EQ(env["SLURM_GTIDS"], "2");
+  EXPECT_EQ(env["SLURM_NTASKS"], "3");
+  EXPECT_EQ(env["SLURM_NPROCS"], "3");
+  EXPECT_EQ(env["SLURM_NNODES"], "2");
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "n[1-2]");
+  EXPECT_EQ(env["SLURM_STEP_NODELIST"], "n[1-2]");
+  EXPECT_EQ(env["SLURM_STEP_NUM_NODES"], "2");
+  EXPECT_EQ(env["SLURM_STEP_NUM_TASKS"], "3");
+  EXPECT_EQ(env["SLURM_STEP_TASKS_PER_NODE"], "2,1");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2,1");
+  EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "4");
+  EXPECT_EQ(env["SLURMD_NODENAME"], "n2");
+  EXPECT_EQ(env["SLURM_DISTRIBUTION"], "block");
+  EXPECT_EQ(env["SLURM_SRUN_COMM_HOST"], "10.1.2.3");
+  EXPECT_EQ(env["SLURM_LAUNCH_NODE_IPADDR"], "10.1.2.3");
+  EXPECT_EQ(env["SLURM_SRUN_COMM_PORT"], "40001");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,2");
+  EXPECT_EQ(env["SLURM_STEP_GPUS"], "0,2");
+  EXPECT_THAT(env, Not(Contains(Key("ENVIRONMENT"))));
+}
+
+TEST(TaskEnvironmentTest, TasksOnOneNodeAreABlock) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n1", "n2"};
+  job.cpus_per_node = {4, 4};
+  job.node_name = "n1";
+  job.ntasks_per_node = 2;
+  auto env = TaskEnvironment(job, Settings(), Alice(), StepTask{1, 1, "", 0});
+  EXPECT_EQ(env["SLURM_GTIDS"], "0,1");
+  EXPECT_EQ(env["SLURM_PROCID"], "1");
+  EXPECT_EQ(env["SLURM_LOCALID"], "1");
+  EXPECT_EQ(env["SLURM_NTASKS"], "4");
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_SRUN_COMM_HOST"))));
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_STEP_GPUS"))));
+}
+
+TEST(TaskEnvironmentTest, AnOuterStepsVariablesDoNotReachABatchScript) {
+  BatchJob job = OneNodeJob();
+  job.environment = {{"SLURM_DISTRIBUTION", "cyclic"},
+                     {"SLURM_LAUNCH_NODE_IPADDR", "1.2.3.4"},
+                     {"SLURM_STEP_NUM_TASKS", "9"}};
+  auto env = BatchEnvironment(job, Settings(), Alice());
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_DISTRIBUTION"))));
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_LAUNCH_NODE_IPADDR"))));
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_STEP_NUM_TASKS"))));
+}
+
 TEST(CompressCountsTest, SlurmsRunLengthForm) {
   // The examples of Slurm's sbatch manual.
   EXPECT_EQ(CompressCounts({72, 72, 36}), "72(x2),36");

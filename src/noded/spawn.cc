@@ -48,7 +48,12 @@ struct ChildPlan {
   const char* tmpdir = nullptr;           // its value
   const char* tmpdir_fallback = nullptr;  // "TMPDIR=/tmp"
   char* task_pid_digits = nullptr;        // where SLURM_TASK_PID's value goes (room for 20 digits)
-  int report_fd = -1;  // write end of the launch report pipe (close-on-exec); -1: exit(errno)
+  // The write end of a close-on-exec pipe: it closes at exec or exit, which tells the parent
+  // that the child is past setsid (so its process group can be signalled). With
+  // report_failures, a failure before exec is written to it too; else the child exits with
+  // the errno.
+  int report_fd = -1;
+  bool report_failures = true;
 };
 
 constexpr char kMessagePrefix[] = "loomd: error: ";
@@ -89,7 +94,7 @@ void WriteLine(int fd, const char* what, const char* path, int err) {
 [[noreturn]] void ChildFail(const ChildPlan& plan, int job_fd, const char* what, const char* path,
                             int err) {
   WriteLine(job_fd, what, path, err);
-  if (plan.report_fd < 0) _exit(err > 0 && err < 256 ? err : 1);
+  if (!plan.report_failures) _exit(err > 0 && err < 256 ? err : 1);
   WriteString(plan.report_fd, what);
   WriteString(plan.report_fd, path);
   if (err != 0) {
@@ -162,9 +167,9 @@ int OpenOutput(int given, const char* path, int flags, int* open_errno) {
   plan.stderr_fd = LiftFd(plan.stderr_fd);
   setsid();
 
-  // Until the job's own stderr is open, a child without a report pipe tells the caller's
+  // Until the job's own stderr is open, a child that does not report failures tells the caller's
   // descriptor (a task's stderr pipe), if it has one.
-  const int early_fd = plan.report_fd < 0 ? plan.stderr_fd : -1;
+  const int early_fd = plan.report_failures ? -1 : plan.stderr_fd;
   if (plan.become_user) {
     if (setgroups(plan.groups->size(), plan.groups->data()) != 0) {
       ChildFail(plan, early_fd, "setgroups() for ", plan.identity, errno);
@@ -408,12 +413,12 @@ StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
     plan.tmpdir_fallback = kTmpFallback;
   }
 
-  const bool report = spec.on_failure == ProcessSpec::OnFailure::kReport;
   int pipe_fds[2] = {-1, -1};
-  if (report && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(StrCat("pipe: ", ErrnoText(errno)));
   }
   plan.report_fd = pipe_fds[1];
+  plan.report_failures = spec.on_failure == ProcessSpec::OnFailure::kReport;
 
   sigset_t all, old;
   sigfillset(&all);
@@ -422,14 +427,13 @@ StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   if (pid == 0) RunChild(plan);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (report) ::close(pipe_fds[1]);
+  ::close(pipe_fds[1]);
   if (pid < 0) {
-    if (report) ::close(pipe_fds[0]);
+    ::close(pipe_fds[0]);
     return absl::ResourceExhaustedError(StrCat("fork: ", ErrnoText(fork_errno)));
   }
-  if (!report) return pid;
 
-  // The pipe closes at exec (success) or at the child's exit after a report (failure).
+  // The pipe closes at exec or at the child's exit (after a report, when it reports).
   std::string failure;
   char buffer[512];
   for (;;) {

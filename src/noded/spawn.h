@@ -67,7 +67,8 @@ struct ProcessSpec {
 };
 
 // Forks and starts `spec`; returns the child's pid, which is also its process group and
-// session id, once it has exec'd (kReport) or once it has been forked (kExitWithErrno).
+// session id, once it has exec'd (or, with kExitWithErrno, exited before exec): from then on
+// signalling its process group reaches it.
 StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec);
 
 // A started process that has ended and been reaped.

@@ -60,6 +60,10 @@ class FrameConnection {
 
   // Sends `payload` as one frame and returns the answering frame.
   StatusOr<std::string> Call(std::string_view payload, int timeout_ms);
+  // Sends `payload` as one frame of a one-way stream (no answer is read).
+  Status Send(std::string_view payload, int timeout_ms) {
+    return WriteFrame(fd_, payload, timeout_ms);
+  }
 
  private:
   explicit FrameConnection(int fd) : fd_(fd) {}

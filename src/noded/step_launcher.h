@@ -1,0 +1,121 @@
+// The tasks of jobs srun submitted, on this node. For each such job the node runs its block
+// of the step's tasks, as the job's user, each in a process group of its own with pipes for
+// stdout and stderr (unless -o/-e name per-task files), and keeps one connection to srun
+// (StepIo frames, proto/loom/v1/loom.proto): a hello with the job's key, then the tasks'
+// output as it comes, cut at line ends so that lines of different tasks never mix, then each
+// task's exit once its output is all sent. The job ends on this node when every task has
+// ended and srun has been told; Reap() then reports the node's share of the step's status.
+//
+// If srun goes away (its connection breaks), the node ends the tasks (SIGTERM, then SIGKILL
+// after KillWait): nobody would see their output or their exit.
+//
+// Thread-safe: the daemon's RPC threads call Start, Signal and Terminate, its loop thread
+// calls Reap. Each job's I/O and reaping run on a thread of the job's own. As with
+// BatchLauncher, the daemon must leave SIGCHLD alone and never wait(-1).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status.h"
+#include "model/job.h"
+#include "noded/job_env.h"
+#include "noded/launcher.h"
+
+namespace loom::noded {
+
+// One node's share of srun's step.
+struct StepJob {
+  // The job as for a batch script: identity, allocation (node_index is this node; tasks_per_node
+  // the step's layout, or empty for TasksPerNode()), environment, working directory. The
+  // script fields are not used.
+  BatchJob job;
+  std::vector<std::string> argv;  // the command; a name without '/' is looked up in PATH
+  std::string io_host;            // where srun listens
+  int32_t io_port = 0;
+  std::string io_key;
+  bool unbuffered = false;
+  // Files each task opens, patterns expanded per task (%t %n %N %j %u %x ...); empty: the
+  // stream goes to srun (stdin: /dev/null).
+  std::string stdout_pattern;
+  std::string stderr_pattern;  // empty with stdout_pattern set: stderr shares that file
+  std::string stdin_pattern;
+};
+
+// Cuts the bytes one task writes to one stream into the Output payloads srun gets: whole
+// lines (a line longer than `max_chunk` in pieces of that size), or with `unbuffered` the
+// bytes as they came. Thread-compatible.
+class OutputChunker {
+ public:
+  explicit OutputChunker(bool unbuffered = false, size_t max_chunk = 64 << 10)
+      : unbuffered_(unbuffered), max_chunk_(max_chunk) {}
+  // The bytes just read; returns what is ready to send, in order.
+  std::vector<std::string> Add(std::string_view bytes);
+  // At the end of the stream: the last line, when it had no newline.
+  std::optional<std::string> Flush();
+
+ private:
+  bool unbuffered_;
+  size_t max_chunk_;
+  std::string pending_;
+};
+
+// Where a command runs from: `name` itself when it holds a '/', else the first executable file
+// of that name in the directories of `path` (relative ones taken from `work_dir`); `name`
+// unchanged when none has it (its exec then fails as Slurm's does: "No such file or
+// directory", exit code 2).
+std::string FindCommand(const std::string& name, const std::string& path,
+                        const std::string& work_dir);
+
+class StepLauncher {
+ public:
+  // `io_timeout_ms`: how long a write to srun may make no progress before srun counts as gone.
+  explicit StepLauncher(NodeSettings settings, int io_timeout_ms = 120000);
+  // Stops forwarding output and joins the I/O threads; tasks still running are left running.
+  ~StepLauncher();
+  StepLauncher(const StepLauncher&) = delete;
+  StepLauncher& operator=(const StepLauncher&) = delete;
+
+  // Connects to srun, says hello, and starts this node's tasks. Errors, each naming the job:
+  // fields that disagree (ValidateBatchJob), a job already running here, srun unreachable,
+  // the user unknown here or not loomd's own when loomd is not root, pipes or fork failing.
+  // On an error after the connection, srun is told why (a Failure frame) and nothing of the
+  // job is left running. A task whose command cannot be run still starts: it writes
+  // "loomd: error: execve(): CMD: REASON" to its stderr and exits with the errno.
+  Status Start(const StepJob& step);
+  // Sends `sig` to every task's process group. NotFound for a job not running here.
+  Status Signal(model::JobId job, int sig);
+  // SIGCONT and SIGTERM to every task, SIGKILL once kill_wait_s seconds have passed (at once
+  // when <= 0); a second call keeps the earlier deadline. NotFound for a job not running here.
+  Status Terminate(model::JobId job, int64_t kill_wait_s);
+  // The jobs whose tasks have all ended here since the last call (their exits sent to srun,
+  // or srun gone), each with the tasks' wait statuses added up by srun's rule
+  // (model::StepStatus). Never blocks.
+  std::vector<FinishedJob> Reap();
+
+  bool IsRunning(model::JobId job) const;
+
+ private:
+  struct Task;
+  struct Step;
+  // The I/O thread of `step`: forwards output, reaps tasks, sends exits, then marks the step
+  // finished.
+  void RunIo(Step* step);
+  Status TerminateLocked(Step& step, int64_t kill_wait_s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const NodeSettings settings_;
+  const int io_timeout_ms_;
+  mutable absl::Mutex mu_;
+  std::map<model::JobId, std::unique_ptr<Step>> steps_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace loom::noded
