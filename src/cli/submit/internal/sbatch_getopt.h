@@ -1,5 +1,5 @@
-// sbatch's option table and an argument scanner with the rules of glibc's getopt_long as
-// sbatch uses it: short options may be bundled ("-Hv", "-N2"); long options may be
+// sbatch's and srun's option tables and an argument scanner with the rules of glibc's
+// getopt_long as they use it: short options may be bundled ("-Hv", "-N2"); long options may be
 // abbreviated to any unambiguous prefix; a required argument is "=value" or the next word;
 // an optional one only "=value" (or attached, for short options); scanning stops at "--"
 // or at the first word that is not an option (the script). Error texts are glibc's, as
@@ -127,6 +127,34 @@ enum class Opt {
   kWaitAllNodes,
   kWckey,
   kWrap,
+  // srun's own options (SrunOptionTable). srun's --output, --error and --input share sbatch's
+  // names but mean per-task streams; srun's -W takes seconds (kWaitSeconds).
+  kBcast,
+  kCompress,
+  kCpuBind,
+  kDisableStatus,
+  kEpilog,
+  kExact,
+  kImmediate,
+  kJobid,
+  kKillOnBadExit,
+  kLabel,
+  kMpi,
+  kMultiProg,
+  kNoAllocate,
+  kOverlap,
+  kProlog,
+  kPty,
+  kQuitOnInterrupt,
+  kRelative,
+  kResvPorts,
+  kSendLibs,
+  kSlurmdDebug,
+  kTaskEpilog,
+  kTaskProlog,
+  kThreads,
+  kUnbuffered,
+  kWaitSeconds,
 };
 
 struct OptionSpec {
@@ -136,10 +164,12 @@ struct OptionSpec {
   Opt id;
 };
 
-// The table, in sbatch's order (which decides how ambiguous abbreviations are listed).
+// sbatch's table, in sbatch's order (which decides how ambiguous abbreviations are listed).
 std::span<const OptionSpec> OptionTable();
+// srun's table (Slurm 22.05's srun options), in srun's order.
+std::span<const OptionSpec> SrunOptionTable();
 
-// The long name of an option ("time" for Opt::kTime).
+// The long name of an option ("time" for Opt::kTime), from either table.
 std::string_view LongName(Opt id);
 
 struct ParsedOption {
@@ -158,7 +188,10 @@ struct ScanResult {
   Status error;
 };
 
-// Scans `words` (without the program name).
+// Scans `words` (without the program name) against sbatch's table.
 ScanResult ScanOptions(std::span<const std::string> words);
+// Scans `words` against `table`; errors name `program` ("srun: invalid option -- 'y'").
+ScanResult ScanOptions(std::span<const std::string> words, std::span<const OptionSpec> table,
+                       std::string_view program);
 
 }  // namespace loom::cli::submit::internal

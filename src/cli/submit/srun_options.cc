@@ -1,0 +1,288 @@
+#include "cli/submit/srun_options.h"
+
+#include <algorithm>
+
+#include "cli/submit/internal/sbatch_apply.h"
+#include "cli/submit/internal/sbatch_checks.h"
+#include "cli/submit/internal/sbatch_getopt.h"
+#include "cli/submit/internal/sbatch_values.h"
+#include "core/strings.h"
+
+namespace loom::cli::submit {
+namespace {
+
+using core::StrCat;
+using internal::Fail;
+using internal::Opt;
+using internal::ParsedOption;
+using internal::Source;
+
+constexpr char kTryHelp[] = "Try \"srun --help\" for more information";
+
+// The options srun shares with sbatch speak as sbatch in the shared code; srun says the same
+// as itself.
+std::string AsSrun(std::string_view text) {
+  std::string out;
+  for (std::string_view line : core::Split(text, '\n')) {
+    if (!out.empty()) out += '\n';
+    if (line.starts_with("sbatch:")) {
+      out += "srun:";
+      line.remove_prefix(7);
+    }
+    out += line;
+  }
+  for (size_t at = out.find("\"sbatch --help\""); at != std::string::npos;
+       at = out.find("\"sbatch --help\"", at)) {
+    out.replace(at, 15, "\"srun --help\"");
+  }
+  return out;
+}
+
+Status AsSrun(const Status& s) {
+  if (s.ok()) return s;
+  return Fail(AsSrun(std::string(s.message())), SbatchExitCode(s));
+}
+
+// srun options Loom accepts and does not act on; each earns one warning.
+bool IsIgnoredBySrun(Opt id) {
+  switch (id) {
+    case Opt::kBcast:
+    case Opt::kCompress:
+    case Opt::kCpuBind:
+    case Opt::kDisableStatus:
+    case Opt::kEpilog:
+    case Opt::kExact:
+    case Opt::kImmediate:
+    case Opt::kKillOnBadExit:
+    case Opt::kMpi:
+    case Opt::kOverlap:
+    case Opt::kProlog:
+    case Opt::kRelative:
+    case Opt::kResvPorts:
+    case Opt::kSendLibs:
+    case Opt::kSlurmdDebug:
+    case Opt::kTaskEpilog:
+    case Opt::kTaskProlog:
+    case Opt::kThreads:
+    case Opt::kWaitSeconds:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Options that need what Loom's srun does not do: a step in an existing allocation, a
+// pseudo-terminal, several programs.
+std::optional<std::string> Unsupported(Opt id) {
+  switch (id) {
+    case Opt::kJobid:
+      return "--jobid would start a step in an existing allocation, which Loom does not do "
+             "yet; srun without it runs in a new allocation";
+    case Opt::kNoAllocate:
+      return "--no-allocate is not supported by Loom";
+    case Opt::kPty:
+      return "--pty is not supported by Loom yet; the tasks' output still comes to srun";
+    case Opt::kMultiProg:
+      return "--multi-prog is not supported by Loom yet; run one program per srun";
+    default:
+      return std::nullopt;
+  }
+}
+
+// The SLURM_* input variables srun reads outside an allocation, as options.
+struct EnvVar {
+  const char* name;
+  Opt id;
+  bool flag;
+};
+constexpr EnvVar kSrunEnv[] = {
+    {"SLURM_ACCOUNT", Opt::kAccount, false},         {"SLURM_CONSTRAINT", Opt::kConstraint, false},
+    {"SLURM_EXPORT_ENV", Opt::kExport, false},       {"SLURM_LABELIO", Opt::kLabel, true},
+    {"SLURM_PARTITION", Opt::kPartition, false},     {"SLURM_QOS", Opt::kQos, false},
+    {"SLURM_RESERVATION", Opt::kReservation, false}, {"SLURM_TIMELIMIT", Opt::kTime, false},
+    {"SLURM_UNBUFFEREDIO", Opt::kUnbuffered, true},  {"SLURM_WCKEY", Opt::kWckey, false},
+};
+
+std::string BaseName(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string Absolute(std::string_view path, std::string_view base) {
+  if (path.empty() || path[0] == '/' || base.empty()) return std::string(path);
+  return StrCat(base, base.back() == '/' ? "" : "/", path);
+}
+
+// A node-side pattern: relative paths are the submitting directory's, as Slurm's srun makes
+// them (tasks may start elsewhere).
+std::string NodePattern(const IoTarget& t, std::string_view work_dir) {
+  return t.pattern == "/dev/null" ? t.pattern : Absolute(t.pattern, work_dir);
+}
+
+}  // namespace
+
+IoTarget ClassifyIo(std::string_view value, int32_t ntasks) {
+  IoTarget t;
+  if (value.empty() || core::EqualsIgnoreCase(value.substr(0, 3), "all") || value[0] == '-') {
+    return t;
+  }
+  if (core::EqualsIgnoreCase(value, "none")) {
+    t.kind = IoTarget::Kind::kPerTask;
+    t.pattern = "/dev/null";
+    return t;
+  }
+  if (std::optional<int64_t> task = core::ParseInt(value); task && *task >= 0 && *task < ntasks) {
+    t.kind = IoTarget::Kind::kOneTask;
+    t.task = static_cast<int32_t>(*task);
+    return t;
+  }
+  t.pattern = std::string(value);
+  t.kind = IoTarget::Kind::kFile;
+  if (value.find('\\') != std::string_view::npos) return t;  // not expanded at all
+  for (size_t i = 0; i + 1 < value.size(); ++i) {
+    if (value[i] != '%') continue;
+    size_t j = i + 1;
+    while (j < value.size() && value[j] >= '0' && value[j] <= '9') ++j;  // "%4t"
+    if (j < value.size() && (value[j] == 't' || value[j] == 'n' || value[j] == 'N')) {
+      t.kind = IoTarget::Kind::kPerTask;
+    }
+    i = j;  // "%%" and the symbol just read are skipped
+  }
+  return t;
+}
+
+StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
+                              const std::map<std::string, std::string>& env, int64_t now,
+                              const SbatchSettings& settings) {
+  SrunInput in;
+  if (auto it = env.find("SLURM_EXIT_ERROR"); it != env.end()) {
+    std::optional<int64_t> code = internal::SlurmInt(it->second);
+    if (code && *code != 0) {
+      in.error_exit = static_cast<int>(*code);
+    } else {
+      in.warnings.push_back("srun: error: SLURM_EXIT_ERROR has zero value");
+    }
+  }
+  const int error_exit = in.error_exit;
+  internal::ScanResult cli = internal::ScanOptions(argv.empty() ? argv : argv.subspan(1),
+                                                   internal::SrunOptionTable(), "srun");
+  for (const ParsedOption& o : cli.options) {
+    if (o.id == Opt::kHelp || o.id == Opt::kUsage || o.id == Opt::kVersion) {
+      in.action = o.id == Opt::kHelp    ? SrunInput::Action::kHelp
+                  : o.id == Opt::kUsage ? SrunInput::Action::kUsage
+                                        : SrunInput::Action::kVersion;
+      return in;
+    }
+  }
+  if (!cli.error.ok()) {
+    return Fail(StrCat(std::string(cli.error.message()), "\n", kTryHelp), error_exit);
+  }
+  for (const ParsedOption& o : cli.options) {
+    if (std::optional<std::string> why = Unsupported(o.id)) {
+      return Fail(StrCat("srun: error: ", *why), error_exit);
+    }
+  }
+  if (auto it = env.find("SLURM_JOB_ID"); it != env.end() && !it->second.empty()) {
+    return Fail(StrCat("srun: error: srun inside a job allocation (SLURM_JOB_ID=", it->second,
+                       ") would start a step of that job, which Loom does not do yet; unset "
+                       "SLURM_JOB_ID to run in a new allocation of its own"),
+                error_exit);
+  }
+  if (cli.rest.empty()) return Fail("srun: fatal: No command given to execute.", error_exit);
+
+  internal::Resolver resolver(now, settings);
+  internal::State st;
+  st.warnings = std::move(in.warnings);
+  bool unbuffered = false;
+  auto apply = [&](const ParsedOption& o, Source source) -> Status {
+    switch (o.id) {
+      case Opt::kLabel:
+        in.label = true;
+        return absl::OkStatus();
+      case Opt::kUnbuffered:
+        unbuffered = true;
+        return absl::OkStatus();
+      case Opt::kQuitOnInterrupt:
+        in.quit_on_interrupt = true;
+        return absl::OkStatus();
+      default:
+        break;
+    }
+    if (IsIgnoredBySrun(o.id)) {
+      st.r.ignored_options[std::string(internal::LongName(o.id))] = o.value.value_or("");
+      if (st.warned.insert(o.id).second) {
+        st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),
+                                     " is accepted but has no effect in Loom"));
+      }
+      return absl::OkStatus();
+    }
+    return AsSrun(resolver.Apply(o, source, &st));
+  };
+  for (const EnvVar& e : kSrunEnv) {
+    auto it = env.find(e.name);
+    if (it == env.end()) continue;
+    if (e.flag && !internal::EnvFlagSet(it->second)) continue;
+    const ParsedOption o{e.id, e.flag ? std::nullopt : std::optional<std::string>(it->second)};
+    RETURN_IF_ERROR(apply(o, Source::kEnvironment));
+  }
+  for (const ParsedOption& o : cli.options) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  if (st.verbose > 0 && st.quiet) {
+    return Fail("srun: error: don't specify both --verbose (-v) and --quiet (-Q)", error_exit);
+  }
+  RETURN_IF_ERROR(AsSrun(internal::CheckRequest(settings, error_exit, &st)));
+
+  model::JobRequest& r = st.r;
+  std::string submit_dir = settings.submit_dir;
+  if (submit_dir.empty()) {
+    if (auto it = env.find("PWD"); it != env.end()) submit_dir = it->second;
+  }
+  r.work_dir = st.chdir ? Absolute(*st.chdir, submit_dir) : submit_dir;
+  r.name = st.job_name ? *st.job_name : BaseName(cli.rest[0]);
+  r.requeue = false;  // an interactive job is never requeued
+  r.environment = model::ResolveExport(r.export_policy, env);
+  internal::DeriveShape(&r, &st.warnings);
+
+  model::SrunStep& step = r.srun.emplace();
+  step.unbuffered = unbuffered;
+  step.argv = cli.rest;
+  in.ntasks =
+      std::max(1, r.ntasks.value_or(r.ntasks_per_node ? *r.ntasks_per_node * r.min_nodes.value_or(1)
+                                                      : r.min_nodes.value_or(1)));
+  in.out = ClassifyIo(st.output.value_or(""), in.ntasks);
+  in.err = st.error ? ClassifyIo(*st.error, in.ntasks) : in.out;
+  if (in.out.kind == IoTarget::Kind::kPerTask) {
+    step.stdout_pattern = NodePattern(in.out, r.work_dir);
+  }
+  if (in.err.kind == IoTarget::Kind::kPerTask) {
+    step.stderr_pattern = NodePattern(in.err, r.work_dir);
+  }
+  if (st.input) {
+    // Standard input is not forwarded from srun: "all" and a task number read /dev/null.
+    const IoTarget input = ClassifyIo(*st.input, in.ntasks);
+    if (input.kind == IoTarget::Kind::kFile || input.kind == IoTarget::Kind::kPerTask) {
+      step.stdin_pattern = NodePattern(input, r.work_dir);
+    }
+  }
+  for (IoTarget* t : {&in.out, &in.err}) {
+    if (t->kind == IoTarget::Kind::kFile) t->pattern = Absolute(t->pattern, submit_dir);
+  }
+
+  in.request = std::move(r);
+  in.quiet = st.quiet;
+  in.verbose = st.verbose;
+  in.test_only = in.request.test_only;
+  in.warnings = std::move(st.warnings);
+  for (std::string& w : in.warnings) w = AsSrun(w);
+  return in;
+}
+
+std::string SrunHelpText() {
+  return "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]\n\n"
+         "Loom's srun runs the command as the tasks of a new job allocation: -N, -n,\n"
+         "--ntasks-per-node, -c, --mem*, --gres, --gpus*, -t, -p, -J, -w, --exclusive, -C,\n"
+         "--export, -D and the other options sbatch takes, plus -l/--label, -u/--unbuffered,\n"
+         "-o/-e/-i patterns (%t %n %N per task) and -Q. docs/user/srun.md says what each does\n"
+         "in Loom.\n";
+}
+
+}  // namespace loom::cli::submit

@@ -1,0 +1,71 @@
+// The submission layer of `srun` outside an allocation: its command line (and the few SLURM_*
+// input variables it reads) into a model::JobRequest whose `srun` field describes the step,
+// plus what srun itself does with the tasks' output. The options srun shares with sbatch are
+// resolved by the same code as sbatch's, with the same checks, and errors speak as srun
+// ("srun: error: ..."). Pure: it reads nothing but its arguments. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/submit/sbatch_options.h"
+#include "core/status.h"
+#include "model/job_request.h"
+
+namespace loom::cli::submit {
+
+// Where one of srun's --output/--error/--input values sends a stream, by Slurm's rules.
+struct IoTarget {
+  enum class Kind {
+    kSrun,     // srun's own stdout/stderr (no value, "all" or "-")
+    kFile,     // one file srun opens and writes every task's stream to (%j %J %s %u %x %%)
+    kPerTask,  // a file per task, opened on the nodes (the pattern has %t, %n or %N; "none")
+    kOneTask,  // only task `task`'s stream reaches srun's own stdout/stderr
+  };
+  Kind kind = Kind::kSrun;
+  std::string pattern;  // kFile, kPerTask ("none" becomes /dev/null)
+  int32_t task = -1;    // kOneTask
+  friend bool operator==(const IoTarget&, const IoTarget&) = default;
+};
+
+// Classifies an --output/--error/--input value for a step of `ntasks` tasks: "none" is
+// /dev/null on the nodes; a task number below ntasks is that task alone; a pattern with %t,
+// %n or %N is per task; anything else is one file on srun's side.
+IoTarget ClassifyIo(std::string_view value, int32_t ntasks);
+
+struct SrunInput {
+  enum class Action { kRun, kHelp, kUsage, kVersion };
+  Action action = Action::kRun;
+  // The job: options as for sbatch, `name` the command's base name unless -J, no requeue (an
+  // interactive job is never requeued), and `srun` holding argv, -u and the per-task patterns;
+  // srun fills in io_host, io_port and io_key once it listens.
+  model::JobRequest request;
+  bool label = false;              // -l: each line prefixed with its task's number
+  bool quiet = false;              // -Q: no informational messages
+  bool quit_on_interrupt = false;  // --quit-on-interrupt: one Ctrl-C cancels
+  bool test_only = false;          // --test-only: say when it would start, run nothing
+  int verbose = 0;
+  int error_exit = 1;  // $SLURM_EXIT_ERROR, else 1
+  IoTarget out, err;   // where srun sends the tasks' stdout and stderr
+  int32_t ntasks = 1;  // the step's task count as far as the options say (at least 1)
+  std::vector<std::string> warnings;  // "srun: warning: ..." lines for stderr
+};
+
+// Resolves srun's command line. `argv` as main() receives it; `env` srun's environment;
+// `now` Unix seconds (for --begin and --deadline). Errors are InvalidArgumentError whose
+// message is what srun prints (lines, no trailing newline) and carry the exit status
+// (SbatchExitCode): an unknown option, a missing command, a bad value, or srun run inside an
+// allocation (SLURM_JOB_ID set), which would start a step of that job.
+StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
+                              const std::map<std::string, std::string>& env, int64_t now,
+                              const SbatchSettings& settings = {});
+
+// What `srun --help` prints.
+std::string SrunHelpText();
+
+}  // namespace loom::cli::submit

@@ -1,0 +1,191 @@
+#include "cli/submit/srun_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli/submit/internal/sbatch_getopt.h"
+#include "core/time_format.h"
+
+namespace loom::cli::submit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1700000000;
+
+StatusOr<SrunInput> Parse(std::vector<std::string> args,
+                          std::map<std::string, std::string> env = {{"PWD", "/home/alice"}}) {
+  args.insert(args.begin(), "srun");
+  return ParseSrun(args, env, kNow);
+}
+
+std::string ErrorOf(const StatusOr<SrunInput>& r) { return std::string(r.status().message()); }
+
+TEST(SrunOptions, AllocationOptionsAsSbatchTakesThem) {
+  auto in = Parse({"-N2", "-n4", "-c", "2", "--mem=4G", "-t", "1", "-p", "batch", "-w", "gpu01",
+                   "--exclusive", "-C", "gpu", "--gpus-per-node=2", "-l", "hostname", "-f"});
+  ASSERT_TRUE(in.ok()) << in.status();
+  const model::JobRequest& r = in->request;
+  EXPECT_EQ(r.min_nodes, 2);
+  EXPECT_EQ(r.ntasks, 4);
+  EXPECT_EQ(r.cpus_per_task, 2);
+  EXPECT_EQ(r.mem_per_node_mb, 4096);
+  EXPECT_EQ(r.time_limit_s, 60);
+  EXPECT_THAT(r.partitions, ElementsAre("batch"));
+  EXPECT_EQ(r.nodelist, "gpu01");
+  EXPECT_EQ(r.sharing, model::SharingMode::kExclusive);
+  EXPECT_EQ(r.constraint, "gpu");
+  EXPECT_EQ(r.shape.gpus_per_node, 2);
+  EXPECT_EQ(r.shape.min_nodes, 2);
+  EXPECT_EQ(r.shape.ntasks, 4);
+  EXPECT_TRUE(in->label);
+  ASSERT_TRUE(r.srun);
+  // Options end at the command: "-f" belongs to hostname.
+  EXPECT_THAT(r.srun->argv, ElementsAre("hostname", "-f"));
+  EXPECT_FALSE(r.srun->unbuffered);
+  EXPECT_EQ(in->ntasks, 4);
+}
+
+TEST(SrunOptions, DefaultsOfAnInteractiveJob) {
+  auto in = Parse({"/usr/bin/python3", "x.py"});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->request.name, "python3");  // the command's base name
+  EXPECT_EQ(in->request.work_dir, "/home/alice");
+  EXPECT_EQ(in->request.requeue, false);
+  EXPECT_EQ(in->request.environment.at("PWD"), "/home/alice");  // --export=ALL
+  EXPECT_EQ(in->out.kind, IoTarget::Kind::kSrun);
+  EXPECT_EQ(in->err.kind, IoTarget::Kind::kSrun);
+  EXPECT_EQ(in->ntasks, 1);
+  EXPECT_FALSE(in->label);
+  EXPECT_FALSE(in->quiet);
+}
+
+TEST(SrunOptions, JobNameChdirUnbufferedQuietExport) {
+  auto in = Parse({"-J", "train", "-D", "run", "-u", "-Q", "--export=NONE,A=1", "true"},
+                  {{"PWD", "/w"}, {"HOME", "/home/alice"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->request.name, "train");
+  EXPECT_EQ(in->request.work_dir, "/w/run");
+  EXPECT_TRUE(in->request.srun->unbuffered);
+  EXPECT_TRUE(in->quiet);
+  EXPECT_EQ(in->request.environment.count("HOME"), 0u);
+  EXPECT_EQ(in->request.environment.at("A"), "1");
+}
+
+TEST(SrunOptions, NtasksFromNodesAndTasksPerNode) {
+  EXPECT_EQ(Parse({"-N3", "true"})->ntasks, 3);
+  EXPECT_EQ(Parse({"-N2", "--ntasks-per-node=4", "true"})->ntasks, 8);
+}
+
+TEST(SrunOptions, MissingCommandAndUnknownOption) {
+  auto none = Parse({"-N2"});
+  EXPECT_EQ(ErrorOf(none), "srun: fatal: No command given to execute.");
+  EXPECT_EQ(SbatchExitCode(none.status()), 1);
+  auto bad = Parse({"--frobnicate", "true"});
+  EXPECT_EQ(ErrorOf(bad),
+            "srun: unrecognized option '--frobnicate'\nTry \"srun --help\" for more information");
+  EXPECT_EQ(SbatchExitCode(bad.status()), 1);
+  EXPECT_EQ(ErrorOf(Parse({"-y", "true"})),
+            "srun: invalid option -- 'y'\nTry \"srun --help\" for more information");
+}
+
+TEST(SrunOptions, BadValuesSpeakAsSrun) {
+  auto t = Parse({"-t", "soon", "true"});
+  EXPECT_EQ(ErrorOf(t), "srun: error: Invalid --time specification");
+  auto n = Parse({"-n", "x", "true"});
+  EXPECT_EQ(ErrorOf(n), "srun: error: Invalid numeric value \"x\" for --ntasks.");
+  EXPECT_THAT(ErrorOf(Parse({"--mem=1G", "--mem-per-cpu=1G", "true"})),
+              HasSubstr("srun: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually"));
+  EXPECT_THAT(ErrorOf(Parse({"--gres=gpu:x:y:z", "true"})), HasSubstr("srun: error:"));
+  EXPECT_EQ(SbatchExitCode(Parse({"-t", "soon", "true"}).status()), 255);
+}
+
+TEST(SrunOptions, InsideAnAllocationIsRefusedWithAWayOut) {
+  auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"}});
+  EXPECT_THAT(ErrorOf(in), HasSubstr("srun inside a job allocation (SLURM_JOB_ID=12)"));
+  EXPECT_THAT(ErrorOf(in), HasSubstr("unset SLURM_JOB_ID"));
+  EXPECT_THAT(ErrorOf(Parse({"--jobid=5", "true"})), HasSubstr("--jobid"));
+  EXPECT_THAT(ErrorOf(Parse({"--pty", "bash"})), HasSubstr("--pty is not supported"));
+}
+
+TEST(SrunOptions, IgnoredOptionsWarnOnce) {
+  auto in = Parse({"--mpi=pmix", "--cpu-bind=cores", "--mpi=pmi2", "true"});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_THAT(in->warnings,
+              ElementsAre("srun: warning: --mpi is accepted but has no effect in Loom",
+                          "srun: warning: --cpu-bind is accepted but has no effect "
+                          "in Loom"));
+  EXPECT_EQ(in->request.ignored_options.at("mpi"), "pmi2");
+  auto hint = Parse({"--hint=nomultithread", "true"});
+  ASSERT_TRUE(hint.ok());
+  EXPECT_THAT(hint->warnings,
+              ElementsAre("srun: warning: --hint is accepted but has no effect in Loom"));
+}
+
+TEST(SrunOptions, HelpVersionAndEnvironment) {
+  EXPECT_EQ(Parse({"--help"})->action, SrunInput::Action::kHelp);
+  EXPECT_EQ(Parse({"-V"})->action, SrunInput::Action::kVersion);
+  auto in = Parse({"true"},
+                  {{"SLURM_PARTITION", "gpu"}, {"SLURM_LABELIO", "1"}, {"SLURM_TIMELIMIT", "5"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_THAT(in->request.partitions, ElementsAre("gpu"));
+  EXPECT_TRUE(in->label);
+  EXPECT_EQ(in->request.time_limit_s, 300);
+  // The command line wins over the environment.
+  EXPECT_THAT(Parse({"-p", "cpu", "true"}, {{"SLURM_PARTITION", "gpu"}})->request.partitions,
+              ElementsAre("cpu"));
+}
+
+TEST(SrunIo, ClassifiedBySlurmsRules) {
+  using K = IoTarget::Kind;
+  EXPECT_EQ(ClassifyIo("", 4).kind, K::kSrun);
+  EXPECT_EQ(ClassifyIo("all", 4).kind, K::kSrun);
+  EXPECT_EQ(ClassifyIo("-", 4).kind, K::kSrun);
+  EXPECT_EQ(ClassifyIo("none", 4), (IoTarget{K::kPerTask, "/dev/null", -1}));
+  EXPECT_EQ(ClassifyIo("2", 4), (IoTarget{K::kOneTask, "", 2}));
+  EXPECT_EQ(ClassifyIo("4", 4), (IoTarget{K::kFile, "4", -1}));  // no such task: a file name
+  EXPECT_EQ(ClassifyIo("out-%j.txt", 4), (IoTarget{K::kFile, "out-%j.txt", -1}));
+  EXPECT_EQ(ClassifyIo("out-%t.txt", 4).kind, K::kPerTask);
+  EXPECT_EQ(ClassifyIo("out-%4n.txt", 4).kind, K::kPerTask);
+  EXPECT_EQ(ClassifyIo("%N.log", 4).kind, K::kPerTask);
+  EXPECT_EQ(ClassifyIo("100%%t.log", 4).kind, K::kFile);  // "%%" is a '%'
+  EXPECT_EQ(ClassifyIo("a\\%t", 4).kind, K::kFile);       // a backslash: not expanded
+}
+
+TEST(SrunIo, PerTaskPatternsGoToTheNodesAndStderrFollowsStdout) {
+  auto in = Parse({"-n2", "-o", "out-%t.txt", "true"});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->request.srun->stdout_pattern, "/home/alice/out-%t.txt");
+  EXPECT_EQ(in->request.srun->stderr_pattern, "/home/alice/out-%t.txt");
+  EXPECT_EQ(in->request.stdout_pattern, "");  // not a batch job's output
+
+  auto split = Parse({"-n2", "-o", "out-%t", "-e", "all", "true"});
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(split->request.srun->stdout_pattern, "/home/alice/out-%t");
+  EXPECT_EQ(split->request.srun->stderr_pattern, "");
+  EXPECT_EQ(split->err.kind, IoTarget::Kind::kSrun);
+
+  auto local = Parse({"-o", "log-%j.txt", "true"});
+  ASSERT_TRUE(local.ok());
+  EXPECT_EQ(local->out, (IoTarget{IoTarget::Kind::kFile, "/home/alice/log-%j.txt", -1}));
+  EXPECT_EQ(local->err, local->out);
+  EXPECT_EQ(local->request.srun->stdout_pattern, "");
+
+  auto in_file = Parse({"-i", "data-%t", "true"});
+  ASSERT_TRUE(in_file.ok());
+  EXPECT_EQ(in_file->request.srun->stdin_pattern, "/home/alice/data-%t");
+}
+
+TEST(SrunOptionTable, NamesAndShortLettersAreUnique) {
+  std::set<std::string_view> names;
+  std::set<char> letters;
+  for (const internal::OptionSpec& o : internal::SrunOptionTable()) {
+    EXPECT_TRUE(names.insert(o.name).second) << o.name;
+    if (o.short_name != 0) EXPECT_TRUE(letters.insert(o.short_name).second) << o.short_name;
+  }
+  EXPECT_EQ(internal::LongName(internal::Opt::kLabel), "label");
+}
+
+}  // namespace
+}  // namespace loom::cli::submit
