@@ -1,7 +1,8 @@
 // loomd: the node daemon. Registers its node with loomctld, reports in every
 // SlurmdTimeout/3, runs the batch scripts the controller sends (as their users, through
-// BatchLauncher), delivers signals, and reports each script's end. Several can run on one
-// host with distinct -N names and Port= values (emulated nodes).
+// BatchLauncher) and its share of the tasks of jobs srun submitted (StepLauncher), delivers
+// signals, and reports each job's end on this node. Several can run on one host with distinct
+// -N names and Port= values (emulated nodes).
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <sys/sysinfo.h>
@@ -24,6 +25,7 @@
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/hw/hardware.h"
 #include "noded/launcher.h"
+#include "noded/step_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/reply.h"
@@ -49,6 +51,8 @@ class NodeService final : public v1::NodeDaemon::Service {
   explicit NodeService(Daemon* d) : d_(d) {}
   grpc::Status LaunchBatch(grpc::ServerContext* ctx, const v1::LaunchBatchRequest* req,
                            v1::LaunchBatchReply* reply) override;
+  grpc::Status LaunchTasks(grpc::ServerContext* ctx, const v1::LaunchTasksRequest* req,
+                           v1::LaunchTasksReply* reply) override;
   grpc::Status SignalTasks(grpc::ServerContext* ctx, const v1::SignalTasksRequest* req,
                            v1::SignalTasksReply* reply) override;
   grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
@@ -61,7 +65,7 @@ class NodeService final : public v1::NodeDaemon::Service {
 class Daemon {
  public:
   Daemon(Options o, conf::SiteConfig site, NodeSettings settings)
-      : opt_(std::move(o)), site_(std::move(site)), launcher_(settings) {
+      : opt_(std::move(o)), site_(std::move(site)), launcher_(settings), steps_(settings) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -81,61 +85,51 @@ class Daemon {
   }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
-    BatchJob job;
-    const v1::JobInfo& info = req.job();
-    job.job_id = req.job_id();
-    job.name = info.name();
-    job.user = info.user();
-    job.uid = req.uid();
-    job.gid = req.gid();
-    job.partition = info.partition();
-    job.account = info.spec().account();
+    ASSIGN_OR_RETURN(BatchJob job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
     job.time_limit_s = req.time_limit_s();
-    if (info.array_task_id() >= 0 && info.array_job_id() != 0) {
-      job.array_job_id = info.array_job_id();
-      job.array_task_id = info.array_task_id();
-    }
-    for (const v1::NodeAllocation& a : info.allocation()) {
-      job.nodes.push_back(a.node());
-      job.cpus_per_node.push_back(a.cpus());
-    }
-    if (job.nodes.empty()) {
-      ASSIGN_OR_RETURN(job.nodes, core::ExpandHostlist(info.node_list()));
-      job.cpus_per_node.assign(job.nodes.size(), info.num_cpus() / std::max<int32_t>(1, info.num_nodes()));
-    }
-    job.node_name = opt_.node;
-    job.node_index = 0;
-    for (size_t i = 0; i < job.nodes.size(); ++i) {
-      if (job.nodes[i] == opt_.node) job.node_index = static_cast<int32_t>(i);
-    }
-    if (!info.allocation().empty()) job.mem_mb = info.allocation(job.node_index).mem_mb();
-    for (std::string_view g : core::Split(req.gpu_ids(), ',')) {
-      if (auto v = core::ParseInt(g); v && *v >= 0 && *v < model::kMaxGpusPerNode) {
-        job.gpus |= model::GpuMask{1} << *v;
-      }
-    }
     job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
     job.stdout_pattern = req.std_out();
     job.stderr_pattern = req.std_err();
     job.stdin_pattern = req.std_in();
     job.script = req.script();
     job.environment.insert(req.environment().begin(), req.environment().end());
-    if (auto r = rpc::FromWire(info.spec()); r.ok()) {
-      job.ntasks = r->ntasks;
-      job.ntasks_per_node = r->ntasks_per_node;
-      job.cpus_per_task = r->cpus_per_task;
-      job.mem_per_node_mb = r->mem_per_node_mb;
-      job.mem_per_cpu_mb = r->mem_per_cpu_mb;
-      job.script_args = r->script_args;
-      job.open_mode = r->open_mode;
-      job.submit_dir = r->work_dir;
-      if (r->array) job.array = *r->array;
-    }
     std::lock_guard<std::mutex> lock(mu_);
     return launcher_.Start(job, opt_.spool).status();
   }
 
+  Status LaunchTasks(const v1::LaunchTasksRequest& req) {
+    const v1::SrunStep& srun = req.job().spec().srun();
+    if (srun.argv().empty()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("job ", req.job_id(), ": LaunchTasks without srun's command"));
+    }
+    StepJob step;
+    ASSIGN_OR_RETURN(step.job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
+    step.job.node_index = req.node_index();
+    if (req.node_index() >= 0 && req.node_index() < req.job().allocation_size()) {
+      step.job.mem_mb = req.job().allocation(req.node_index()).mem_mb();
+    }
+    step.job.time_limit_s = req.time_limit_s();
+    step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
+    step.job.environment.insert(req.environment().begin(), req.environment().end());
+    step.argv.assign(srun.argv().begin(), srun.argv().end());
+    step.io_host = srun.io_host();
+    step.io_port = srun.io_port();
+    step.io_key = req.io_key();
+    step.unbuffered = srun.unbuffered();
+    step.stdout_pattern = srun.std_out();
+    step.stderr_pattern = srun.std_err();
+    step.stdin_pattern = srun.std_in();
+    return steps_.Start(step);
+  }
+
   Status Signal(const v1::SignalTasksRequest& req) {
+    if (steps_.IsRunning(req.job_id())) {
+      if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
+        return steps_.Terminate(req.job_id(), req.kill_wait_s());
+      }
+      return steps_.Signal(req.job_id(), req.signal());
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
       return launcher_.Terminate(req.job_id(), req.kill_wait_s());
@@ -154,6 +148,7 @@ class Daemon {
         std::lock_guard<std::mutex> lock(mu_);
         for (FinishedJob& f : launcher_.Reap()) unreported.push_back(f);
       }
+      for (FinishedJob& f : steps_.Reap()) unreported.push_back(f);
       for (auto it = unreported.begin(); it != unreported.end();) {
         v1::JobCompleteRequest req;
         req.set_node(opt_.node);
@@ -196,6 +191,56 @@ class Daemon {
   void Stop() { stop_ = true; }
 
  private:
+  // What a launch of either kind says about the job: identity, allocation (this node in it),
+  // GPUs here, and the options the environment reports.
+  StatusOr<BatchJob> JobOf(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
+                           const std::string& gpu_ids) const {
+    BatchJob job;
+    job.job_id = info.job_id();
+    job.name = info.name();
+    job.user = info.user();
+    job.uid = uid;
+    job.gid = gid;
+    job.partition = info.partition();
+    job.account = info.spec().account();
+    if (info.array_task_id() >= 0 && info.array_job_id() != 0) {
+      job.array_job_id = info.array_job_id();
+      job.array_task_id = info.array_task_id();
+    }
+    for (const v1::NodeAllocation& a : info.allocation()) {
+      job.nodes.push_back(a.node());
+      job.cpus_per_node.push_back(a.cpus());
+    }
+    if (job.nodes.empty()) {
+      ASSIGN_OR_RETURN(job.nodes, core::ExpandHostlist(info.node_list()));
+      job.cpus_per_node.assign(job.nodes.size(),
+                               info.num_cpus() / std::max<int32_t>(1, info.num_nodes()));
+    }
+    job.node_name = opt_.node;
+    job.node_index = 0;
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+      if (job.nodes[i] == opt_.node) job.node_index = static_cast<int32_t>(i);
+    }
+    if (!info.allocation().empty()) job.mem_mb = info.allocation(job.node_index).mem_mb();
+    for (std::string_view g : core::Split(gpu_ids, ',')) {
+      if (auto v = core::ParseInt(g); v && *v >= 0 && *v < model::kMaxGpusPerNode) {
+        job.gpus |= model::GpuMask{1} << *v;
+      }
+    }
+    if (auto r = rpc::FromWire(info.spec()); r.ok()) {
+      job.ntasks = r->ntasks;
+      job.ntasks_per_node = r->ntasks_per_node;
+      job.cpus_per_task = r->cpus_per_task;
+      job.mem_per_node_mb = r->mem_per_node_mb;
+      job.mem_per_cpu_mb = r->mem_per_cpu_mb;
+      job.script_args = r->script_args;
+      job.open_mode = r->open_mode;
+      job.submit_dir = r->work_dir;
+      if (r->array) job.array = *r->array;
+    }
+    return job;
+  }
+
   template <typename Req, typename Reply, typename Method>
   bool Call(std::string_view name, const Req& req, Reply* reply, Method method) {
     grpc::ClientContext ctx;
@@ -211,7 +256,8 @@ class Daemon {
   uint32_t controller_uid_ = 0;
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::mutex mu_;
-  BatchLauncher launcher_;
+  BatchLauncher launcher_;  // guarded by mu_
+  StepLauncher steps_;      // thread-safe
   std::atomic<bool> stop_{false};
 };
 
@@ -221,6 +267,13 @@ grpc::Status NodeService::LaunchBatch(grpc::ServerContext* ctx, const v1::Launch
                                       v1::LaunchBatchReply* reply) {
   Status s = d_->CheckController(*ctx, "LaunchBatch", *req);
   if (s.ok()) s = d_->Launch(*req);
+  return Answer(reply, s);
+}
+
+grpc::Status NodeService::LaunchTasks(grpc::ServerContext* ctx, const v1::LaunchTasksRequest* req,
+                                      v1::LaunchTasksReply* reply) {
+  Status s = d_->CheckController(*ctx, "LaunchTasks", *req);
+  if (s.ok()) s = d_->LaunchTasks(*req);
   return Answer(reply, s);
 }
 
@@ -342,6 +395,7 @@ int main(int argc, char** argv) {
   noded::NodeSettings settings;
   settings.cluster_name = site->cluster.cluster_name;
   settings.slurm_conf = opt.slurm_conf;
+  settings.kill_wait_s = site->cluster.kill_wait_s;
   noded::Daemon daemon(opt, *site, settings);
   noded::NodeService service(&daemon);
   grpc::ServerBuilder builder;

@@ -277,12 +277,12 @@ Status StepLauncher::Start(const StepJob& step_job) {
     } else {
       spec.out.path = expand(step_job.stdout_pattern);
     }
-    if (piped.ok() && step_job.stderr_pattern.empty() && step_job.stdout_pattern.empty()) {
+    if (piped.ok() && step_job.stderr_pattern.empty()) {
       piped = make_pipe(&task.err_fd, &child_err);
       spec.err.fd = child_err;
-    } else if (!step_job.stderr_pattern.empty()) {
-      spec.err.path = expand(step_job.stderr_pattern);
-    }  // else: stderr shares the stdout file
+    } else {
+      spec.err.path = expand(step_job.stderr_pattern);  // the same as stdout's: one file
+    }
     StatusOr<pid_t> pid = piped.ok() ? SpawnProcess(spec) : StatusOr<pid_t>(piped);
     if (child_out >= 0) ::close(child_out);
     if (child_err >= 0) ::close(child_err);

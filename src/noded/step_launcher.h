@@ -45,9 +45,9 @@ struct StepJob {
   std::string io_key;
   bool unbuffered = false;
   // Files each task opens, patterns expanded per task (%t %n %N %j %u %x ...); empty: the
-  // stream goes to srun (stdin: /dev/null).
+  // stream goes to srun (stdin: /dev/null). Equal stdout and stderr patterns share one file.
   std::string stdout_pattern;
-  std::string stderr_pattern;  // empty with stdout_pattern set: stderr shares that file
+  std::string stderr_pattern;
   std::string stdin_pattern;
 };
 

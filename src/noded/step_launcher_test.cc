@@ -336,6 +336,7 @@ TEST_F(StepLauncherTest, PerTaskOutputFilesAreOpenedHere) {
   StepLauncher launcher(settings_);
   StepJob step = Step(17, {"sh", "-c", "echo to-file $SLURM_PROCID; echo oops >&2"});
   step.stdout_pattern = work_ + "/out-%j-%t-%N.txt";
+  step.stderr_pattern = step.stdout_pattern;  // srun -o without -e
   ASSERT_TRUE(launcher.Start(step).ok());
   Heard h = Collect(srun_.WaitClosed());
   EXPECT_TRUE(h.out.empty());
@@ -344,7 +345,23 @@ TEST_F(StepLauncherTest, PerTaskOutputFilesAreOpenedHere) {
   std::ifstream in(work_ + "/out-17-1-n1.txt");
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_EQ(text.str(), "to-file 1\noops\n");  // stderr shares stdout's file without -e
+  EXPECT_EQ(text.str(), "to-file 1\noops\n");
+}
+
+TEST_F(StepLauncherTest, StdoutToFilesStderrToSrun) {
+  StepLauncher launcher(settings_);
+  StepJob step = Step(19, {"sh", "-c", "echo to-file; echo oops >&2"});
+  step.stdout_pattern = work_ + "/out-%t";
+  ASSERT_TRUE(launcher.Start(step).ok());
+  Heard h = Collect(srun_.WaitClosed());
+  EXPECT_TRUE(h.out.empty());
+  EXPECT_EQ(h.err[0], "oops\n");
+  EXPECT_EQ(h.err[1], "oops\n");
+  ASSERT_TRUE(WaitFinished(launcher, 19));
+  std::ifstream in(work_ + "/out-0");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "to-file\n");
 }
 
 TEST_F(StepLauncherTest, SameJobTwiceIsRefused) {
