@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"scontrol", loom::cli::RunScontrol, "Slurm's scontrol (offline: show hostnames|hostlist)"},
     {"cluster", loom::cli::RunCluster, "a local cluster: up, status, down"},
     {"sbatch", loom::cli::RunSbatch, "submit a batch script to loomctld, as Slurm's sbatch"},
+    {"srun", loom::cli::RunSrun, "run a command as the tasks of a new job, as Slurm's srun"},
     {"squeue", loom::cli::RunSqueue, "list jobs, as Slurm's squeue"},
     {"sinfo", loom::cli::RunSinfo, "list partitions and nodes, as Slurm's sinfo"},
     {"scancel", loom::cli::RunScancel, "cancel or signal jobs, as Slurm's scancel"},

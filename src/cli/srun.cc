@@ -1,0 +1,420 @@
+// srun outside an allocation: asks loomctld for a job with the options given, then runs the
+// command as the job's tasks on its nodes, their output coming back here as it is written,
+// and exits as Slurm's srun does, with the highest of the tasks' exit codes. Ctrl-C twice
+// within a second, or SIGTERM, cancels the job. docs/user/srun.md describes it.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/format/text.h"
+#include "cli/srun_step.h"
+#include "cli/submit/srun_options.h"
+#include "core/strings.h"
+#include "model/job_request.h"
+#include "model/step.h"
+#include "rpc/convert.h"
+
+extern char** environ;
+
+namespace loom::cli {
+namespace {
+
+using core::StrCat;
+using Clock = std::chrono::steady_clock;
+using submit::IoTarget;
+
+void Say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+// An address of this host the nodes can reach: the first address its name resolves to that
+// is not a loopback one; loopback when there is no other (a cluster on one host).
+std::string HostAddress() {
+  char name[256] = {0};
+  ::gethostname(name, sizeof name - 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::string fallback = "127.0.0.1";
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return fallback;
+  std::string chosen;
+  for (addrinfo* a = found; a != nullptr && chosen.empty(); a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {0};
+    bool loopback;
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+      loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+      ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+      loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) || IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr);
+    } else {
+      continue;
+    }
+    if (!loopback) chosen = text;
+  }
+  ::freeaddrinfo(found);
+  return chosen.empty() ? fallback : chosen;
+}
+
+// 128 random bits as hex: the key the job's nodes present to this srun.
+StatusOr<std::string> RandomKey() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::InternalError("cannot read random bytes for the job's key");
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key;
+  for (unsigned char b : bytes) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
+
+std::string UmaskText() {
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mask));
+  return text;
+}
+
+bool IsFinal(std::string_view state) {
+  return state != "PENDING" && state != "RUNNING" && state != "COMPLETING" &&
+         state != "SUSPENDED" && state != "CONFIGURING" && state != "REQUEUED";
+}
+
+class Srun {
+ public:
+  Srun(submit::SrunInput input, Client client, std::string key)
+      : in_(std::move(input)),
+        client_(std::move(client)),
+        monitor_(std::move(key), in_.label, Say) {}
+
+  int Run(const std::string& host);
+  int TestOnly();
+
+ private:
+  Status OpenOutputs(model::JobId job);
+  // Asks where the job stands; prints what changed.
+  void Query();
+  void Cancel();
+  void OnSignal(int sig);
+  void Info(const std::string& line) const {
+    if (!in_.quiet) Say(line);
+  }
+
+  submit::SrunInput in_;
+  Client client_;
+  StepMonitor monitor_;
+  model::JobId job_ = 0;
+  bool queued_ = false;
+  bool aborted_ = false;  // the job is being ended under the tasks (cancel, time limit)
+  bool final_ = false;
+  Clock::time_point final_at_;
+  bool cancel_sent_ = false;
+  Clock::time_point last_interrupt_ = Clock::time_point::min();
+  std::vector<int> files_;
+};
+
+Status Srun::OpenOutputs(model::JobId job) {
+  model::OutputPatternContext context;
+  context.job_id = job;
+  context.job_name = in_.request.name;
+  if (const char* user = std::getenv("USER")) context.user = user;
+  context.step_id = 0;
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
+                    (in_.request.open_mode == model::OpenMode::kAppend ? O_APPEND : O_TRUNC);
+  StepOutputs outputs;
+  std::map<std::string, int> opened;
+  for (bool is_stderr : {false, true}) {
+    const IoTarget& t = is_stderr ? in_.err : in_.out;
+    int& fd = is_stderr ? outputs.stderr_fd : outputs.stdout_fd;
+    if (t.kind == IoTarget::Kind::kPerTask) fd = -1;
+    if (t.kind == IoTarget::Kind::kOneTask) {
+      (is_stderr ? outputs.stderr_task : outputs.stdout_task) = t.task;
+    }
+    if (t.kind != IoTarget::Kind::kFile) continue;
+    const std::string path = model::ExpandOutputPattern(t.pattern, context);
+    if (auto it = opened.find(path); it != opened.end()) {
+      fd = it->second;  // stdout and stderr share one file
+      continue;
+    }
+    fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      return absl::FailedPreconditionError(StrCat("Could not open ",
+                                                  is_stderr ? "stderr" : "stdout", " file ", path,
+                                                  ": ", std::strerror(errno)));
+    }
+    opened[path] = fd;
+    files_.push_back(fd);
+  }
+  monitor_.SetOutputs(outputs);
+  return absl::OkStatus();
+}
+
+int Srun::TestOnly() {
+  v1::SubmitRequest req;
+  *req.mutable_spec() = rpc::ToWire(in_.request);
+  req.set_test_only(true);
+  v1::SubmitReply reply;
+  if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
+    Say(StrCat("srun: error: Unable to allocate resources: ", std::string(s.message())));
+    return in_.error_exit;
+  }
+  const time_t start = static_cast<time_t>(reply.expected_start());
+  std::tm tm{};
+  localtime_r(&start, &tm);
+  Say(StrCat("srun: Job ", reply.job_id(), " to start at ",
+             format::FormatIsoTime(reply.expected_start(), static_cast<int32_t>(tm.tm_gmtoff)),
+             " using ", reply.expected_cpus(), " processors on nodes ", reply.expected_nodes(),
+             " in partition ", reply.expected_partition()));
+  return 0;
+}
+
+void Srun::Query() {
+  v1::QueryJobsRequest req;
+  req.add_job_ids(job_);
+  v1::QueryJobsReply reply;
+  if (!client_.Call("QueryJobs", req, &reply).ok()) return;  // asked again later
+  const v1::JobInfo* info = nullptr;
+  for (const v1::JobInfo& j : reply.jobs()) {
+    if (j.job_id() == job_) info = &j;
+  }
+  if (info == nullptr) {
+    // Purged already (MinJobAge): it ended long ago.
+    if (!final_) final_at_ = Clock::now();
+    final_ = true;
+    return;
+  }
+  const std::string& state = info->state();
+  if (state == "PENDING" && !queued_ && !monitor_.has_layout()) {
+    queued_ = true;
+    Info(StrCat("srun: job ", job_, " queued and waiting for resources"));
+  }
+  if (!monitor_.has_layout() && info->allocation_size() > 0) {
+    std::vector<std::string> nodes;
+    std::vector<int32_t> cpus;
+    for (const v1::NodeAllocation& a : info->allocation()) {
+      nodes.push_back(a.node());
+      cpus.push_back(a.cpus());
+    }
+    const model::JobRequest& r = in_.request;
+    monitor_.SetLayout(nodes,
+                       model::TaskCounts({r.ntasks, r.ntasks_per_node, r.cpus_per_task}, cpus));
+    if (queued_) Info(StrCat("srun: job ", job_, " has been allocated resources"));
+  }
+  const bool ending =
+      state == "COMPLETING" || (IsFinal(state) && state != "COMPLETED" && state != "FAILED");
+  if (ending && monitor_.has_layout() && !monitor_.AllTasksEnded() && !aborted_) {
+    aborted_ = true;
+    monitor_.ExpectSignals();
+    const int64_t wait_s = client_.config().kill_wait_s + 2;
+    Say(StrCat("srun: Job step aborted: Waiting up to ", wait_s,
+               " seconds for job step to finish."));
+    const bool time_limit = info->time_limit_s() > 0 && info->start_time() > 0 &&
+                            info->end_time() - info->start_time() >= info->time_limit_s();
+    if (time_limit && !cancel_sent_) {
+      const time_t end = static_cast<time_t>(info->end_time());
+      std::tm tm{};
+      localtime_r(&end, &tm);
+      Say(StrCat("srun: error: *** STEP ", job_, ".0 CANCELLED AT ",
+                 format::FormatIsoTime(info->end_time(), static_cast<int32_t>(tm.tm_gmtoff)),
+                 " DUE TO TIME LIMIT ***"));
+    }
+  }
+  if (IsFinal(state) && !final_) {
+    final_ = true;
+    final_at_ = Clock::now();
+    if (!monitor_.has_layout()) Say(StrCat("srun: Job allocation ", job_, " has been revoked."));
+  }
+}
+
+void Srun::Cancel() {
+  if (cancel_sent_) return;
+  cancel_sent_ = true;
+  monitor_.ExpectSignals();
+  v1::SignalJobRequest req;
+  req.add_job_ids(std::to_string(job_));
+  req.set_signal(0);
+  v1::SignalJobReply reply;
+  Status s = client_.Call("SignalJob", req, &reply);
+  if (!s.ok() && !absl::IsFailedPrecondition(s)) {  // already ending: nothing to cancel
+    Say(StrCat("srun: error: cannot cancel job ", job_, ": ", std::string(s.message())));
+  }
+}
+
+void Srun::OnSignal(int sig) {
+  if (sig == SIGINT && !in_.quit_on_interrupt) {
+    const auto now = Clock::now();
+    if (now - last_interrupt_ > std::chrono::seconds(1)) {
+      last_interrupt_ = now;
+      Say(cancel_sent_ ? "srun: interrupt (abort already in progress)"
+                       : "srun: interrupt (one more within 1 sec to abort)");
+      for (const std::string& line : monitor_.TaskStates()) Say(line);
+      return;
+    }
+    if (!cancel_sent_) Say(StrCat("srun: cancelling job ", job_));
+  } else if (sig != SIGINT && !cancel_sent_) {
+    Say("srun: forcing job termination");
+  }
+  Cancel();
+}
+
+int Srun::Run(const std::string& host) {
+  if (Status s = monitor_.Listen(host); !s.ok()) {
+    Say(StrCat("srun: error: ", std::string(s.message())));
+    return in_.error_exit;
+  }
+  model::SrunStep& step = *in_.request.srun;
+  step.io_host = host;
+  step.io_port = monitor_.port();
+  in_.request.environment["SLURM_UMASK"] = UmaskText();
+
+  // The signals that end or interrupt srun arrive on a descriptor the loop polls.
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, sig);
+  sigprocmask(SIG_BLOCK, &handled, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  v1::SubmitRequest req;
+  *req.mutable_spec() = rpc::ToWire(in_.request);
+  std::string command;
+  for (const std::string& a : step.argv) command += command.empty() ? a : " " + a;
+  req.mutable_spec()->set_command(command);
+  v1::SubmitReply reply;
+  if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
+    Say(StrCat("srun: error: Unable to allocate resources: ", std::string(s.message())));
+    return in_.error_exit;
+  }
+  job_ = reply.job_id();
+  monitor_.SetJob(job_);
+  if (Status s = OpenOutputs(job_); !s.ok()) {
+    Say(StrCat("srun: error: ", std::string(s.message())));
+    Cancel();
+    return in_.error_exit;
+  }
+  Query();
+
+  auto next_query = Clock::now();
+  while (true) {
+    const auto now = Clock::now();
+    if (monitor_.AllTasksEnded() && !monitor_.AnyNodeConnected()) break;
+    if (final_ && !monitor_.AnyNodeConnected() &&
+        (!monitor_.has_layout() || now - final_at_ > std::chrono::seconds(1))) {
+      break;  // nothing more will come
+    }
+    if (final_ && now - final_at_ > std::chrono::seconds(client_.config().kill_wait_s + 2)) {
+      break;  // nodes that never said how their tasks ended
+    }
+    if (now >= next_query) {
+      Query();
+      const bool settled = monitor_.has_layout() && monitor_.AnyNodeConnected();
+      next_query = Clock::now() + std::chrono::milliseconds(settled ? 2000 : 500);
+      continue;
+    }
+    std::vector<pollfd> fds = monitor_.PollFds();
+    fds.push_back({signals, POLLIN, 0});
+    const int wait_ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count());
+    if (::poll(fds.data(), fds.size(), std::max(1, wait_ms)) <= 0) continue;
+    for (const pollfd& p : fds) {
+      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (p.fd != signals) {
+        monitor_.OnReadable(p.fd);
+        continue;
+      }
+      signalfd_siginfo info;
+      while (::read(signals, &info, sizeof info) == sizeof info) {
+        OnSignal(static_cast<int>(info.ssi_signo));
+      }
+    }
+  }
+  // Like Slurm's srun, return once the job's record says it ended, so that the next command
+  // sees it done.
+  for (int i = 0; i < 50 && !final_; ++i) {
+    Query();
+    if (!final_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (int fd : files_) ::close(fd);
+  if (monitor_.AllTasksEnded()) return monitor_.status().ExitCode();
+  const int code = monitor_.status().ExitCode();
+  return code != 0 ? code : in_.error_exit;
+}
+
+}  // namespace
+
+int RunSrun(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  submit::SbatchSettings settings;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
+  auto input =
+      submit::ParseSrun(args, Environment(), static_cast<int64_t>(std::time(nullptr)), settings);
+  if (!input.ok()) {
+    Say(std::string(input.status().message()));
+    return submit::SbatchExitCode(input.status());
+  }
+  switch (input->action) {
+    case submit::SrunInput::Action::kRun:
+      break;
+    case submit::SrunInput::Action::kVersion:
+      std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
+      return 0;
+    case submit::SrunInput::Action::kHelp:
+    case submit::SrunInput::Action::kUsage:
+      std::printf("%s", submit::SrunHelpText().c_str());
+      return 0;
+  }
+  for (const std::string& w : input->warnings) Say(w);
+  auto client = Client::Connect("srun");
+  if (!client.ok()) {
+    Say(StrCat("srun: error: ", std::string(client.status().message())));
+    return input->error_exit;
+  }
+  StatusOr<std::string> key = RandomKey();
+  if (!key.ok()) {
+    Say(StrCat("srun: error: ", std::string(key.status().message())));
+    return input->error_exit;
+  }
+  const bool test_only = input->test_only;
+  Srun srun(*std::move(input), *std::move(client), *std::move(key));
+  return test_only ? srun.TestOnly() : srun.Run(HostAddress());
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,257 @@
+#include "cli/srun_step.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/strings.h"
+#include "loom/v1/loom.pb.h"
+
+namespace loom::cli {
+namespace {
+
+using core::StrCat;
+
+// Compares without stopping at the first difference: the key is a secret.
+bool SameKey(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+Labeler::Labeler(bool label, int32_t ntasks) : label_(label), width_(1) {
+  for (int32_t n = std::max(1, ntasks) - 1; n >= 10; n /= 10) ++width_;
+}
+
+std::string Labeler::Apply(int32_t task, bool is_stderr, std::string_view data) {
+  if (!label_ || data.empty()) return std::string(data);
+  const std::string number = std::to_string(task);
+  const std::string prefix = StrCat(
+      std::string(number.size() < static_cast<size_t>(width_) ? width_ - number.size() : 0, ' '),
+      number, ": ");
+  const auto stream = std::make_pair(task, is_stderr);
+  bool at_start = !mid_line_.contains(stream);
+  std::string out;
+  for (size_t at = 0; at < data.size();) {
+    const size_t nl = data.find('\n', at);
+    const size_t end = nl == std::string_view::npos ? data.size() : nl + 1;
+    if (at_start) out += prefix;
+    out.append(data.substr(at, end - at));
+    at_start = nl != std::string_view::npos;
+    at = end;
+  }
+  if (at_start) {
+    mid_line_.erase(stream);
+  } else {
+    mid_line_.insert(stream);
+  }
+  return out;
+}
+
+std::string FormatTaskIds(std::vector<int32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (j > i) out += StrCat("-", ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+StepMonitor::StepMonitor(std::string key, bool label, std::function<void(const std::string&)> say)
+    : key_(std::move(key)),
+      label_(label),
+      say_(std::move(say)),
+      labeler_(std::make_unique<Labeler>(label, 1)) {}
+
+StepMonitor::~StepMonitor() {
+  for (auto& [fd, c] : connections_) ::close(fd);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+Status StepMonitor::Listen(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found); rc != 0) {
+    return absl::InvalidArgumentError(StrCat("'", host, "' is not an address: ", gai_strerror(rc)));
+  }
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int bound = fd < 0 ? -1 : ::bind(fd, found->ai_addr, found->ai_addrlen);
+  const int err = errno;
+  ::freeaddrinfo(found);
+  if (fd < 0 || bound != 0 || ::listen(fd, 128) != 0) {
+    const int e = fd < 0 || bound != 0 ? err : errno;
+    if (fd >= 0) ::close(fd);
+    return absl::UnavailableError(
+        StrCat("cannot listen on ", host, " for the tasks' output: ", std::strerror(e)));
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  listen_fd_ = fd;
+  return absl::OkStatus();
+}
+
+void StepMonitor::SetLayout(std::vector<std::string> nodes, std::vector<int32_t> tasks_per_node) {
+  nodes_ = std::move(nodes);
+  tasks_per_node_ = std::move(tasks_per_node);
+  ntasks_ = model::TaskTotal(tasks_per_node_);
+  labeler_ = std::make_unique<Labeler>(label_, ntasks_);
+}
+
+std::vector<pollfd> StepMonitor::PollFds() const {
+  std::vector<pollfd> fds;
+  if (listen_fd_ >= 0) fds.push_back({listen_fd_, POLLIN, 0});
+  for (const auto& [fd, c] : connections_) fds.push_back({fd, POLLIN, 0});
+  return fds;
+}
+
+bool StepMonitor::AnyNodeConnected() const {
+  return std::any_of(connections_.begin(), connections_.end(),
+                     [](const auto& entry) { return entry.second->greeted; });
+}
+
+void StepMonitor::Accept() {
+  while (true) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;  // EAGAIN: none left (errors: the next poll tries again)
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    connections_.emplace(fd, std::move(c));
+  }
+}
+
+void StepMonitor::OnReadable(int fd) {
+  if (fd == listen_fd_) {
+    Accept();
+    return;
+  }
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  Connection& c = *it->second;
+  char buffer[64 << 10];
+  while (true) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {
+      Close(fd);
+      return;
+    }
+    c.decoder.Append(std::string_view(buffer, static_cast<size_t>(n)));
+    while (true) {
+      StatusOr<std::optional<std::string>> frame = c.decoder.Next();
+      if (!frame.ok() || (*frame && !Handle(c, **frame))) {
+        Close(fd);
+        return;
+      }
+      if (!*frame) break;
+    }
+  }
+}
+
+bool StepMonitor::Handle(Connection& c, const std::string& frame) {
+  v1::StepIo m;
+  if (!m.ParseFromString(frame)) return false;
+  if (!c.greeted) {
+    // Only the job's nodes know the key; anything else is dropped unheard.
+    if (!m.has_hello() || m.hello().job_id() != job_ || !SameKey(m.hello().key(), key_)) {
+      return false;
+    }
+    c.greeted = true;
+    c.node = m.hello().node();
+    c.tasks.assign(m.hello().tasks().begin(), m.hello().tasks().end());
+    for (int32_t t : c.tasks) {
+      if (!exits_.contains(t)) running_.insert(t);
+    }
+    return true;
+  }
+  if (m.has_output()) {
+    const v1::StepIo::Output& o = m.output();
+    const int fd = o.is_stderr() ? outputs_.stderr_fd : outputs_.stdout_fd;
+    const std::optional<int32_t>& only =
+        o.is_stderr() ? outputs_.stderr_task : outputs_.stdout_task;
+    if (fd >= 0 && (!only || *only == o.task())) {
+      Write(fd, labeler_->Apply(o.task(), o.is_stderr(), o.data()));
+    }
+  } else if (m.has_exit()) {
+    const int32_t status = m.exit().status();
+    std::vector<int32_t> tasks(m.exit().tasks().begin(), m.exit().tasks().end());
+    for (int32_t t : tasks) {
+      if (exits_.emplace(t, status).second) status_.Add(status);
+      running_.erase(t);
+    }
+    const std::string how = model::DescribeTaskEnd(status);
+    const bool expected = WIFSIGNALED(status) && expect_signals_;
+    if (!how.empty() && !expected && !tasks.empty()) {
+      say_(StrCat("srun: error: ", c.node, ": task", tasks.size() == 1 ? "" : "s", " ",
+                  FormatTaskIds(tasks), ": ", how));
+    }
+  } else if (m.has_failure()) {
+    launch_failed_ = true;
+    say_(StrCat("srun: error: Task launch for StepId=", job_, ".0 failed on node ", c.node, ": ",
+                m.failure().message()));
+  }
+  return true;
+}
+
+void StepMonitor::Close(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  // A node that goes without reporting its tasks' ends leaves them unknown, not running.
+  for (int32_t t : it->second->tasks) running_.erase(t);
+  ::close(fd);
+  connections_.erase(it);
+}
+
+void StepMonitor::Write(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a closed stdout: the output has nowhere to go
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+std::vector<std::string> StepMonitor::TaskStates() const {
+  std::vector<int32_t> running(running_.begin(), running_.end()), exited, abnormal, unknown;
+  for (const auto& [task, status] : exits_) {
+    (WIFEXITED(status) && WEXITSTATUS(status) == 0 ? exited : abnormal).push_back(task);
+  }
+  for (int32_t t = 0; t < ntasks_; ++t) {
+    if (!running_.contains(t) && !exits_.contains(t)) unknown.push_back(t);
+  }
+  std::vector<std::string> lines;
+  auto line = [&](const std::vector<int32_t>& ids, const char* what) {
+    if (ids.empty()) return;
+    lines.push_back(StrCat("srun: step:", job_, ".0 task", ids.size() == 1 ? "" : "s", " ",
+                           FormatTaskIds(ids), ": ", what));
+  };
+  line(running, "running");
+  line(abnormal, "exited abnormally");
+  line(exited, "exited");
+  line(unknown, "unknown");
+  return lines;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,130 @@
+// What srun does with the I/O connections of its job's nodes (StepIo frames, see
+// proto/loom/v1/loom.proto): it listens, checks each node's hello against the job and its
+// key, writes the tasks' output where -o/-e/-l say, keeps each task's exit, and says in
+// Slurm's words how tasks ended. Driven by srun's one thread through poll(); thread-compatible.
+#pragma once
+
+#include <poll.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "model/job.h"
+#include "model/step.h"
+#include "rpc/frame.h"
+
+namespace loom::cli {
+
+// srun -l: every line of a task's output starts with its task number and ": ", the number
+// right-aligned to the width of the step's highest one (" 3: " among 12 tasks), as Slurm
+// prints it. Output that stops mid-line continues unlabelled where it left off.
+class Labeler {
+ public:
+  Labeler(bool label, int32_t ntasks);
+  // `data` as it should be written for `task`'s stdout (or stderr).
+  std::string Apply(int32_t task, bool is_stderr, std::string_view data);
+
+ private:
+  bool label_;
+  int width_;
+  std::set<std::pair<int32_t, bool>> mid_line_;  // streams whose last data ended mid-line
+};
+
+// Task ids as Slurm lists them: "0", "0-2,5".
+std::string FormatTaskIds(std::vector<int32_t> ids);
+
+// Where the tasks' streams go on srun's side.
+struct StepOutputs {
+  int stdout_fd = 1;  // -1: nowhere (the nodes write files)
+  int stderr_fd = 2;
+  std::optional<int32_t> stdout_task;  // only this task's stream (--output=N)
+  std::optional<int32_t> stderr_task;
+};
+
+class StepMonitor {
+ public:
+  // `key` is what the job's nodes must present; `say` prints one of srun's own messages (a
+  // line without its newline) on srun's stderr.
+  StepMonitor(std::string key, bool label, std::function<void(const std::string&)> say);
+  ~StepMonitor();
+  StepMonitor(const StepMonitor&) = delete;
+  StepMonitor& operator=(const StepMonitor&) = delete;
+
+  // Listens on `host` (an address of this host), port chosen by the kernel.
+  Status Listen(const std::string& host);
+  int port() const { return port_; }
+
+  // The job, once submitted; before it, no connection is read.
+  void SetJob(model::JobId job) { job_ = job; }
+  // Where the streams go (srun's own by default).
+  void SetOutputs(StepOutputs outputs) { outputs_ = outputs; }
+  // Once the job has its nodes: their names in the job's order and the tasks each runs.
+  void SetLayout(std::vector<std::string> nodes, std::vector<int32_t> tasks_per_node);
+  bool has_layout() const { return !tasks_per_node_.empty(); }
+  int32_t ntasks() const { return ntasks_; }
+
+  // The descriptors to poll for reading: the listening socket and every open connection.
+  std::vector<pollfd> PollFds() const;
+  // Handles `fd` having become readable (a new connection, data, or a connection's end).
+  void OnReadable(int fd);
+
+  // From now on, tasks killed by a signal are expected (the job was cancelled or timed out):
+  // their ends are not reported as errors, as in Slurm.
+  void ExpectSignals() { expect_signals_ = true; }
+
+  // Every task of the step has reported its end.
+  bool AllTasksEnded() const {
+    return has_layout() && exits_.size() == static_cast<size_t>(ntasks_);
+  }
+  // Some node is still connected.
+  bool AnyNodeConnected() const;
+  // A node said it could not start its tasks.
+  bool launch_failed() const { return launch_failed_; }
+  // The tasks' ends added up by srun's rule.
+  const model::StepStatus& status() const { return status_; }
+  // "step:12.0 tasks 0-1: running"-style lines on each task's state, as srun prints them on
+  // Ctrl-C.
+  std::vector<std::string> TaskStates() const;
+
+ private:
+  struct Connection {
+    int fd = -1;
+    rpc::FrameDecoder decoder{1u << 20};
+    bool greeted = false;
+    std::string node;
+    std::vector<int32_t> tasks;
+  };
+  void Accept();
+  // Handles one message; false when the connection must be dropped (a bad hello).
+  bool Handle(Connection& c, const std::string& frame);
+  void Close(int fd);
+  void Write(int fd, std::string_view data);
+
+  model::JobId job_ = 0;
+  std::string key_;
+  bool label_;
+  StepOutputs outputs_;
+  std::function<void(const std::string&)> say_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::vector<std::string> nodes_;
+  std::vector<int32_t> tasks_per_node_;
+  int32_t ntasks_ = 0;
+  std::unique_ptr<Labeler> labeler_;
+  std::map<int, std::unique_ptr<Connection>> connections_;
+  std::set<int32_t> running_;         // tasks a connected node runs that have not ended
+  std::map<int32_t, int32_t> exits_;  // task -> wait status
+  model::StepStatus status_;
+  bool expect_signals_ = false;
+  bool launch_failed_ = false;
+};
+
+}  // namespace loom::cli
