@@ -111,6 +111,17 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
       return absl::OkStatus();
     });
   };
+  lo.tasks_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
+    std::fprintf(stderr, "loomctld: job %llu: launch on %s failed: %s\n",
+                 static_cast<unsigned long long>(id), node.c_str(),
+                 std::string(why.message()).c_str());
+    p->PostNoWait(
+        [id, node, message = std::string(why.message()), unreachable = absl::IsUnavailable(why)](
+            ControllerCore& core, Effects& fx, Time now) {
+          core.LaunchFailed(id, message, now, &fx, unreachable, node);
+          return absl::OkStatus();
+        });
+  };
   c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
 
   c->stats_.start_time = Now();
@@ -313,6 +324,10 @@ void Controller::CarryOut(const Effects& fx) {
       continue;
     }
     const model::JobRequest& r = *full;
+    if (r.srun) {
+      LaunchTasks(e, r);
+      continue;
+    }
     v1::LaunchBatchRequest lr;
     lr.set_job_id(e.job.id);
     rpc::JobInfoOptions o;
@@ -344,6 +359,32 @@ void Controller::CarryOut(const Effects& fx) {
     req.set_signal(s.signal);
     req.set_kill_wait_s(s.signal == SIGTERM ? site_.cluster.kill_wait_s : 0);
     for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
+  }
+}
+
+void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
+  rpc::JobInfoOptions o;
+  o.cluster_name = site_.cluster.cluster_name;
+  const v1::JobInfo info = rpc::FromEntry(e, core_->cluster(), o);
+  for (size_t i = 0; i < e.alloc.size(); ++i) {
+    const sched::NodeAlloc& a = e.alloc[i];
+    v1::LaunchTasksRequest req;
+    req.set_job_id(e.job.id);
+    *req.mutable_job() = info;
+    req.mutable_environment()->insert(r.environment.begin(), r.environment.end());
+    req.set_work_dir(r.work_dir);
+    req.set_uid(e.job.uid);
+    req.set_gid(e.job.gid);
+    req.set_node_index(static_cast<int32_t>(i));
+    std::string gpus;
+    for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
+      if (a.gpu_ids >> g & 1) gpus += gpus.empty() ? std::to_string(g) : "," + std::to_string(g);
+    }
+    req.set_gpu_ids(gpus);
+    req.set_cpu_ids(a.cpu_ids.ToList());
+    req.set_time_limit_s(e.time_limit_s);
+    req.set_io_key(r.srun->io_key);
+    links_->LaunchTasks(NodeAddress(a.node), core_->cluster().nodes[a.node].name, std::move(req));
   }
 }
 

@@ -96,6 +96,8 @@ class Controller {
   void CarryOut(const Effects& fx);
   // "host:port" of a node's daemon, by node index.
   const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
+  // A job srun submitted: LaunchTasks to every node of it, each with its place in the job.
+  void LaunchTasks(const JobEntry& e, const model::JobRequest& r);
 
   conf::SiteConfig site_;
   std::string slurm_conf_;  // where the configuration was read from

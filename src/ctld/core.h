@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "core/status.h"
 #include "model/job.h"
 #include "model/job_request.h"
+#include "model/step.h"
 #include "sched/backfill/policy.h"
 #include "sched/types.h"
 
@@ -26,6 +28,14 @@ namespace loom::ctld {
 
 using model::JobId;
 using sched::Time;
+
+// How far the tasks of a job srun submitted have come: the nodes that reported them all
+// ended (by name), and their statuses added up by srun's rule.
+struct StepProgress {
+  std::set<std::string, std::less<>> nodes_done;
+  model::StepStatus status;
+  bool out_of_memory = false;  // some node said its tasks ran out of memory
+};
 
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
@@ -49,6 +59,11 @@ struct JobEntry {
   bool completing = false;
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
   uint64_t key = 0;                        // stable identity in the table
+
+  // A job srun submitted runs tasks on every node and ends once every node has reported
+  // (core_srun.cc); made when the first node reports. Not stored: after a restart the job
+  // waits for the reports still to come.
+  std::unique_ptr<StepProgress> step;
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
@@ -149,12 +164,18 @@ class ControllerCore {
   Status SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx);
 
   // loomd said the batch script of `id` ended with wait() status `status`.
-  void JobEnded(JobId id, int32_t status, bool out_of_memory, Time now, Effects* fx);
+  // For a job srun submitted, `node` says which node's tasks ended: the job ends once every
+  // node of it has reported (COMPLETED when every task exited 0, else FAILED); until then a
+  // report only counts the node done.
+  void JobEnded(JobId id, int32_t status, bool out_of_memory, Time now, Effects* fx,
+                std::string_view node = {});
   // loomd could not start the job at all (bad work dir, user unknown on the node): FAILED.
   // With `node_unreachable` the node's daemon could not be reached: the job is requeued
-  // where it allows it, else NODE_FAIL, as when its node dies under it.
+  // where it allows it, else NODE_FAIL, as when its node dies under it. A job srun submitted
+  // is never requeued; its tasks on the other nodes are ended, and `node` (the one that
+  // failed, when known) counts as done.
   void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
-                    bool node_unreachable = false);
+                    bool node_unreachable = false, std::string_view node = {});
 
   // A node's daemon registered or reported in; returns the jobs the controller believes
   // run there that the node no longer has (they ended while nobody listened).
@@ -218,6 +239,10 @@ class ControllerCore {
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
   void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
   void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
+  // Node `node` (a name) of a job srun submitted has no task running any more; ends or
+  // releases the job once that holds for all its nodes.
+  void StepNodeEnded(JobEntry& e, std::string_view node, int32_t status, bool out_of_memory,
+                     Time now, Effects* fx);
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);

@@ -15,6 +15,7 @@ struct NodeLinks::InFlight {
   grpc::ClientContext ctx;
   Call call;
   v1::LaunchBatchReply launch_reply;
+  v1::LaunchTasksReply tasks_reply;
   v1::SignalTasksReply signal_reply;
 };
 
@@ -29,6 +30,15 @@ void NodeLinks::Launch(const std::string& address, v1::LaunchBatchRequest reques
   Call call;
   call.job = request.job_id();
   call.launch = std::make_unique<v1::LaunchBatchRequest>(std::move(request));
+  Enqueue(address, std::move(call));
+}
+
+void NodeLinks::LaunchTasks(const std::string& address, std::string node,
+                            v1::LaunchTasksRequest request) {
+  Call call;
+  call.job = request.job_id();
+  call.node = std::move(node);
+  call.tasks = std::make_unique<v1::LaunchTasksRequest>(std::move(request));
   Enqueue(address, std::move(call));
 }
 
@@ -85,18 +95,28 @@ void NodeLinks::Start(Link* link, Call call) {
   f->call = std::move(call);
   f->ctx.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   const bool launch = f->call.launch != nullptr;
+  const bool tasks = f->call.tasks != nullptr;
   const google::protobuf::Message& request =
-      launch ? static_cast<const google::protobuf::Message&>(*f->call.launch)
-             : static_cast<const google::protobuf::Message&>(*f->call.signal);
-  Status attached =
-      rpc::AttachCredential(&f->ctx, *munge_, launch ? "LaunchBatch" : "SignalTasks", request);
+      launch  ? static_cast<const google::protobuf::Message&>(*f->call.launch)
+      : tasks ? static_cast<const google::protobuf::Message&>(*f->call.tasks)
+              : static_cast<const google::protobuf::Message&>(*f->call.signal);
+  // A launch that did not reach its node, or that the node refused.
+  auto failed = [this](const Call& call, const Status& why) {
+    if (call.launch && options_.launch_failed) options_.launch_failed(call.job, why);
+    if (call.tasks && options_.tasks_failed) options_.tasks_failed(call.job, call.node, why);
+  };
+  Status attached = rpc::AttachCredential(&f->ctx, *munge_,
+                                          launch  ? "LaunchBatch"
+                                          : tasks ? "LaunchTasks"
+                                                  : "SignalTasks",
+                                          request);
   if (!attached.ok()) {
-    if (launch && options_.launch_failed) options_.launch_failed(f->call.job, attached);
+    failed(f->call, attached);
     delete f;
     Finished(link);
     return;
   }
-  if (!launch) {
+  if (!launch && !tasks) {
     // A signal that does not arrive is not retried: the node's own timeout or the next
     // signal deals with the job.
     link->stub->async()->SignalTasks(&f->ctx, f->call.signal.get(), &f->signal_reply,
@@ -106,15 +126,23 @@ void NodeLinks::Start(Link* link, Call call) {
                                      });
     return;
   }
-  link->stub->async()->LaunchBatch(
-      &f->ctx, f->call.launch.get(), &f->launch_reply, [this, link, f](grpc::Status g) {
-        Status s = g.ok() ? rpc::FromWire(f->launch_reply.error())
-                          : absl::UnavailableError(
-                                core::StrCat("node ", link->address, ": ", g.error_message()));
-        if (!s.ok() && options_.launch_failed) options_.launch_failed(f->call.job, s);
-        delete f;
-        Finished(link);
-      });
+  auto done = [this, link, f, failed](grpc::Status g, const v1::Error& error) {
+    Status s =
+        g.ok()
+            ? rpc::FromWire(error)
+            : absl::UnavailableError(core::StrCat("node ", link->address, ": ", g.error_message()));
+    if (!s.ok()) failed(f->call, s);
+    delete f;
+    Finished(link);
+  };
+  if (tasks) {
+    link->stub->async()->LaunchTasks(
+        &f->ctx, f->call.tasks.get(), &f->tasks_reply,
+        [f, done](grpc::Status g) { done(g, f->tasks_reply.error()); });
+    return;
+  }
+  link->stub->async()->LaunchBatch(&f->ctx, f->call.launch.get(), &f->launch_reply,
+                                   [f, done](grpc::Status g) { done(g, f->launch_reply.error()); });
 }
 
 void NodeLinks::Finished(Link* link) {

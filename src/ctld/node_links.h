@@ -1,4 +1,5 @@
-// The controller's calls to the node daemons (loomd): batch launches and signals. One gRPC
+// The controller's calls to the node daemons (loomd): batch launches, srun's task launches and
+// signals. One gRPC
 // channel per node address, made on first use and kept. Calls to one node go out one at a
 // time, in the order they were sent, so a signal never overtakes the launch it follows; calls
 // to different nodes are independent (gRPC's callback API, no thread per node), so a node
@@ -33,6 +34,8 @@ struct NodeLinksOptions {
   // Called, on a gRPC thread, when the launch of `job` did not reach its node or the node
   // refused it. Must not block for long.
   std::function<void(model::JobId job, const Status& why)> launch_failed;
+  // The same for the tasks of a job srun submitted, on node `node` (its name).
+  std::function<void(model::JobId job, const std::string& node, const Status& why)> tasks_failed;
 };
 
 class NodeLinks {
@@ -45,6 +48,7 @@ class NodeLinks {
 
   // Queues the call behind the earlier ones to the same address ("host:port").
   void Launch(const std::string& address, v1::LaunchBatchRequest request);
+  void LaunchTasks(const std::string& address, std::string node, v1::LaunchTasksRequest request);
   void Signal(const std::string& address, v1::SignalTasksRequest request);
 
   // Waits until every call queued so far has ended (answered, refused or past its deadline),
@@ -58,6 +62,8 @@ class NodeLinks {
   struct Call {
     model::JobId job = 0;
     std::unique_ptr<v1::LaunchBatchRequest> launch;  // set for a launch
+    std::unique_ptr<v1::LaunchTasksRequest> tasks;   // set for srun's tasks, on `node`
+    std::string node;
     std::unique_ptr<v1::SignalTasksRequest> signal;  // set for a signal
   };
   // Everything about one address. Links live as long as this object.

@@ -315,9 +315,9 @@ Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteReques
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
     if (!req.message().empty()) {
-      core.LaunchFailed(req.job_id(), req.message(), now, &fx);
+      core.LaunchFailed(req.job_id(), req.message(), now, &fx, false, req.node());
     } else {
-      core.JobEnded(req.job_id(), req.exit_code(), req.out_of_memory(), now, &fx);
+      core.JobEnded(req.job_id(), req.exit_code(), req.out_of_memory(), now, &fx, req.node());
     }
     return absl::OkStatus();
   });
