@@ -224,10 +224,6 @@ std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
   return env;
 }
 
-}  // namespace loom::noded
-
-namespace loom::noded {
-
 std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
                                                    const NodeSettings& settings,
                                                    const UserInfo& user, const StepTask& task) {

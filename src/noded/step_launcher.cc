@@ -184,8 +184,9 @@ Status StepLauncher::Start(const StepJob& step_job) {
   auto step = std::make_unique<Step>();
   step->job_id = job.job_id;
   auto connected = rpc::FrameConnection::Connect(step_job.io_host, step_job.io_port, 5000);
+  // Not Unavailable: this node is fine, srun is not (the controller would blame the node).
   if (!connected.ok()) {
-    return fail(absl::UnavailableError(
+    return fail(absl::FailedPreconditionError(
         StrCat("srun at ", step_job.io_host, ":", step_job.io_port,
                " cannot be reached: ", std::string(connected.status().message()))));
   }
@@ -198,8 +199,8 @@ Status StepLauncher::Start(const StepJob& step_job) {
   for (int32_t t = first; t < first + count; ++t) hello.mutable_hello()->add_tasks(t);
   if (Status said = step->srun->Send(hello.SerializeAsString(), io_timeout_ms_); !said.ok()) {
     return fail(
-        absl::UnavailableError(StrCat("srun at ", step_job.io_host, ":", step_job.io_port,
-                                      " stopped answering: ", std::string(said.message()))));
+        absl::FailedPreconditionError(StrCat("srun at ", step_job.io_host, ":", step_job.io_port,
+                                             " stopped answering: ", std::string(said.message()))));
   }
 
   // From here on, srun hears why the launch failed.

@@ -315,7 +315,7 @@ TEST_F(StepLauncherTest, UnreachableSrunFailsTheLaunch) {
   StepJob step = Step(15, {"true"});
   step.io_port = 1;  // nothing listens there
   Status s = launcher.Start(step);
-  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("job 15: srun at 127.0.0.1:1 cannot be reached"));
   EXPECT_FALSE(launcher.IsRunning(15));
 }
