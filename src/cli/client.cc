@@ -1,5 +1,7 @@
 #include "cli/client.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -19,6 +21,13 @@ Status ConnectFailure() {
 }
 
 }  // namespace
+
+std::string ShortHostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  std::string out(name);
+  return out.substr(0, out.find('.'));
+}
 
 StatusOr<Client> Client::Connect(const std::string& command) {
   (void)command;

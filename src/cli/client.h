@@ -19,6 +19,10 @@
 
 namespace loom::cli {
 
+// This host's name up to its first dot, as Slurm records where a job was submitted from
+// (AllocNode).
+std::string ShortHostName();
+
 class Client {
  public:
   // Reads slurm.conf; connects on the first call. `command` prefixes error messages

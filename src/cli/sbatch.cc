@@ -25,17 +25,6 @@
 extern char** environ;
 
 namespace loom::cli {
-namespace {
-
-// This host's name up to its first dot, as Slurm records where a job was submitted from.
-std::string ShortHostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
-  std::string out(name);
-  return out.substr(0, out.find('.'));
-}
-
-}  // namespace
 
 int RunSbatch(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);  // argv[0] included, as main() has it

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,9 +121,9 @@ bool IsFinal(std::string_view state) {
 class Srun {
  public:
   Srun(submit::SrunInput input, Client client, std::string key)
-      : in_(std::move(input)),
-        client_(std::move(client)),
-        monitor_(std::move(key), in_.label, Say) {}
+      : in_(std::move(input)), client_(std::move(client)), monitor_(key, in_.label, Say) {
+    in_.request.srun->io_key = std::move(key);
+  }
 
   int Run(const std::string& host);
   int TestOnly();
@@ -146,7 +147,7 @@ class Srun {
   bool final_ = false;
   Clock::time_point final_at_;
   bool cancel_sent_ = false;
-  Clock::time_point last_interrupt_ = Clock::time_point::min();
+  std::optional<Clock::time_point> last_interrupt_;
   std::vector<int> files_;
 };
 
@@ -239,12 +240,13 @@ void Srun::Query() {
   }
   const bool ending =
       state == "COMPLETING" || (IsFinal(state) && state != "COMPLETED" && state != "FAILED");
-  if (ending && monitor_.has_layout() && !monitor_.AllTasksEnded() && !aborted_) {
+  if (ending && monitor_.has_layout() && !aborted_) {
     aborted_ = true;
     monitor_.ExpectSignals();
-    const int64_t wait_s = client_.config().kill_wait_s + 2;
-    Say(StrCat("srun: Job step aborted: Waiting up to ", wait_s,
-               " seconds for job step to finish."));
+    if (!monitor_.AllTasksEnded()) {
+      Say(StrCat("srun: Job step aborted: Waiting up to ", client_.config().kill_wait_s + 2,
+                 " seconds for job step to finish."));
+    }
     const bool time_limit = info->time_limit_s() > 0 && info->start_time() > 0 &&
                             info->end_time() - info->start_time() >= info->time_limit_s();
     if (time_limit && !cancel_sent_) {
@@ -280,7 +282,7 @@ void Srun::Cancel() {
 void Srun::OnSignal(int sig) {
   if (sig == SIGINT && !in_.quit_on_interrupt) {
     const auto now = Clock::now();
-    if (now - last_interrupt_ > std::chrono::seconds(1)) {
+    if (!last_interrupt_ || now - *last_interrupt_ > std::chrono::seconds(1)) {
       last_interrupt_ = now;
       Say(cancel_sent_ ? "srun: interrupt (abort already in progress)"
                        : "srun: interrupt (one more within 1 sec to abort)");
@@ -304,19 +306,27 @@ int Srun::Run(const std::string& host) {
   step.io_port = monitor_.port();
   in_.request.environment["SLURM_UMASK"] = UmaskText();
 
-  // The signals that end or interrupt srun arrive on a descriptor the loop polls.
+  // The signals that end or interrupt srun arrive on a descriptor the loop polls. An ignored
+  // signal never reaches it: SIGINT, SIGTERM and SIGQUIT are taken back from a shell that
+  // ignores them for background commands; an ignored SIGHUP (nohup) stays ignored.
   sigset_t handled;
   sigemptyset(&handled);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT}) {
+    ::signal(sig, SIG_DFL);
+    sigaddset(&handled, sig);
+  }
+  sigaddset(&handled, SIGHUP);
   sigprocmask(SIG_BLOCK, &handled, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
+  for (const std::string& a : step.argv) {
+    in_.request.command += in_.request.command.empty() ? a : " " + a;
+  }
+  in_.request.alloc_node = ShortHostName();
+  in_.request.alloc_sid = static_cast<uint32_t>(std::max<pid_t>(0, ::getsid(0)));
   v1::SubmitRequest req;
   *req.mutable_spec() = rpc::ToWire(in_.request);
-  std::string command;
-  for (const std::string& a : step.argv) command += command.empty() ? a : " " + a;
-  req.mutable_spec()->set_command(command);
   v1::SubmitReply reply;
   if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
     Say(StrCat("srun: error: Unable to allocate resources: ", std::string(s.message())));
@@ -364,6 +374,10 @@ int Srun::Run(const std::string& host) {
         OnSignal(static_cast<int>(info.ssi_signo));
       }
     }
+    if (monitor_.has_pending_reports()) {
+      if (!aborted_ && !cancel_sent_) Query();  // killed by a time limit or a cancel?
+      monitor_.FlushReports();
+    }
   }
   // Like Slurm's srun, return once the job's record says it ended, so that the next command
   // sees it done.
@@ -371,6 +385,7 @@ int Srun::Run(const std::string& host) {
     Query();
     if (!final_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  monitor_.FlushReports();
   for (int fd : files_) ::close(fd);
   if (monitor_.AllTasksEnded()) return monitor_.status().ExitCode();
   const int code = monitor_.status().ExitCode();

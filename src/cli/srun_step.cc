@@ -202,10 +202,14 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
       running_.erase(t);
     }
     const std::string how = model::DescribeTaskEnd(status);
-    const bool expected = WIFSIGNALED(status) && expect_signals_;
-    if (!how.empty() && !expected && !tasks.empty()) {
-      say_(StrCat("srun: error: ", c.node, ": task", tasks.size() == 1 ? "" : "s", " ",
-                  FormatTaskIds(tasks), ": ", how));
+    if (!how.empty() && !tasks.empty()) {
+      std::string line = StrCat("srun: error: ", c.node, ": task", tasks.size() == 1 ? "" : "s",
+                                " ", FormatTaskIds(tasks), ": ", how);
+      if (WIFSIGNALED(status)) {
+        pending_reports_.push_back(std::move(line));
+      } else {
+        say_(line);
+      }
     }
   } else if (m.has_failure()) {
     launch_failed_ = true;
@@ -213,6 +217,13 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
                 m.failure().message()));
   }
   return true;
+}
+
+void StepMonitor::FlushReports() {
+  if (!expect_signals_) {
+    for (const std::string& line : pending_reports_) say_(line);
+  }
+  pending_reports_.clear();
 }
 
 void StepMonitor::Close(int fd) {

@@ -79,6 +79,10 @@ class StepMonitor {
   // From now on, tasks killed by a signal are expected (the job was cancelled or timed out):
   // their ends are not reported as errors, as in Slurm.
   void ExpectSignals() { expect_signals_ = true; }
+  // Tasks killed by a signal are reported only by FlushReports, so that srun can first learn
+  // whether the job is being ended (a time limit, a cancel from elsewhere).
+  bool has_pending_reports() const { return !pending_reports_.empty(); }
+  void FlushReports();
 
   // Every task of the step has reported its end.
   bool AllTasksEnded() const {
@@ -125,6 +129,7 @@ class StepMonitor {
   model::StepStatus status_;
   bool expect_signals_ = false;
   bool launch_failed_ = false;
+  std::vector<std::string> pending_reports_;  // killed tasks, until FlushReports
 };
 
 }  // namespace loom::cli

@@ -177,13 +177,16 @@ TEST_F(StepMonitorTest, SignalsAreErrorsUnlessTheJobIsBeingEnded) {
   FakeNode n1(monitor_->port());
   n1.Hello(12, "k3y", "n1", {0, 1});
   n1.Exit({0, 1}, SIGSEGV);
-  PumpUntil([&] { return !said_.empty(); });
+  PumpUntil([&] { return monitor_->has_pending_reports(); });
+  EXPECT_TRUE(said_.empty());  // not before srun knows whether the job is being ended
+  monitor_->FlushReports();
   EXPECT_THAT(said_, ElementsAre("srun: error: n1: tasks 0-1: Segmentation fault"));
   monitor_->ExpectSignals();
   FakeNode n2(monitor_->port());
   n2.Hello(12, "k3y", "n2", {2});
   n2.Exit({2}, SIGTERM);
   PumpUntil([&] { return monitor_->AllTasksEnded(); });
+  monitor_->FlushReports();
   EXPECT_EQ(said_.size(), 1u);
   EXPECT_EQ(monitor_->status().ExitCode(), 128 + SIGSEGV);
 }
