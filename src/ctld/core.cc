@@ -23,11 +23,6 @@ using model::PendingReason;
 // priority/basic: earlier jobs first. A held job has priority 0.
 constexpr int64_t kBasePriority = 4294901760;
 
-// The state a job ends in after it ran to its end with `status`.
-JobState EndState(int32_t status, bool out_of_memory) {
-  if (out_of_memory) return JobState::kOutOfMemory;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? JobState::kCompleted : JobState::kFailed;
-}
 
 }  // namespace
 
@@ -407,55 +402,26 @@ void ControllerCore::Release(JobEntry& e, Effects* fx) {
   Changed(e, fx);
 }
 
-void ControllerCore::StepNodeEnded(JobEntry& e, std::string_view node, int32_t status,
-                                   bool out_of_memory, Time now, Effects* fx) {
-  if (e.job.state != JobState::kRunning && !e.completing) return;  // ended and released
-  const bool its_node = std::any_of(e.alloc.begin(), e.alloc.end(), [&](const sched::NodeAlloc& a) {
-    return cluster_.nodes[a.node].name == node;
-  });
-  if (!its_node) return;
-  if (!e.step) e.step = std::make_unique<StepProgress>();
-  StepProgress& step = *e.step;
-  if (!step.nodes_done.emplace(node).second) return;  // a repeated report
-  step.status.Add(status);
-  step.out_of_memory = step.out_of_memory || out_of_memory;
-  if (step.nodes_done.size() < e.alloc.size()) return;
-  const int32_t combined = step.status.wait_status();
-  if (e.completing) {
-    e.job.exit_code = combined;
-    Release(e, fx);
-  } else {
-    End(e, EndState(combined, step.out_of_memory), combined, now, fx);
-  }
-}
-
 void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time now, Effects* fx,
                               std::string_view node) {
   JobEntry* e = FindMutable(id);
   if (!e) return;
-  if (e->request->srun) {
-    StepNodeEnded(*e, node, status, out_of_memory, now, fx);
-    return;
-  }
+  if (e->request->srun) return StepNodeEnded(*e, node, status, out_of_memory, now, fx);
   if (e->completing) {
     e->job.exit_code = status;
     Release(*e, fx);
     return;
   }
   if (e->job.state != JobState::kRunning) return;  // a repeated report
-  End(*e, EndState(status, out_of_memory), status, now, fx);
+  End(*e, model::EndedState(status, out_of_memory), status, now, fx);
 }
 
 void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
                                   bool node_unreachable, std::string_view node) {
   JobEntry* e = FindMutable(id);
   if (!e) return;
-  if (e->request->srun) {
-    // The other nodes may run their tasks already: they are ended, and report.
-    Kill(*e, node_unreachable ? JobState::kNodeFail : JobState::kFailed, now, fx);
-    StepNodeEnded(*e, node, 1 << 8, false, now, fx);
-    return;
-  }
+  const JobState failed = node_unreachable ? JobState::kNodeFail : JobState::kFailed;
+  if (e->request->srun) return EndStep(*e, failed, node, 1 << 8, now, fx);
   if (e->job.state != JobState::kRunning) return;
   if (node_unreachable) {
     LoseJob(*e, now, fx);
@@ -547,9 +513,7 @@ void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
     for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;
     if (!on_node) continue;
     if (e.request->srun) {
-      // Its tasks on the other nodes are ended; the lost node's are gone with it.
-      Kill(e, JobState::kNodeFail, now, fx);
-      StepNodeEnded(e, cluster_.nodes[n].name, SIGKILL, false, now, fx);
+      EndStep(e, JobState::kNodeFail, cluster_.nodes[n].name, SIGKILL, now, fx);
     } else {
       LoseJob(e, now, fx);
     }

@@ -61,9 +61,10 @@ struct JobEntry {
   uint64_t key = 0;                        // stable identity in the table
 
   // A job srun submitted runs tasks on every node and ends once every node has reported
-  // (core_srun.cc); made when the first node reports. Not stored: after a restart the job
-  // waits for the reports still to come.
-  std::unique_ptr<StepProgress> step;
+  // (core_srun.cc); made when the first node reports, and replaced rather than changed, so
+  // that copies of an entry may share it. Not stored: after a restart the job waits for the
+  // reports still to come.
+  std::shared_ptr<const StepProgress> step;
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
@@ -239,10 +240,14 @@ class ControllerCore {
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
   void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
   void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
-  // Node `node` (a name) of a job srun submitted has no task running any more; ends or
-  // releases the job once that holds for all its nodes.
+  // Jobs srun submitted (core_srun.cc). Node `node` (a name) of such a job has no task
+  // running any more; the job ends, or is released, once that holds for all its nodes.
   void StepNodeEnded(JobEntry& e, std::string_view node, int32_t status, bool out_of_memory,
                      Time now, Effects* fx);
+  // The job cannot go on (a node could not start its tasks, or was lost): it ends `as`, its
+  // other nodes' tasks are ended, and `node` counts as done with `status`.
+  void EndStep(JobEntry& e, model::JobState as, std::string_view node, int32_t status, Time now,
+               Effects* fx);
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);

@@ -1,5 +1,7 @@
 #include "model/job_state.h"
 
+#include <sys/wait.h>
+
 #include <array>
 
 #include "core/strings.h"
@@ -56,6 +58,12 @@ bool IsFinal(JobState s) {
     default:
       return true;
   }
+}
+
+JobState EndedState(int32_t wait_status, bool out_of_memory) {
+  if (out_of_memory) return JobState::kOutOfMemory;
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 ? JobState::kCompleted
+                                                                 : JobState::kFailed;
 }
 
 bool CanTransition(JobState from, JobState to) {

@@ -34,6 +34,9 @@ std::optional<JobState> ParseJobState(std::string_view s);
 bool IsFinal(JobState s);
 // Whether `from` -> `to` is a legal step of the state machine.
 bool CanTransition(JobState from, JobState to);
+// How a job that ran to its end ended, from its wait(2) status: COMPLETED for exit code 0,
+// OUT_OF_MEMORY when it ran out of memory, else FAILED.
+JobState EndedState(int32_t wait_status, bool out_of_memory);
 
 // Why a pending job is not running, as printed in squeue's NODELIST(REASON) column.
 enum class PendingReason : uint8_t {

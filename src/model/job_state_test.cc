@@ -36,6 +36,13 @@ TEST(JobState, StateMachine) {
   }
 }
 
+TEST(JobState, EndedStateFromTheWaitStatus) {
+  EXPECT_EQ(EndedState(0, false), JobState::kCompleted);
+  EXPECT_EQ(EndedState(3 << 8, false), JobState::kFailed);
+  EXPECT_EQ(EndedState(9, false), JobState::kFailed);  // killed by SIGKILL
+  EXPECT_EQ(EndedState(0, true), JobState::kOutOfMemory);
+}
+
 TEST(PendingReason, SlurmSpelling) {
   EXPECT_EQ(PendingReasonName(PendingReason::kResources), "Resources");
   EXPECT_EQ(PendingReasonName(PendingReason::kDependencyNeverSatisfied),
