@@ -147,6 +147,8 @@ class Srun {
   bool final_ = false;
   Clock::time_point final_at_;
   bool cancel_sent_ = false;
+  Clock::time_point cancel_at_;
+  bool give_up_ = false;  // asked twice to end: leave without waiting for the tasks
   std::optional<Clock::time_point> last_interrupt_;
   std::vector<int> files_;
 };
@@ -268,6 +270,7 @@ void Srun::Query() {
 void Srun::Cancel() {
   if (cancel_sent_) return;
   cancel_sent_ = true;
+  cancel_at_ = Clock::now();
   monitor_.ExpectSignals();
   v1::SignalJobRequest req;
   req.add_job_ids(std::to_string(job_));
@@ -290,7 +293,10 @@ void Srun::OnSignal(int sig) {
       return;
     }
     if (!cancel_sent_) Say(StrCat("srun: cancelling job ", job_));
-  } else if (sig != SIGINT && !cancel_sent_) {
+  } else if (sig != SIGINT && cancel_sent_) {
+    Say("srun: job abort in progress; leaving without waiting for the tasks");
+    give_up_ = true;
+  } else if (sig != SIGINT) {
     Say("srun: forcing job termination");
   }
   Cancel();
@@ -349,8 +355,12 @@ int Srun::Run(const std::string& host) {
         (!monitor_.has_layout() || now - final_at_ > std::chrono::seconds(1))) {
       break;  // nothing more will come
     }
-    if (final_ && now - final_at_ > std::chrono::seconds(client_.config().kill_wait_s + 2)) {
-      break;  // nodes that never said how their tasks ended
+    const auto kill_wait = std::chrono::seconds(client_.config().kill_wait_s + 2);
+    if (final_ && now - final_at_ > kill_wait) break;  // nodes that never said how tasks ended
+    // Cancelled, and neither the tasks nor the controller said the end within the time the
+    // job's tasks have to go (a controller that went away): nothing more will come.
+    if (give_up_ || (cancel_sent_ && now - cancel_at_ > kill_wait + std::chrono::seconds(5))) {
+      break;
     }
     if (now >= next_query) {
       Query();
@@ -381,7 +391,7 @@ int Srun::Run(const std::string& host) {
   }
   // Like Slurm's srun, return once the job's record says it ended, so that the next command
   // sees it done.
-  for (int i = 0; i < 50 && !final_; ++i) {
+  for (int i = 0; i < 50 && !final_ && !give_up_; ++i) {
     Query();
     if (!final_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
