@@ -11,6 +11,8 @@
 #include "core/strings.h"
 #include "rpc/credential.h"
 
+extern char** environ;
+
 namespace loom::cli {
 namespace {
 
@@ -27,6 +29,16 @@ std::string ShortHostName() {
   if (::gethostname(name, sizeof(name) - 1) != 0) return "";
   std::string out(name);
   return out.substr(0, out.find('.'));
+}
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
 }
 
 StatusOr<Client> Client::Connect(const std::string& command) {

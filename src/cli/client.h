@@ -4,6 +4,7 @@
 // commands link no gRPC and start quickly.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@ namespace loom::cli {
 // This host's name up to its first dot, as Slurm records where a job was submitted from
 // (AllocNode).
 std::string ShortHostName();
+// The command's environment (environ) as a map.
+std::map<std::string, std::string> ProcessEnvironment();
 
 class Client {
  public:

@@ -22,18 +22,11 @@
 #include "core/strings.h"
 #include "rpc/convert.h"
 
-extern char** environ;
-
 namespace loom::cli {
 
 int RunSbatch(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);  // argv[0] included, as main() has it
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  const std::map<std::string, std::string> env = ProcessEnvironment();
   submit::SbatchCommandLine cl = submit::ScanSbatchCommandLine(args);
   std::string script;
   if (cl.script_path && !cl.wrap) {

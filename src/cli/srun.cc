@@ -33,8 +33,6 @@
 #include "model/step.h"
 #include "rpc/convert.h"
 
-extern char** environ;
-
 namespace loom::cli {
 namespace {
 
@@ -43,16 +41,6 @@ using Clock = std::chrono::steady_clock;
 using submit::IoTarget;
 
 void Say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
-
-std::map<std::string, std::string> Environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
-}
 
 // An address of this host the nodes can reach: the first address its name resolves to that
 // is not a loopback one; loopback when there is no other (a cluster on one host).
@@ -409,8 +397,8 @@ int RunSrun(int argc, char** argv) {
   submit::SbatchSettings settings;
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
-  auto input =
-      submit::ParseSrun(args, Environment(), static_cast<int64_t>(std::time(nullptr)), settings);
+  auto input = submit::ParseSrun(args, ProcessEnvironment(),
+                                 static_cast<int64_t>(std::time(nullptr)), settings);
   if (!input.ok()) {
     Say(std::string(input.status().message()));
     return submit::SbatchExitCode(input.status());

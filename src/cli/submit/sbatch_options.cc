@@ -15,6 +15,8 @@ namespace loom::cli::submit {
 namespace {
 
 using core::StrCat;
+using internal::Absolute;
+using internal::BaseName;
 using internal::DeriveShape;
 using internal::EnvironmentOptions;
 using internal::EnvOption;
@@ -30,16 +32,6 @@ using internal::Source;
 using internal::State;
 using internal::WithExit;
 using model::JobRequest;
-
-std::string BaseName(std::string_view path) {
-  size_t slash = path.find_last_of('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-std::string Absolute(std::string_view path, std::string_view base) {
-  if (path.empty() || path[0] == '/' || base.empty()) return std::string(path);
-  return StrCat(base, base.back() == '/' ? "" : "/", path);
-}
 
 std::string IoPath(std::string_view path, std::string_view base) {
   if (path == "none") return "/dev/null";

@@ -83,6 +83,16 @@ std::optional<int64_t> TimeLimit(std::string_view s) {
 
 bool IsYes(std::string_view v) { return core::EqualsIgnoreCase(v, "yes"); }
 
+std::string BaseName(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string Absolute(std::string_view path, std::string_view base) {
+  if (path.empty() || path[0] == '/' || base.empty()) return std::string(path);
+  return StrCat(base, base.back() == '/' ? "" : "/", path);
+}
+
 // Environment flags: set when empty, "yes" or a non-zero number.
 bool EnvFlagSet(std::string_view v) {
   if (v.empty() || IsYes(v)) return true;

@@ -12,6 +12,8 @@ namespace loom::cli::submit {
 namespace {
 
 using core::StrCat;
+using internal::Absolute;
+using internal::BaseName;
 using internal::Fail;
 using internal::Opt;
 using internal::ParsedOption;
@@ -102,16 +104,6 @@ constexpr EnvVar kSrunEnv[] = {
     {"SLURM_RESERVATION", Opt::kReservation, false}, {"SLURM_TIMELIMIT", Opt::kTime, false},
     {"SLURM_UNBUFFEREDIO", Opt::kUnbuffered, true},  {"SLURM_WCKEY", Opt::kWckey, false},
 };
-
-std::string BaseName(std::string_view path) {
-  size_t slash = path.find_last_of('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-std::string Absolute(std::string_view path, std::string_view base) {
-  if (path.empty() || path[0] == '/' || base.empty()) return std::string(path);
-  return StrCat(base, base.back() == '/' ? "" : "/", path);
-}
 
 // A node-side pattern: relative paths are the submitting directory's, as Slurm's srun makes
 // them (tasks may start elsewhere).

@@ -42,6 +42,11 @@ std::optional<int64_t> TimeLimit(std::string_view s);
 
 bool IsYes(std::string_view v);
 
+// The last component of a path ("train.py" for "/a/train.py").
+std::string BaseName(std::string_view path);
+// `path` made absolute against `base` (unchanged when already absolute, or without a base).
+std::string Absolute(std::string_view path, std::string_view base);
+
 // Environment flags: set when empty, "yes" or a non-zero number.
 bool EnvFlagSet(std::string_view v);
 
