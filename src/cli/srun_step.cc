@@ -117,6 +117,16 @@ void StepMonitor::SetLayout(std::vector<std::string> nodes, std::vector<int32_t>
   tasks_per_node_ = std::move(tasks_per_node);
   ntasks_ = model::TaskTotal(tasks_per_node_);
   labeler_ = std::make_unique<Labeler>(label_, ntasks_);
+  for (const v1::StepIo::Output& o : held_) Output(o);
+  held_.clear();
+}
+
+void StepMonitor::Output(const v1::StepIo::Output& o) {
+  const int fd = o.is_stderr() ? outputs_.stderr_fd : outputs_.stdout_fd;
+  const std::optional<int32_t>& only = o.is_stderr() ? outputs_.stderr_task : outputs_.stdout_task;
+  if (fd >= 0 && (!only || *only == o.task())) {
+    Write(fd, labeler_->Apply(o.task(), o.is_stderr(), o.data()));
+  }
 }
 
 std::vector<pollfd> StepMonitor::PollFds() const {
@@ -187,12 +197,10 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
     return true;
   }
   if (m.has_output()) {
-    const v1::StepIo::Output& o = m.output();
-    const int fd = o.is_stderr() ? outputs_.stderr_fd : outputs_.stdout_fd;
-    const std::optional<int32_t>& only =
-        o.is_stderr() ? outputs_.stderr_task : outputs_.stdout_task;
-    if (fd >= 0 && (!only || *only == o.task())) {
-      Write(fd, labeler_->Apply(o.task(), o.is_stderr(), o.data()));
+    if (has_layout()) {
+      Output(m.output());
+    } else {
+      held_.push_back(m.output());  // labels need the step's task count
     }
   } else if (m.has_exit()) {
     const int32_t status = m.exit().status();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "loom/v1/loom.pb.h"
 #include "model/job.h"
 #include "model/step.h"
 #include "rpc/frame.h"
@@ -67,6 +68,7 @@ class StepMonitor {
   // Where the streams go (srun's own by default).
   void SetOutputs(StepOutputs outputs) { outputs_ = outputs; }
   // Once the job has its nodes: their names in the job's order and the tasks each runs.
+  // Output that came before is written then.
   void SetLayout(std::vector<std::string> nodes, std::vector<int32_t> tasks_per_node);
   bool has_layout() const { return !tasks_per_node_.empty(); }
   int32_t ntasks() const { return ntasks_; }
@@ -110,6 +112,7 @@ class StepMonitor {
   // Handles one message; false when the connection must be dropped (a bad hello).
   bool Handle(Connection& c, const std::string& frame);
   void Close(int fd);
+  void Output(const v1::StepIo::Output& o);  // writes it where it goes, labelled
   void Write(int fd, std::string_view data);
 
   model::JobId job_ = 0;
@@ -130,6 +133,7 @@ class StepMonitor {
   bool expect_signals_ = false;
   bool launch_failed_ = false;
   std::vector<std::string> pending_reports_;  // killed tasks, until FlushReports
+  std::vector<v1::StepIo::Output> held_;      // output that came before the layout
 };
 
 }  // namespace loom::cli

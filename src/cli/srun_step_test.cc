@@ -201,6 +201,27 @@ TEST_F(StepMonitorTest, TaskStatesOnInterrupt) {
                           "srun: step:12.0 task 2: unknown"));
 }
 
+TEST_F(StepMonitorTest, OutputBeforeTheLayoutWaitsForItsLabelWidth) {
+  StepMonitor early("k3y", true, [](const std::string&) {});
+  ASSERT_TRUE(early.Listen("127.0.0.1").ok());
+  early.SetJob(12);
+  early.SetOutputs(StepOutputs{out_write_, err_write_, std::nullopt, std::nullopt});
+  FakeNode n1(early.port());
+  n1.Hello(12, "k3y", "n1", {3});
+  n1.Output(3, false, "early\n");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<pollfd> fds = early.PollFds();
+    if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
+    for (const pollfd& p : fds) {
+      if (p.revents) early.OnReadable(p.fd);
+    }
+  }
+  EXPECT_EQ(Drain(out_read_), "");
+  early.SetLayout({"n1", "n2"}, {6, 6});
+  EXPECT_EQ(Drain(out_read_), " 3: early\n");
+}
+
 TEST_F(StepMonitorTest, LaunchFailureIsTold) {
   FakeNode n2(monitor_->port());
   n2.Hello(12, "k3y", "n2", {2});
