@@ -1,0 +1,36 @@
+// srun's step on the wire: the key srun's job carries reaches the store and the nodes (a
+// submission survives ToWire and FromWire whole) but never a query's JobInfo.
+#include <gtest/gtest.h>
+
+#include "rpc/convert.h"
+
+namespace loom::rpc {
+namespace {
+
+model::JobRequest SrunJob() {
+  model::JobRequest r;
+  r.name = "hostname";
+  r.srun = model::SrunStep{
+      {"hostname", "-f"}, "10.0.0.7", 41234, std::string("k\0y", 3), false, "", "", ""};
+  return r;
+}
+
+TEST(SrunStepWireTest, TheKeyTravelsWithTheSubmission) {
+  const v1::JobSpec spec = ToWire(SrunJob());
+  EXPECT_EQ(spec.srun().io_key(), std::string("k\0y", 3));
+  StatusOr<model::JobRequest> back = FromWire(spec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, SrunJob());
+}
+
+TEST(SrunStepWireTest, TheKeyStaysOutOfQueryReplies) {
+  ctld::JobEntry e;
+  e.request = std::make_shared<const model::JobRequest>(SrunJob());
+  const v1::JobInfo info = FromEntry(e, sched::Cluster{}, {.with_script = true});
+  EXPECT_EQ(info.spec().srun().io_port(), 41234);  // the rest of srun's step is there
+  EXPECT_EQ(info.spec().srun().argv_size(), 2);
+  EXPECT_TRUE(info.spec().srun().io_key().empty());
+}
+
+}  // namespace
+}  // namespace loom::rpc
