@@ -223,10 +223,11 @@ void Srun::Query() {
       nodes.push_back(a.node());
       cpus.push_back(a.cpus());
     }
+    // Said before SetLayout writes the output that came early.
+    if (queued_) Info(StrCat("srun: job ", job_, " has been allocated resources"));
     const model::JobRequest& r = in_.request;
     monitor_.SetLayout(nodes,
                        model::TaskCounts({r.ntasks, r.ntasks_per_node, r.cpus_per_task}, cpus));
-    if (queued_) Info(StrCat("srun: job ", job_, " has been allocated resources"));
   }
   const bool ending =
       state == "COMPLETING" || (IsFinal(state) && state != "COMPLETED" && state != "FAILED");
