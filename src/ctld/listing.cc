@@ -97,6 +97,11 @@ void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
 
 }  // namespace
 
+void JobListing::Chunk::Shrink() {
+  rows.shrink_to_fit();
+  bytes.shrink_to_fit();
+}
+
 void JobListing::Chunk::Add(Row row, std::string_view record) {
   row.offset = static_cast<uint32_t>(bytes.size());
   row.size = static_cast<uint32_t>(record.size());
@@ -111,6 +116,7 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
   std::string info;
   for (const auto& [key, e] : core.jobs()) {
     if (chunk == nullptr || chunk->rows.size() == kChunkRows) {
+      if (chunk != nullptr) chunk->Shrink();
       chunk = std::make_shared<Chunk>();
       chunk->rows.reserve(kChunkRows);
       out->chunks_.push_back(chunk);
@@ -118,6 +124,7 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
     Row row = RowOf(e, core.cluster(), options, &info);
     chunk->Add(row, info);
   }
+  if (chunk != nullptr) chunk->Shrink();
   out->size_ = core.jobs().size();
   return out;
 }
@@ -179,6 +186,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       add_current(*next, copy.get());
     }
     for (; row != chunk->rows.end(); ++row) copy->Add(*row, chunk->info(*row));
+    copy->Shrink();
     if (!copy->rows.empty()) out->chunks_.push_back(std::move(copy));
   }
   // Keys past the last listed one: new entries, appended.
@@ -201,6 +209,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
     add_current(*next, tail.get());
   }
   if (holders_changed != nullptr) *holders_changed = holders;
+  if (tail != nullptr) tail->Shrink();
   return out;
 }
 

@@ -87,6 +87,7 @@ class JobListing {
     std::string bytes;
     std::string_view info(const Row& row) const { return {bytes.data() + row.offset, row.size}; }
     void Add(Row row, std::string_view info);
+    void Shrink();  // once complete: gives back what growing it left over
   };
   static constexpr size_t kChunkRows = 64;
 

@@ -255,6 +255,8 @@ Status SqliteStore::OpenLocked() {
                        "setting synchronous mode"));
   RETURN_IF_ERROR(Exec(StrCat("PRAGMA journal_size_limit=", kJournalSizeLimit).c_str(),
                        "setting the WAL size limit"));
+  RETURN_IF_ERROR(Exec(StrCat("PRAGMA cache_size=-", std::max(64, options_.cache_kib)).c_str(),
+                       "setting the cache size"));
   if (options_.max_page_count_for_testing > 0) {
     RETURN_IF_ERROR(
         Exec(StrCat("PRAGMA max_page_count=", options_.max_page_count_for_testing).c_str(),

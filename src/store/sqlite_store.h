@@ -26,6 +26,10 @@ struct SqliteStoreOptions {
   std::string state_save_location;
   // How long Open() and Commit() wait for a lock held by another process before failing.
   int busy_timeout_ms = 5000;
+  // SQLite's page cache for this connection (PRAGMA cache_size), in KiB. The controller
+  // appends and rarely reads back (a submission when its job starts, soon after it was
+  // written), so a small cache does; the kernel's page cache keeps the file anyway.
+  int cache_kib = 512;
   // Runs SQLite's quick_check over the whole file in Open(), so damage is found on start
   // rather than in the middle of a later Commit(). Linear in the file's size.
   bool verify_on_open = true;
