@@ -52,7 +52,9 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
   for (JobEntry& e : entries) {
     e.key = next_key_++;
     e.request = Intern(std::move(e.request));
-    e.completing = model::IsFinal(e.job.state) && !e.alloc.empty();
+    // Ended or requeued with its processes still being killed: it keeps its nodes.
+    e.completing = (model::IsFinal(e.job.state) || e.job.state == JobState::kPending) &&
+                   !e.alloc.empty();
     by_id_[e.job.id] = e.key;
     next_id_ = std::max(next_id_, e.job.id + 1);
     jobs_.emplace(e.key, std::move(e));
@@ -300,6 +302,41 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
   return absl::OkStatus();
 }
 
+Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx) {
+  std::vector<uint64_t> keys;
+  for (const JobEntry* e : JobsWithId(id)) {
+    if (!MayActOn(who, *e)) return absl::PermissionDeniedError("Access/permission denied");
+    if (e->job.state != JobState::kPending) keys.push_back(e->key);
+  }
+  if (keys.empty()) {
+    return JobsWithId(id).empty() ? absl::NotFoundError("Invalid job id specified")
+                                  : absl::FailedPreconditionError("Job is pending execution");
+  }
+  for (uint64_t key : keys) {
+    JobEntry& e = jobs_.at(key);
+    if (e.job.state == JobState::kRunning) {
+      // Its processes go first; it holds its nodes until they are gone (completing).
+      SignalJob s{e.key, e.job.id, SIGTERM, {}};
+      for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
+      if (fx) fx->signals.push_back(std::move(s));
+      e.completing = true;
+      e.kill_at = now + opt_.kill_wait_s;
+    }
+    e.job.state = JobState::kPending;
+    e.job.start_time = 0;
+    e.job.end_time = 0;
+    e.job.exit_code = 0;
+    e.job.reason = hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
+    if (hold) e.job.priority = 0;
+    e.ran.clear();
+    e.step.reset();
+    ++e.restarts;
+    pass_due_ = true;
+    Changed(e, fx);
+  }
+  return absl::OkStatus();
+}
+
 Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
   bool any = false;
   for (auto& [key, e] : jobs_) {
@@ -396,9 +433,11 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
   e.completing = false;
-  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
+  // A requeued job waits to run again: it no longer names where it ran.
+  if (!e.alloc.empty() && e.job.state != JobState::kPending) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.kill_at = 0;
+  if (e.job.state == JobState::kPending) pass_due_ = true;
   Changed(e, fx);
 }
 

@@ -58,6 +58,7 @@ struct JobEntry {
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
   bool completing = false;
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
+  int32_t restarts = 0;                    // times requeued (Slurm's Restarts). Not stored.
   uint64_t key = 0;                        // stable identity in the table
 
   // A job srun submitted runs tasks on every node and ends once every node has reported
@@ -159,6 +160,10 @@ class ControllerCore {
   // cancels (SIGTERM now, SIGKILL after KillWait); another signal is only delivered.
   Status Signal(JobId id, std::optional<int64_t> task, int32_t signal, const Caller& who, Time now,
                 Effects* fx);
+  // scontrol requeue / requeue_hold: a running job is killed (SIGTERM, SIGKILL after
+  // KillWait) and goes back to the queue once its processes are gone; an ended one goes
+  // back at once. `hold` also holds it. Refused for a pending job, as in Slurm.
+  Status Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx);
   Status Hold(JobId id, const Caller& who, Effects* fx);
   Status Release(JobId id, const Caller& who, Effects* fx);
   // scontrol update job TimeLimit=: only root and SlurmUser may raise it.

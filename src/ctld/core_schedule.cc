@@ -118,7 +118,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   }
   std::map<JobId, int64_t> array_budget;
   for (auto& [key, e] : jobs_) {
-    if (e.job.state != JobState::kPending) continue;
+    // A requeued job whose processes are still being killed waits for them.
+    if (e.job.state != JobState::kPending || e.completing) continue;
     PendingReason blocked = Blocked(e, now);
     if (blocked == PendingReason::kNone && e.array_job_id && e.request->array &&
         e.request->array->max_running > 0) {

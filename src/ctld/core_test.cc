@@ -603,5 +603,33 @@ TEST_F(CoreTest, IdenticalSubmissionsShareOneRequestButAreStoredEachOnTheirOwn) 
   EXPECT_EQ(fx.submitted[1].environment.size(), 2u);
 }
 
+TEST_F(CoreTest, RequeueKillsThenQueuesAgainAndRunsOnceTheNodesAreFree) {
+  Up(0);
+  JobId id = Submit(Req(8));
+  Schedule(1);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Effects fx;
+  ASSERT_TRUE(core_.Requeue(id, /*hold=*/false, kAlice, 5, &fx).ok());
+  EXPECT_EQ(State(id), JobState::kPending);
+  ASSERT_EQ(fx.signals.size(), 1u);
+  EXPECT_EQ(fx.signals[0].signal, SIGTERM);
+  EXPECT_EQ(core_.Find(id)->restarts, 1);
+  // Not before its processes are gone.
+  EXPECT_TRUE(Schedule(6).launches.empty());
+  core_.JobEnded(id, SIGTERM, false, 7, &fx);
+  Effects again = Schedule(8);
+  ASSERT_EQ(again.launches.size(), 1u);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  // An ended job goes straight back; requeue_hold holds it; a pending one is refused.
+  core_.JobEnded(id, 0, false, 9, &fx);
+  ASSERT_EQ(State(id), JobState::kCompleted);
+  ASSERT_TRUE(core_.Requeue(id, /*hold=*/true, kAlice, 10, &fx).ok());
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_EQ(Reason(id), PendingReason::kJobHeldUser);
+  EXPECT_EQ(core_.Requeue(id, false, kAlice, 11, &fx).message(), "Job is pending execution");
+  EXPECT_EQ(core_.Requeue(id, false, kBob, 11, &fx).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(core_.Requeue(999999, false, kRoot, 11, &fx).code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace loom::ctld

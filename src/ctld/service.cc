@@ -191,8 +191,14 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
       }
       break;
     }
+    case v1::UpdateJobRequest::REQUEUE:
+    case v1::UpdateJobRequest::REQUEUE_HOLD:
+      s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+        return core.Requeue(id, req.action() == v1::UpdateJobRequest::REQUEUE_HOLD, who, now, &fx);
+      });
+      break;
     default:
-      s = absl::UnimplementedError("requeue is not supported by this controller yet");
+      s = absl::InvalidArgumentError("unknown job action");
   }
   return s;
 }

@@ -205,6 +205,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   info.set_eligible_time(eligible);
   info.set_accrue_time(accrue);
   info.set_last_sched_eval(e.last_sched_eval);
+  info.set_restarts(e.restarts);
 
   if (j.state == JobState::kPending && !r.dependency.empty()) {
     if (j.reason == PendingReason::kDependency) {

@@ -123,6 +123,7 @@ fmt::JobView ToJobView(const v1::JobInfo& j) {
   v.eligible_time = j.eligible_time();
   v.accrue_time = j.accrue_time();
   v.last_sched_eval = j.last_sched_eval();
+  v.restarts = j.restarts();
   v.start_time = j.start_time();
   v.end_time = j.end_time();
   v.deadline = s.deadline();

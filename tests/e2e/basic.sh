@@ -250,6 +250,20 @@ cp "$dir/slurm.conf.orig" "$dir/slurm.conf"
 "$bin/scontrol" reconfigure || fail "reconfigure back"
 echo "ok: reconfigure adds a partition, keeps jobs, refuses a bad file; show config"
 
+# 6g. scontrol requeue: a running job is stopped and runs again (Restarts=1); a pending one
+# is refused.
+rq=$("$bin/sbatch" --parsable --wrap 'sleep 300')
+for _ in $(seq 100); do [[ $("$bin/squeue" -h -j "$rq" -o '%T') == RUNNING ]] && break; sleep 0.1; done
+"$bin/scontrol" requeue "$rq" || fail "requeue $rq"
+"$bin/scontrol" show job "$rq" | grep -q 'Restarts=1 ' || fail "requeue: $("$bin/scontrol" show job "$rq" | grep Restarts)"
+for _ in $(seq 150); do [[ $("$bin/squeue" -h -j "$rq" -o '%T') == RUNNING ]] && break; sleep 0.1; done
+[[ $("$bin/squeue" -h -j "$rq" -o '%T') == RUNNING ]] || fail "requeued job $rq did not run again: $("$bin/squeue" -h -j "$rq" -t all -o '%T %r')"
+pend=$("$bin/sbatch" --parsable --hold --wrap true)
+if "$bin/scontrol" requeue "$pend" 2>"$dir/requeue.err"; then fail "requeue of a pending job"; fi
+grep -q "Job is pending execution" "$dir/requeue.err" || fail "requeue pending: $(cat "$dir/requeue.err")"
+"$bin/scancel" "$rq" "$pend"
+echo "ok: requeue runs a job again; a pending one is refused"
+
 # 6f. A node whose daemon finds less than slurm.conf gives it is drained with Slurm's reason
 # (here without SlurmdParameters=config_overrides, which the rest of this test relies on).
 n3port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
