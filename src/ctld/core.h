@@ -166,6 +166,8 @@ class ControllerCore {
   Status Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx);
   Status Hold(JobId id, const Caller& who, Effects* fx);
   Status Release(JobId id, const Caller& who, Effects* fx);
+  // scontrol update job Priority=: root and SlurmUser only; 0 holds the job.
+  Status SetPriority(JobId id, int64_t priority, const Caller& who, Effects* fx);
   // scontrol update job TimeLimit=: only root and SlurmUser may raise it.
   Status SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx);
 

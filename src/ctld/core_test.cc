@@ -631,5 +631,20 @@ TEST_F(CoreTest, RequeueKillsThenQueuesAgainAndRunsOnceTheNodesAreFree) {
   EXPECT_EQ(core_.Requeue(999999, false, kRoot, 11, &fx).code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(CoreTest, PriorityUpdateIsForAdministratorsAndZeroHolds) {
+  Up(0);
+  JobId id = Submit(Req(64 / 8));
+  Effects fx;
+  EXPECT_EQ(core_.SetPriority(id, 5, kAlice, &fx).code(), absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(core_.SetPriority(id, 0, kRoot, &fx).ok());
+  EXPECT_EQ(Reason(id), PendingReason::kJobHeldAdmin);
+  EXPECT_TRUE(Schedule(1).launches.empty());
+  ASSERT_TRUE(core_.SetPriority(id, 1000, kRoot, &fx).ok());
+  EXPECT_EQ(core_.Find(id)->job.priority, 1000);
+  Schedule(2);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(core_.SetPriority(id, 7, kRoot, &fx).message(), "Job is no longer pending execution");
+}
+
 }  // namespace
 }  // namespace loom::ctld

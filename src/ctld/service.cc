@@ -179,15 +179,25 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
       break;
     case v1::UpdateJobRequest::UPDATE: {
       for (const auto& [key, value] : req.fields()) {
-        if (!core::EqualsIgnoreCase(key, "TimeLimit")) {
-          return absl::UnimplementedError(
-                                   core::StrCat("updating ", key, " is not supported yet"));
+        if (core::EqualsIgnoreCase(key, "TimeLimit")) {
+          auto seconds = core::ParseDuration(value);
+          if (!seconds.ok()) return absl::InvalidArgumentError("Invalid time limit specification");
+          s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
+            return core.SetTimeLimit(id, *seconds, who, &fx);
+          });
+        } else if (core::EqualsIgnoreCase(key, "Priority")) {
+          auto priority = core::ParseInt(value);
+          if (!priority || *priority < 0 || *priority > 4294967293LL) {
+            return absl::InvalidArgumentError(core::StrCat("Invalid priority: ", value));
+          }
+          s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
+            return core.SetPriority(id, *priority, who, &fx);
+          });
+        } else {
+          return absl::UnimplementedError(core::StrCat(
+              "updating ", key, " is not supported by Loom yet (TimeLimit and Priority are)"));
         }
-        auto seconds = core::ParseDuration(value);
-        if (!seconds.ok()) return absl::InvalidArgumentError("Invalid time limit specification");
-        s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
-          return core.SetTimeLimit(id, *seconds, who, &fx);
-        });
+        if (!s.ok()) break;
       }
       break;
     }
