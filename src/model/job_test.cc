@@ -6,7 +6,9 @@ namespace loom::model {
 namespace {
 
 TEST(Job, LifecycleSetsTimestamps) {
-  Job j{.id = 7, .submit_time = 100};
+  Job j;
+  j.id = 7;
+  j.submit_time = 100;
   j.reason = PendingReason::kResources;
   ASSERT_TRUE(j.Transition(JobState::kRunning, 150).ok());
   EXPECT_EQ(j.start_time, 150);
@@ -17,7 +19,8 @@ TEST(Job, LifecycleSetsTimestamps) {
 }
 
 TEST(Job, IllegalStepChangesNothing) {
-  Job j{.id = 8};
+  Job j;
+  j.id = 8;
   Status s = j.Transition(JobState::kCompleted, 10);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("PENDING to COMPLETED"), std::string::npos);
@@ -26,7 +29,8 @@ TEST(Job, IllegalStepChangesNothing) {
 }
 
 TEST(Job, RequeueAfterNodeFailure) {
-  Job j{.id = 9};
+  Job j;
+  j.id = 9;
   ASSERT_TRUE(j.Transition(JobState::kRunning, 10).ok());
   ASSERT_TRUE(j.Transition(JobState::kNodeFail, 20).ok());
   ASSERT_TRUE(j.Transition(JobState::kPending, 30).ok());
