@@ -110,9 +110,7 @@ StatusOr<CgroupConfig> ParseCgroupConf(std::string_view text, std::string_view f
     }
   }
   if (!errors.empty()) {
-    std::string all;
-    for (const std::string& e : errors) all += (all.empty() ? "" : "\n") + e;
-    return absl::InvalidArgumentError(all);
+    return absl::InvalidArgumentError(core::Join(errors, "\n"));
   }
   return c;
 }

@@ -35,9 +35,9 @@ std::string Pair(const KeyValue& kv) {
 }
 
 std::string Line(const std::vector<KeyValue>& pairs) {
-  std::string out;
-  for (const KeyValue& kv : pairs) out += (out.empty() ? "" : " ") + Pair(kv);
-  return out;
+  std::vector<std::string> out;
+  for (const KeyValue& kv : pairs) out.push_back(Pair(kv));
+  return core::Join(out, " ");
 }
 
 }  // namespace

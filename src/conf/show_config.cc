@@ -16,12 +16,6 @@ std::string Seconds(int64_t s) { return StrCat(s, " sec"); }
 std::string OrNull(const std::string& v) { return v.empty() ? "(null)" : v; }
 std::string MemOrUnlimited(int64_t mb) { return mb > 0 ? StrCat(mb) : "UNLIMITED"; }
 
-std::string Join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
-
 // SchedulerParameters as options that differ from Slurm's defaults, then the ones Loom
 // keeps without acting on.
 std::string SchedulerParameters(const SchedulerParams& p) {
@@ -45,7 +39,7 @@ std::string SchedulerParameters(const SchedulerParams& p) {
   num("sched_interval", p.sched_interval_s, d.sched_interval_s);
   num("sched_max_job_start", p.sched_max_job_start, d.sched_max_job_start);
   for (const auto& [k, v] : p.other_options) out.push_back(v.empty() ? k : StrCat(k, "=", v));
-  return OrNull(Join(out));
+  return OrNull(core::Join(out, ","));
 }
 
 std::string Upper(std::string s) {
@@ -57,14 +51,14 @@ std::string Upper(std::string s) {
 
 ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid) {
   std::map<std::string, std::string> kv;
-  kv["AccountingStorageTRES"] = OrNull(Join(c.accounting_storage_tres));
+  kv["AccountingStorageTRES"] = OrNull(core::Join(c.accounting_storage_tres, ","));
   kv["ClusterName"] = c.cluster_name;
   kv["DefMemPerCPU"] = MemOrUnlimited(c.def_mem_per_cpu_mb);
   if (c.def_mem_per_cpu_mb == 0) {
     kv.erase("DefMemPerCPU");
     kv["DefMemPerNode"] = MemOrUnlimited(c.def_mem_per_node_mb);
   }
-  kv["GresTypes"] = OrNull(Join(c.gres_types));
+  kv["GresTypes"] = OrNull(core::Join(c.gres_types, ","));
   kv["KillWait"] = Seconds(c.kill_wait_s);
   kv["MaxArraySize"] = StrCat(c.max_array_size);
   kv["MaxJobCount"] = StrCat(c.max_job_count);

@@ -81,4 +81,13 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.append(sep);
+    out.append(parts[i]);
+  }
+  return out;
+}
+
 }  // namespace loom::core

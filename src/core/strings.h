@@ -18,6 +18,8 @@ std::string StrCat(const Args&... args);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);
 std::string_view Trim(std::string_view s);
+// `parts` with `sep` between them.
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 // Splits on `sep`, keeping empty pieces.
 std::vector<std::string_view> Split(std::string_view s, char sep);
 // Parses a whole string as a base-10 integer; nullopt on any stray character or overflow.

@@ -339,8 +339,8 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
 
 Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
   bool any = false;
-  for (auto& [key, e] : jobs_) {
-    if (e.job.id != id && e.array_job_id != id) continue;
+  for (const JobEntry* match : JobsWithId(id)) {
+    JobEntry& e = jobs_.at(match->key);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (e.job.state != JobState::kPending) continue;
     any = true;
@@ -357,8 +357,8 @@ Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
 
 Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
   bool any = false;
-  for (auto& [key, e] : jobs_) {
-    if (e.job.id != id && e.array_job_id != id) continue;
+  for (const JobEntry* match : JobsWithId(id)) {
+    JobEntry& e = jobs_.at(match->key);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (e.job.state != JobState::kPending || e.job.priority != 0) continue;
     // A user may not release what an administrator held.
@@ -381,8 +381,8 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
 
 Status ControllerCore::SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx) {
   bool found = false;
-  for (auto& [key, e] : jobs_) {
-    if (e.job.id != id && e.array_job_id != id) continue;
+  for (const JobEntry* match : JobsWithId(id)) {
+    JobEntry& e = jobs_.at(match->key);
     found = true;
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     const bool admin = who.uid == 0 || who.uid == opt_.slurm_user_uid;

@@ -25,8 +25,8 @@ namespace {
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
 
 // Node daemons report three times per SlurmdTimeout.
-int64_t HeartbeatInterval(const conf::ClusterConfig& cfg) {
-  return std::max<int64_t>(1, cfg.slurmd_timeout_s / 3);
+int64_t HeartbeatInterval(int64_t slurmd_timeout_s) {
+  return std::max<int64_t>(1, slurmd_timeout_s / 3);
 }
 
 // "123" or "123_4": the job and the array task.
@@ -51,7 +51,7 @@ ControllerApi::ControllerApi(Controller* c) : c_(c) {
   auto slurm_user = auth::LookupUserByName(cfg.slurm_user);
   slurm_user_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
   controller_name_ = cfg.controllers.empty() ? "" : cfg.controllers.front().name;
-  heartbeat_interval_s_ = HeartbeatInterval(cfg);
+  heartbeat_interval_s_ = HeartbeatInterval(cfg.slurmd_timeout_s);
 }
 
 Caller ControllerApi::Identify(const auth::Identity& id) const {
@@ -237,9 +237,7 @@ Status ControllerApi::Reconfigure(const Caller& who, const v1::ReconfigureReques
   std::vector<conf::Diagnostic> warnings;
   int64_t slurmd_timeout_s = 0;
   RETURN_IF_ERROR(c_->Reconfigure(&warnings, &slurmd_timeout_s));
-  conf::ClusterConfig timing;
-  timing.slurmd_timeout_s = slurmd_timeout_s;
-  heartbeat_interval_s_ = HeartbeatInterval(timing);
+  heartbeat_interval_s_ = HeartbeatInterval(slurmd_timeout_s);
   for (const conf::Diagnostic& w : warnings) reply->add_warnings(w.ToString());
   return absl::OkStatus();
 }

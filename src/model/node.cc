@@ -38,9 +38,7 @@ std::string CapacityShortfall(const Resources& configured, const Resources& repo
     reasons.push_back(core::StrCat("gres/gpu count reported lower than configured (",
                                    reported.gpus, " < ", configured.gpus, ")"));
   }
-  std::string out;
-  for (const std::string& r : reasons) out += (out.empty() ? "" : ", ") + r;
-  return out;
+  return core::Join(reasons, ", ");
 }
 
 }  // namespace loom::model
