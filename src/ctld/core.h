@@ -48,17 +48,16 @@ struct JobEntry {
   int32_t partition = -1;                  // index into the cluster's partitions
   sched::Allocation alloc;                 // while running: where, with device ids
   // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
-  // Not stored: a restarted controller no longer knows it.
   sched::Allocation ran;
   // When the scheduler last looked at it: its submission, then each pass that considered
-  // it (Slurm's LastSchedEval). Not stored.
+  // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
   int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
   bool completing = false;
   Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
-  int32_t restarts = 0;                    // times requeued (Slurm's Restarts). Not stored.
+  int32_t restarts = 0;                    // times requeued (Slurm's Restarts)
   uint64_t key = 0;                        // stable identity in the table
 
   // A job srun submitted runs tasks on every node and ends once every node has reported

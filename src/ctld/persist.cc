@@ -73,6 +73,9 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) 
   for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
   p.nodes = names.empty() ? "" : core::CompressHostlist(names);
   p.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
+  p.ran_allocation = e.ran.empty() ? "" : EncodeAllocation(e.ran, cluster);
+  p.restarts = e.restarts;
+  p.last_sched_eval = e.last_sched_eval;
   return p;
 }
 
@@ -101,6 +104,9 @@ store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster) {
   r.end_time = p.end_time;
   r.nodes = std::move(p.nodes);
   r.allocation = std::move(p.allocation);
+  r.ran_allocation = std::move(p.ran_allocation);
+  r.restarts = p.restarts;
+  r.last_sched_eval = p.last_sched_eval;
   return r;
 }
 
@@ -129,7 +135,13 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   for (size_t p = 0; p < cluster.partitions.size(); ++p) {
     if (cluster.partitions[p].name == r.partition) e.partition = static_cast<int32_t>(p);
   }
+  e.restarts = r.restarts;
+  e.last_sched_eval = r.last_sched_eval;
   ASSIGN_OR_RETURN(e.alloc, DecodeAllocation(r.allocation, cluster));
+  // Where an ended job ran only serves queries: a node since removed from the configuration
+  // loses it rather than the job.
+  auto ran = DecodeAllocation(r.ran_allocation, cluster);
+  if (ran.ok()) e.ran = *std::move(ran);
   return e;
 }
 

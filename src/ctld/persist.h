@@ -19,7 +19,8 @@ std::string EncodeAllocation(const sched::Allocation& alloc, const sched::Cluste
 StatusOr<sched::Allocation> DecodeAllocation(std::string_view bytes, const sched::Cluster& cluster);
 
 store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster);
-// What changed since submission: state, reason, priority, limit, exit code, times, nodes.
+// What changed since submission: state, reason, priority, limit, exit code, times, nodes,
+// where an ended job ran, requeues and the last scheduling evaluation.
 store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster);
 // The entry a record describes, with `request` as its submission; `key` is left 0 (the
 // core assigns it on Restore).

@@ -55,8 +55,18 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   req.time_limit_s = 600;
   const Caller alice{1001, 1001, "alice"};
   JobId running = *core.Submit(req, alice, 0, &fx);
+  JobId ended = *core.Submit(req, alice, 0, &fx);
   core.Schedule(1, &fx);
-  JobId pending = *core.Submit(req, alice, 2, &fx);
+  // `ended` is requeued once, runs again and completes: it keeps where it ran and its count.
+  const Caller root{0, 0, "root"};
+  ASSERT_TRUE(core.Requeue(ended, false, root, 2, &fx).ok());
+  core.JobEnded(ended, 15 /* SIGTERM */, false, 3, &fx, "");
+  core.Schedule(4, &fx);
+  ASSERT_EQ(core.Find(ended)->job.state, model::JobState::kRunning);
+  core.JobEnded(ended, 0, false, 5, &fx, "");
+  ASSERT_EQ(core.Find(ended)->job.state, model::JobState::kCompleted);
+  ASSERT_FALSE(core.Find(ended)->ran.empty());
+  JobId pending = *core.Submit(req, alice, 6, &fx);
 
   store::SqliteStoreOptions so;
   so.state_save_location = dir + "/state";
@@ -90,6 +100,13 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   EXPECT_EQ(again.Find(running)->job.state, model::JobState::kRunning);
   EXPECT_EQ(again.Find(running)->alloc, core.Find(running)->alloc);
   EXPECT_EQ(again.Find(running)->job.start_time, 1);
+  const JobEntry& done = *again.Find(ended);
+  EXPECT_EQ(done.job.state, model::JobState::kCompleted);
+  EXPECT_FALSE(done.completing);
+  EXPECT_TRUE(done.alloc.empty());
+  EXPECT_EQ(done.ran, core.Find(ended)->ran);
+  EXPECT_EQ(done.restarts, 1);
+  EXPECT_EQ(done.last_sched_eval, core.Find(ended)->last_sched_eval);
   EXPECT_EQ(again.Find(pending)->job.state, model::JobState::kPending);
   EXPECT_EQ(again.Find(pending)->job.user, "alice");
 }
@@ -113,7 +130,8 @@ TEST(PersistTest, ProgressIsTheRecordsChangingPart) {
   store::JobProgress p = ToProgress(task, core.cluster());
   EXPECT_EQ(p, (store::JobProgress{r.id, r.state, r.reason, r.priority, r.time_limit_s,
                                    r.exit_code, r.eligible_time, r.start_time, r.end_time,
-                                   r.nodes, r.allocation}));
+                                   r.nodes, r.allocation, r.ran_allocation, r.restarts,
+                                   r.last_sched_eval}));
   EXPECT_EQ(p.state, model::JobState::kRunning);
   EXPECT_EQ(p.nodes, "n1");
 }

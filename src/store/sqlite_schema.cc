@@ -10,7 +10,9 @@ namespace {
 
 using core::StrCat;
 
-// The jobs table of version 2: each row names its submission (`requests`) by id.
+// The jobs table of version 3: each row names its submission (`requests`) by id (since
+// version 2) and keeps where an ended job ran, its requeue count and its last scheduling
+// evaluation (since version 3).
 constexpr const char* kJobsTableSql = R"sql(
 CREATE TABLE jobs (
   id INTEGER PRIMARY KEY CHECK (id > 0),
@@ -33,7 +35,10 @@ CREATE TABLE jobs (
   start_time INTEGER NOT NULL,
   end_time INTEGER NOT NULL,
   nodes TEXT NOT NULL,
-  allocation BLOB NOT NULL
+  allocation BLOB NOT NULL,
+  ran_allocation BLOB NOT NULL DEFAULT '',
+  restarts INTEGER NOT NULL DEFAULT 0,
+  last_sched_eval INTEGER NOT NULL DEFAULT 0
 );
 )sql";
 
@@ -87,6 +92,14 @@ INSERT INTO jobs (id, array_job_id, array_task_id, request_id, job_name, user_na
 DROP TABLE jobs_version_1;
 )sql";
 
+// Version 3 adds three columns to version 2's jobs table; the defaults hold for older rows
+// (where an ended job ran, its requeues and its last evaluation were not kept).
+constexpr const char* kFromVersion2Sql = R"sql(
+ALTER TABLE jobs ADD COLUMN ran_allocation BLOB NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN last_sched_eval INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 Status SqliteStore::CreateSchema() {
@@ -115,6 +128,8 @@ Status SqliteStore::Migrate(int64_t from) {
     if (status.ok()) status = Exec(kFromVersion1Sql, doing);
     if (status.ok()) status = Exec(kJobsTableSql, doing);
     if (status.ok()) status = Exec(kFromVersion1CopySql, doing);
+  } else if (from == 2) {
+    status = Exec(kFromVersion2Sql, doing);
   }
   if (status.ok()) {
     status = Exec(StrCat("UPDATE schema_version SET version = ", kSchemaVersion).c_str(), doing);

@@ -36,15 +36,18 @@ constexpr int64_t kJournalSizeLimit = 64 << 20;
 constexpr const char* kPutJobSql =
     "INSERT OR REPLACE INTO jobs (id, array_job_id, array_task_id, request_id, job_name, "
     "user_name, uid, gid, account, partition_name, state, reason, priority, time_limit_s, "
-    "exit_code, submit_time, eligible_time, start_time, end_time, nodes, allocation) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "exit_code, submit_time, eligible_time, start_time, end_time, nodes, allocation, "
+    "ran_allocation, restarts, last_sched_eval) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kUpdateJobSql =
     "UPDATE jobs SET state = ?, reason = ?, priority = ?, time_limit_s = ?, exit_code = ?, "
-    "eligible_time = ?, start_time = ?, end_time = ?, nodes = ?, allocation = ? WHERE id = ?";
+    "eligible_time = ?, start_time = ?, end_time = ?, nodes = ?, allocation = ?, "
+    "ran_allocation = ?, restarts = ?, last_sched_eval = ? WHERE id = ?";
 constexpr const char* kSelectJobsSql =
     "SELECT id, array_job_id, array_task_id, request_id, job_name, user_name, uid, gid, "
     "account, partition_name, state, reason, priority, time_limit_s, exit_code, submit_time, "
-    "eligible_time, start_time, end_time, nodes, allocation FROM jobs ORDER BY id";
+    "eligible_time, start_time, end_time, nodes, allocation, ran_allocation, restarts, "
+    "last_sched_eval FROM jobs ORDER BY id";
 
 std::optional<model::PendingReason> ParsePendingReason(std::string_view name) {
   using Underlying = std::underlying_type_t<model::PendingReason>;
@@ -439,7 +442,10 @@ Status SqliteStore::ApplyOne(const PutJob& m) {
       .Int(j.start_time)
       .Int(j.end_time)
       .Text(j.nodes)
-      .Blob(j.allocation);
+      .Blob(j.allocation)
+      .Blob(j.ran_allocation)
+      .Int(j.restarts)
+      .Int(j.last_sched_eval);
   int rc = b.rc();
   if (rc == SQLITE_OK) rc = sqlite3_step(s);
   if (rc != SQLITE_DONE) return Error(rc, StrCat("writing job ", j.id));
@@ -462,6 +468,9 @@ Status SqliteStore::ApplyOne(const UpdateJob& m) {
                .Int(j.end_time)
                .Text(j.nodes)
                .Blob(j.allocation)
+               .Blob(j.ran_allocation)
+               .Int(j.restarts)
+               .Int(j.last_sched_eval)
                .Int(static_cast<int64_t>(j.id))
                .rc();
   if (rc == SQLITE_OK) rc = sqlite3_step(s);
@@ -597,6 +606,9 @@ StatusOr<Snapshot> SqliteStore::Recover() {
       j.end_time = sqlite3_column_int64(s, 18);
       j.nodes = ColumnText(s, 19);
       j.allocation = ColumnBlob(s, 20);
+      j.ran_allocation = ColumnBlob(s, 21);
+      j.restarts = static_cast<int32_t>(sqlite3_column_int64(s, 22));
+      j.last_sched_eval = sqlite3_column_int64(s, 23);
       snap.jobs.push_back(std::move(j));
     }
     if (rc != SQLITE_DONE) return Error(rc, "reading the jobs");

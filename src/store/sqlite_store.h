@@ -46,7 +46,7 @@ class SqliteStore final : public Store {
  public:
   // The schema this build writes. Open() upgrades files with a lower version (in one
   // transaction) and refuses files with a higher one.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   // PRAGMA application_id of a Loom store ("LOOM"), so `file(1)` and Open() can tell.
   static constexpr int32_t kApplicationId = 0x4C4F4F4D;
   static constexpr std::string_view kFileName = "loom.db";

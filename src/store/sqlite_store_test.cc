@@ -100,7 +100,8 @@ std::string RequestBytes(model::JobId id) {
 JobProgress ProgressOf(const JobRecord& j) {
   return JobProgress{j.id,         j.state,         j.reason,     j.priority,
                      j.time_limit_s, j.exit_code,   j.eligible_time, j.start_time,
-                     j.end_time,   j.nodes,         j.allocation};
+                     j.end_time,   j.nodes,         j.allocation, j.ran_allocation,
+                     j.restarts,   j.last_sched_eval};
 }
 
 SqliteStoreOptions Options(const std::string& dir) {
@@ -151,6 +152,9 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
     JobRecord done = FullJob(5);
     done.state = model::JobState::kCompleted;
     done.exit_code = 256;
+    done.ran_allocation = std::string("ran\0here", 8);
+    done.restarts = 2;
+    done.last_sched_eval = 1700000700;
     second.Add(UpdateJob{ProgressOf(done)})
         .Add(DeleteJob{9})
         .Add(DeleteRequest{9})
@@ -169,6 +173,9 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
   JobRecord done = FullJob(5);
   done.state = model::JobState::kCompleted;
   done.exit_code = 256;
+  done.ran_allocation = std::string("ran\0here", 8);
+  done.restarts = 2;
+  done.last_sched_eval = 1700000700;
   ASSERT_EQ(snap->jobs.size(), 2u);
   EXPECT_EQ(snap->jobs[0], pending);
   EXPECT_EQ(snap->jobs[1], done);
@@ -344,6 +351,65 @@ TEST_F(SqliteStoreTest, AVersion1FileIsUpgradedOnOpen) {
   }
 }
 
+// The jobs table of version 2, as that Loom wrote it (the other tables are version 1's).
+constexpr const char* kVersion2JobsSql = R"sql(
+CREATE TABLE requests (id INTEGER PRIMARY KEY CHECK (id > 0), request BLOB NOT NULL);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY CHECK (id > 0),
+  array_job_id INTEGER CHECK (array_job_id IS NULL OR array_job_id > 0),
+  array_task_id INTEGER CHECK (array_task_id IS NULL OR array_task_id >= 0),
+  request_id INTEGER NOT NULL CHECK (request_id > 0),
+  job_name TEXT NOT NULL, user_name TEXT NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
+  account TEXT NOT NULL, partition_name TEXT NOT NULL, state TEXT NOT NULL,
+  reason TEXT NOT NULL, priority INTEGER NOT NULL, time_limit_s INTEGER NOT NULL,
+  exit_code INTEGER NOT NULL, submit_time INTEGER NOT NULL, eligible_time INTEGER NOT NULL,
+  start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, nodes TEXT NOT NULL,
+  allocation BLOB NOT NULL);
+UPDATE schema_version SET version = 2;
+INSERT INTO requests VALUES (3, X'706C61696E00');
+INSERT INTO jobs VALUES (3, NULL, NULL, 3, 'plain', 'bob', 1002, 1002, '', 'batch',
+  'COMPLETED', 'None', 100, 600, 0, 1700000000, 1700000000, 1700000001, 1700000009, '', '');
+)sql";
+
+TEST_F(SqliteStoreTest, AVersion2FileIsUpgradedOnOpen) {
+  fs::create_directories(dir_);
+  const std::string path = dir_ + "/loom.db";
+  RawSql(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+               "INSERT INTO schema_version (version) VALUES (1);"
+               "CREATE TABLE nodes (node_name TEXT PRIMARY KEY, state TEXT NOT NULL,"
+               "  drain INTEGER NOT NULL, reason TEXT NOT NULL, reason_uid INTEGER NOT NULL,"
+               "  reason_time INTEGER NOT NULL) WITHOUT ROWID;"
+               "CREATE TABLE counters (counter_name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+               "  WITHOUT ROWID;"
+               "CREATE TABLE named_values (value_name TEXT PRIMARY KEY, value BLOB NOT NULL)"
+               "  WITHOUT ROWID;"
+               "PRAGMA application_id=1280266061;");
+  RawSql(path, kVersion2JobsSql);
+  for (int round = 0; round < 2; ++round) {  // upgraded once, then opened as it is
+    auto store = OpenSqliteStore(Options(dir_));
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto snap = (*store)->Recover();
+    ASSERT_TRUE(snap.ok()) << snap.status();
+    ASSERT_EQ(snap->jobs.size(), 1u);
+    JobRecord j = snap->jobs[0];
+    EXPECT_EQ(j.state, model::JobState::kCompleted);
+    EXPECT_EQ(j.ran_allocation, "");  // version 2 did not keep it
+    EXPECT_EQ(j.restarts, 0);
+    EXPECT_EQ(j.last_sched_eval, 0);
+    if (round == 0) {
+      j.restarts = 1;
+      j.ran_allocation = "[]";
+      ASSERT_TRUE((*store)->Commit(Batch().Add(UpdateJob{ProgressOf(j)})).ok());
+      auto again = (*store)->Recover();
+      ASSERT_TRUE(again.ok()) << again.status();
+      EXPECT_EQ(again->jobs[0].restarts, 1);
+      EXPECT_EQ(again->jobs[0].ran_allocation, "[]");
+      // Back as it was, for the second round's checks.
+      ASSERT_TRUE((*store)->Commit(Batch().Add(UpdateJob{ProgressOf(snap->jobs[0])})).ok());
+    }
+  }
+}
+
 TEST_F(SqliteStoreTest, EmptyBatchAndUseBeforeOpen) {
   SqliteStore store(Options(dir_));
   EXPECT_EQ(store.Commit(Batch().Add(SetNextJobId{1})).code(),
@@ -446,7 +512,7 @@ TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(),
               HasSubstr(path + " was written by a newer Loom (schema version 99; this "
-                               "loomctld knows versions up to 2)"));
+                               "loomctld knows versions up to 3)"));
   EXPECT_EQ(ReadFile(path), before);
 }
 

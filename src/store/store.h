@@ -47,6 +47,11 @@ struct JobRecord {
   int64_t end_time = 0;
   std::string nodes;       // the allocated nodes as a hostlist expression; empty if none
   std::string allocation;  // the serialized allocation (per-node CPUs, GPUs); bytes
+  // Once it ended: where it ran (serialized as `allocation`), for queries. Empty if it never
+  // ran, or while it still holds its nodes.
+  std::string ran_allocation;
+  int32_t restarts = 0;         // times requeued (Slurm's Restarts)
+  int64_t last_sched_eval = 0;  // Unix seconds: when the scheduler last considered it
 
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
@@ -64,6 +69,9 @@ struct JobProgress {
   int64_t end_time = 0;
   std::string nodes;
   std::string allocation;
+  std::string ran_allocation;
+  int32_t restarts = 0;
+  int64_t last_sched_eval = 0;
 
   friend bool operator==(const JobProgress&, const JobProgress&) = default;
 };

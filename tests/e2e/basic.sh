@@ -147,6 +147,9 @@ for j in "${acked[@]}" "$held"; do
   [[ " $listed " == *" $j "* ]] || fail "job $j was acknowledged but is gone after the restart (listed: $listed)"
 done
 echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs"
+# An ended job still says where it ran.
+ran=$("$bin/squeue" -h -j "$id" -t all -o '%T %N')
+[[ "$ran" =~ ^COMPLETED\ n[12]$ ]] || fail "job $id after the restart: '$ran'"
 
 # 6. Credentials from a munged with another key are refused, and say so.
 mkdir -p "$dir/munge2" && chmod 755 "$dir/munge2"
