@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/format/text.h"
 #include "cli/scontrol.h"
+#include "cli/submit/begin_time.h"
 #include "conf/show_config.h"
 #include "core/strings.h"
 
@@ -94,6 +95,17 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
       std::string key = w.substr(0, eq);
       if (core::EqualsIgnoreCase(key, "JobId")) {
         ids.push_back(w.substr(eq + 1));
+      } else if (core::EqualsIgnoreCase(key, "StartTime") ||
+                 core::EqualsIgnoreCase(key, "BeginTime")) {
+        // Slurm's time forms (now+1hour, 16:00, 2026-12-01T08:00, ...) are read here, in the
+        // user's time zone; the controller gets Unix seconds.
+        StatusOr<int64_t> t = submit::ParseSlurmDateTime(w.substr(eq + 1), std::time(nullptr),
+                                                         absl::LocalTimeZone());
+        if (!t.ok()) {
+          PrintError(opts, std::string(t.status().message()));
+          return 1;
+        }
+        (*req.mutable_fields())["StartTime"] = std::to_string(*t);
       } else {
         (*req.mutable_fields())[key] = w.substr(eq + 1);
       }

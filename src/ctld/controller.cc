@@ -255,6 +255,7 @@ Status Controller::Persist(const Effects& fx) {
     }
   }
   store::Batch batch = BatchFor(fx, *core_);
+  RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
   return store_->Commit(batch);
 }

@@ -379,49 +379,6 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
   return absl::OkStatus();
 }
 
-Status ControllerCore::SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx) {
-  bool found = false;
-  for (const JobEntry* match : JobsWithId(id)) {
-    JobEntry& e = jobs_.at(match->key);
-    found = true;
-    if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
-    const bool admin = who.uid == 0 || who.uid == opt_.slurm_user_uid;
-    if (!admin && seconds > e.time_limit_s) {
-      return absl::PermissionDeniedError("Access/permission denied");  // users may only lower it
-    }
-    if (model::IsFinal(e.job.state)) continue;
-    e.time_limit_s = seconds;
-    e.job.time_limit_s = seconds;
-    if (e.job.state == JobState::kRunning) {
-      e.job.end_time = sched::SaturatingAdd(e.job.start_time, seconds);
-    }
-    Changed(e, fx);
-  }
-  if (!found) return absl::NotFoundError("Invalid job id specified");
-  return absl::OkStatus();
-}
-
-Status ControllerCore::SetPriority(JobId id, int64_t priority, const Caller& who, Effects* fx) {
-  if (who.uid != 0 && who.uid != opt_.slurm_user_uid) {
-    return absl::PermissionDeniedError("Access/permission denied");
-  }
-  const std::vector<const JobEntry*> found = JobsWithId(id);
-  if (found.empty()) return absl::NotFoundError("Invalid job id specified");
-  bool any = false;
-  for (const JobEntry* f : found) {
-    JobEntry& e = jobs_.at(f->key);
-    if (e.job.state != JobState::kPending) continue;
-    any = true;
-    e.job.priority = priority;
-    // Priority=0 holds the job, as an administrator's hold; a positive one releases it.
-    e.job.reason = priority == 0 ? PendingReason::kJobHeldAdmin : PendingReason::kNone;
-    pass_due_ = true;
-    Changed(e, fx);
-  }
-  if (!any) return absl::FailedPreconditionError("Job is no longer pending execution");
-  return absl::OkStatus();
-}
-
 void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time now, Effects* fx) {
   if (!e.job.Transition(state, now).ok()) {
     e.job.state = state;  // a caller's slip; the record still says how it ended

@@ -72,6 +72,24 @@ struct JobEntry {
   JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
 };
 
+// What `scontrol update job` asks to change; unset fields stay as they are.
+struct JobEdit {
+  std::optional<int64_t> time_limit_s;
+  std::optional<int64_t> priority;
+  std::optional<std::string> name, comment, account, partition, features;
+  std::optional<model::Dependency> dependency;  // empty: none
+  std::optional<std::pair<int32_t, int32_t>> nodes;  // NumNodes=MIN[-MAX]
+  std::optional<int32_t> ntasks;
+  std::optional<int64_t> mem_per_node_mb, mem_per_cpu_mb;
+  std::optional<bool> requeue;
+  std::optional<int64_t> begin_time;  // StartTime=, Unix seconds
+};
+
+// The fields as scontrol sends them (Key=Value, keys in any case; StartTime as Unix seconds).
+// Errors in Slurm's words: "Update of this parameter is not supported: Key=Value", "Invalid
+// time limit specification", ...
+StatusOr<JobEdit> ParseJobEdit(const std::vector<std::pair<std::string, std::string>>& fields);
+
 // A new submission, for the store: kept once, whole, for all the jobs made from it.
 struct Submission {
   JobId id = 0;  // JobEntry::submission_id() of its jobs
@@ -95,6 +113,9 @@ struct Effects {
   std::vector<Launch> launches;
   std::vector<SignalJob> signals;
   std::vector<Submission> submitted;  // to store before the jobs that name them
+  // Stored submissions whose request changed (scontrol update): to store again, with the
+  // script and environment the store holds (empty here).
+  std::vector<Submission> resubmitted;
   std::vector<uint64_t> created;  // entries new in this round (keys); also in `changed`
   std::vector<uint64_t> changed;  // entries to persist (keys), in change order
   // Entries whose listing changed without a change to persist (a pending job's reason), and
@@ -165,10 +186,15 @@ class ControllerCore {
   Status Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx);
   Status Hold(JobId id, const Caller& who, Effects* fx);
   Status Release(JobId id, const Caller& who, Effects* fx);
-  // scontrol update job Priority=: root and SlurmUser only; 0 holds the job.
-  Status SetPriority(JobId id, int64_t priority, const Caller& who, Effects* fx);
-  // scontrol update job TimeLimit=: only root and SlurmUser may raise it.
-  Status SetTimeLimit(JobId id, int64_t seconds, const Caller& who, Effects* fx);
+  // scontrol update job (core_update.cc): `edit` applied to the job `id` names (every task,
+  // for an array's id), all of it or nothing. Owner, root or SlurmUser; Priority only root
+  // and SlurmUser (0 holds the job as an administrator's hold), and only they may raise a
+  // TimeLimit. Fields of the submission, and Priority and StartTime, change pending jobs only
+  // ("Job is no longer pending execution" when none is); JobName, Comment, Requeue and
+  // TimeLimit also running ones. A changed submission is checked as a new one would be
+  // (partition, features, node configuration) and goes to fx->resubmitted; for an array it
+  // changes for all its waiting tasks at once.
+  Status UpdateJob(JobId id, const JobEdit& edit, const Caller& who, Time now, Effects* fx);
 
   // loomd said the batch script of `id` ended with wait() status `status`.
   // For a job srun submitted, `node` says which node's tasks ended: the job ends once every

@@ -76,6 +76,12 @@ class CoreTest : public testing::Test {
   ControllerCore core_;
 };
 
+JobEdit PriorityEdit(int64_t priority) {
+  JobEdit edit;
+  edit.priority = priority;
+  return edit;
+}
+
 TEST_F(CoreTest, SubmitRunComplete) {
   JobId id = Submit(Req());
   EXPECT_EQ(id, 100u);
@@ -635,15 +641,102 @@ TEST_F(CoreTest, PriorityUpdateIsForAdministratorsAndZeroHolds) {
   Up(0);
   JobId id = Submit(Req(64 / 8));
   Effects fx;
-  EXPECT_EQ(core_.SetPriority(id, 5, kAlice, &fx).code(), absl::StatusCode::kPermissionDenied);
-  ASSERT_TRUE(core_.SetPriority(id, 0, kRoot, &fx).ok());
+  EXPECT_EQ(core_.UpdateJob(id, PriorityEdit(5), kAlice, 0, &fx).code(),
+            absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(core_.UpdateJob(id, PriorityEdit(0), kRoot, 0, &fx).ok());
   EXPECT_EQ(Reason(id), PendingReason::kJobHeldAdmin);
   EXPECT_TRUE(Schedule(1).launches.empty());
-  ASSERT_TRUE(core_.SetPriority(id, 1000, kRoot, &fx).ok());
+  ASSERT_TRUE(core_.UpdateJob(id, PriorityEdit(1000), kRoot, 0, &fx).ok());
   EXPECT_EQ(core_.Find(id)->job.priority, 1000);
   Schedule(2);
   EXPECT_EQ(State(id), JobState::kRunning);
-  EXPECT_EQ(core_.SetPriority(id, 7, kRoot, &fx).message(), "Job is no longer pending execution");
+  EXPECT_EQ(core_.UpdateJob(id, PriorityEdit(7), kRoot, 0, &fx).message(),
+            "Job is no longer pending execution");
+}
+
+JobEdit Edit(std::vector<std::pair<std::string, std::string>> fields) {
+  auto edit = ParseJobEdit(fields);
+  EXPECT_TRUE(edit.ok()) << edit.status();
+  return edit.ok() ? *edit : JobEdit{};
+}
+
+TEST_F(CoreTest, UpdateJobChangesTheSubmissionOfPendingJobs) {
+  JobId id = Submit(Req(2, "before"));  // no node is up: it waits
+  Effects fx;
+  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"jobname", "after"}, {"Partition", "small"},
+                                        {"NumTasks", "3"}, {"Comment", "moved"}}),
+                              kAlice, 1, &fx)
+                  .ok());
+  const JobEntry& e = *core_.Find(id);
+  EXPECT_EQ(e.request->name, "after");
+  EXPECT_EQ(e.request->comment, "moved");
+  EXPECT_EQ(e.job.partition, "small");
+  EXPECT_EQ(e.request->shape.ntasks, 3);
+  ASSERT_EQ(fx.resubmitted.size(), 1u);  // stored again, as a whole
+  EXPECT_EQ(fx.resubmitted[0].id, id);
+  EXPECT_EQ(fx.resubmitted[0].request, e.request);
+  EXPECT_EQ(fx.changed.size(), 1u);
+
+  // Checked as a new submission: nothing changes when one field is wrong.
+  Effects none;
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"Partition", "nope"}, {"JobName", "x"}}), kAlice, 2,
+                            &none)
+                .message(),
+            "Invalid partition name specified");
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"NumNodes", "3"}}), kAlice, 2, &none).message(),
+            "Requested node configuration is not available");
+  EXPECT_EQ(core_.Find(id)->request->name, "after");
+  EXPECT_TRUE(none.resubmitted.empty());
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"JobName", "x"}}), kBob, 2, &none).code(),
+            absl::StatusCode::kPermissionDenied);
+
+  // A running job takes a new name, not a new shape.
+  Up(3);
+  Schedule(4);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"NumTasks", "1"}}), kAlice, 5, &none).message(),
+            "Job is no longer pending execution");
+  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"JobName", "renamed"}}), kAlice, 5, &fx).ok());
+  EXPECT_EQ(core_.Find(id)->request->name, "renamed");
+}
+
+TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {
+  model::JobRequest r = Req(1, "arr");
+  r.array = model::ParseArraySpec("0-2").value();
+  JobId id = Submit(r);
+  Effects fx;
+  EXPECT_THAT(std::string(core_.UpdateJob(id + 1, Edit({{"JobName", "one"}}), kAlice, 1, &fx)
+                              .message()),
+              testing::HasSubstr("update JobId=" + std::to_string(id)));
+  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"JobName", "all"}}), kAlice, 1, &fx).ok());
+  for (JobId t = id; t < id + 3; ++t) EXPECT_EQ(core_.Find(t)->request->name, "all");
+  ASSERT_EQ(fx.resubmitted.size(), 1u);
+  EXPECT_EQ(fx.resubmitted[0].id, id);
+  // Fields outside the submission may change for one task.
+  ASSERT_TRUE(core_.UpdateJob(id + 2, Edit({{"TimeLimit", "5"}}), kAlice, 1, &fx).ok());
+  EXPECT_EQ(core_.Find(id + 2)->time_limit_s, 300);
+  EXPECT_EQ(core_.Find(id + 1)->time_limit_s, 600);
+}
+
+TEST(ParseJobEditTest, SlurmsErrors) {
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(ParseJobEdit(Fields{{"Shoes", "red"}}).status().message(),
+            "Update of this parameter is not supported: Shoes=red");
+  EXPECT_EQ(ParseJobEdit(Fields{{"TimeLimit", "soon"}}).status().message(),
+            "Invalid time limit specification");
+  EXPECT_EQ(ParseJobEdit(Fields{{"Features", "a&|b"}}).status().message(),
+            "Invalid feature specification");
+  EXPECT_EQ(ParseJobEdit(Fields{{"NumNodes", "2-1"}}).status().message(),
+            "Invalid NumNodes value: 2-1");
+  EXPECT_EQ(ParseJobEdit(Fields{{"Dependency", "afterok:x"}}).status().message(),
+            "Job dependency problem");
+  auto ok = ParseJobEdit(Fields{{"NumNodes", "1-2"}, {"MinMemoryCPU", "2G"}, {"Requeue", "0"},
+                                {"Dependency", ""}});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->nodes, (std::pair<int32_t, int32_t>(1, 2)));
+  EXPECT_EQ(ok->mem_per_cpu_mb, 2048);
+  EXPECT_EQ(ok->requeue, false);
+  EXPECT_TRUE(ok->dependency.has_value());
 }
 
 }  // namespace

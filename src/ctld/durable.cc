@@ -1,5 +1,6 @@
 #include "ctld/durable.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,16 +27,20 @@ StatusOr<model::JobRequest> Decode(std::string_view bytes, std::string_view what
   return request;
 }
 
+// A submission as the store keeps it: the request in its wire form, with script and
+// environment.
+store::PutRequest Stored(const Submission& s) {
+  v1::JobSpec spec = rpc::ToWire(*s.request);
+  spec.set_script(s.script);
+  spec.mutable_environment()->insert(s.environment.begin(), s.environment.end());
+  return store::PutRequest{s.id, spec.SerializeAsString()};
+}
+
 }  // namespace
 
 store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
   store::Batch batch;
-  for (const Submission& s : fx.submitted) {
-    v1::JobSpec spec = rpc::ToWire(*s.request);
-    spec.set_script(s.script);
-    spec.mutable_environment()->insert(s.environment.begin(), s.environment.end());
-    batch.Add(store::PutRequest{s.id, spec.SerializeAsString()});
-  }
+  for (const Submission& s : fx.submitted) batch.Add(Stored(s));
   const std::unordered_set<uint64_t> created(fx.created.begin(), fx.created.end());
   std::unordered_set<uint64_t> seen;
   for (uint64_t key : fx.changed) {
@@ -65,6 +70,25 @@ store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
   }
   if (fx.next_id_changed) batch.Add(store::SetNextJobId{core.next_job_id()});
   return batch;
+}
+
+Status AddResubmissions(const Effects& fx, store::Store& store, store::Batch* batch) {
+  for (const Submission& changed : fx.resubmitted) {
+    Submission s{changed.id, changed.request, {}, {}};
+    // Submitted in the same round, it is not in the store yet.
+    auto fresh = std::find_if(fx.submitted.begin(), fx.submitted.end(),
+                              [&](const Submission& n) { return n.id == changed.id; });
+    if (fresh != fx.submitted.end()) {
+      s.script = fresh->script;
+      s.environment = fresh->environment;
+    } else {
+      ASSIGN_OR_RETURN(model::JobRequest full, ReadSubmission(store, changed.id));
+      s.script = std::move(full.script);
+      s.environment = std::move(full.environment);
+    }
+    batch->Add(Stored(s));
+  }
+  return absl::OkStatus();
 }
 
 StatusOr<std::vector<JobEntry>> EntriesFrom(const store::Snapshot& snapshot,

@@ -21,6 +21,10 @@ namespace loom::ctld {
 // the nodes it changed, and the next job id.
 store::Batch BatchFor(const Effects& fx, const ControllerCore& core);
 
+// Adds to `batch` each submission `fx` changed (fx.resubmitted) as it must now be stored: the
+// request the jobs hold, with the script and environment read back from `store`.
+Status AddResubmissions(const Effects& fx, store::Store& store, store::Batch* batch);
+
 // The job table the store describes, for ControllerCore::Restore: every job with its
 // submission (without script and environment; the tasks of an array share one). DataLoss,
 // naming the job and `location`, when a job's submission is missing or unreadable.

@@ -157,8 +157,9 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
       }
       case 7:
         if (!ids.empty()) {
-          (void)core.SetTimeLimit(ids[pick(static_cast<int>(ids.size()))], 10 + pick(300), users[2],
-                                  &fx);
+          JobEdit edit;
+          edit.time_limit_s = 10 + pick(300);
+          (void)core.UpdateJob(ids[pick(static_cast<int>(ids.size()))], edit, users[2], 0, &fx);
         }
         break;
       case 8: {

@@ -178,27 +178,14 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
           [&](ControllerCore& core, Effects& fx, Time) { return core.Release(id, who, &fx); });
       break;
     case v1::UpdateJobRequest::UPDATE: {
-      for (const auto& [key, value] : req.fields()) {
-        if (core::EqualsIgnoreCase(key, "TimeLimit")) {
-          auto seconds = core::ParseDuration(value);
-          if (!seconds.ok()) return absl::InvalidArgumentError("Invalid time limit specification");
-          s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
-            return core.SetTimeLimit(id, *seconds, who, &fx);
-          });
-        } else if (core::EqualsIgnoreCase(key, "Priority")) {
-          auto priority = core::ParseInt(value);
-          if (!priority || *priority < 0 || *priority > 4294967293LL) {
-            return absl::InvalidArgumentError(core::StrCat("Invalid priority: ", value));
-          }
-          s = c_->Post([&](ControllerCore& core, Effects& fx, Time) {
-            return core.SetPriority(id, *priority, who, &fx);
-          });
-        } else {
-          return absl::UnimplementedError(core::StrCat(
-              "updating ", key, " is not supported by Loom yet (TimeLimit and Priority are)"));
-        }
-        if (!s.ok()) break;
-      }
+      // In key order, so that one request reads the same however the map iterates.
+      std::vector<std::pair<std::string, std::string>> fields(req.fields().begin(),
+                                                              req.fields().end());
+      std::sort(fields.begin(), fields.end());
+      ASSIGN_OR_RETURN(const JobEdit edit, ParseJobEdit(fields));
+      s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+        return core.UpdateJob(id, edit, who, now, &fx);
+      });
       break;
     }
     case v1::UpdateJobRequest::REQUEUE:

@@ -129,7 +129,11 @@ st=$(wait_state "$held")
 [[ "$st" == COMPLETED ]] || fail "released job $held ended $st"
 "$bin/scontrol" ping | grep -q "is UP" || fail "scontrol ping"
 held=$("$bin/sbatch" --parsable --hold --wrap true)
-echo "ok: scontrol show job, update TimeLimit, release, ping"
+"$bin/scontrol" update JobId="$held" JobName=renamed NumTasks=2 || fail "scontrol update JobName NumTasks"
+"$bin/scontrol" show job "$held" | grep -q "JobName=renamed" || fail "JobName not updated: $("$bin/scontrol" show job "$held" | head -1)"
+if "$bin/scontrol" update JobId="$held" Shoes=red 2>"$dir/update.err"; then fail "update of an unknown field"; fi
+grep -q "Update of this parameter is not supported: Shoes=red" "$dir/update.err" || fail "unknown field: $(cat "$dir/update.err")"
+echo "ok: scontrol show job, update TimeLimit JobName NumTasks, release, ping"
 
 # 5. kill -9 of loomctld during submissions: every acknowledged job is still there.
 acked=()
@@ -146,7 +150,8 @@ listed=$("$bin/squeue" -h -o '%i' | sort -n | tr '\n' ' ')
 for j in "${acked[@]}" "$held"; do
   [[ " $listed " == *" $j "* ]] || fail "job $j was acknowledged but is gone after the restart (listed: $listed)"
 done
-echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs"
+[[ $("$bin/squeue" -h -j "$held" -o '%j %C') == "renamed 2" ]] || fail "update lost over a restart: $("$bin/squeue" -h -j "$held" -o '%j %C')"
+echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs and the updated one"
 # An ended job still says where it ran.
 ran=$("$bin/squeue" -h -j "$id" -t all -o '%T %N')
 [[ "$ran" =~ ^COMPLETED\ n[12]$ ]] || fail "job $id after the restart: '$ran'"
