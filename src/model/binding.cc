@@ -140,7 +140,7 @@ CpuIndex IndexCpus(const CpuTopology& topo) {
 
 // Slurm's auto binding: the entity whose count of wholly allocated units equals the tasks'
 // CPUs; otherwise the configured default.
-CpuBindType AutoBind(const CpuTopology& topo, const CpuSet& alloc, int32_t need,
+CpuBindType AutoBind(const CpuTopology& topo, const CpuSet& alloc, int64_t need,
                      CpuBindType fallback) {
   std::map<int32_t, std::pair<int32_t, int32_t>> socket_cpus;  // socket -> (allocated, all)
   int32_t whole_cores = 0;
@@ -521,6 +521,31 @@ CpuTopology CpuTopology::Uniform(int32_t sockets, int32_t cores_per_socket,
   return t;
 }
 
+StatusOr<CpuTopology> CpuTopologyFor(const NodeTopology& topo, int32_t sockets,
+                                     int32_t cores_per_socket, int32_t threads_per_core) {
+  CpuTopology t = CpuTopology::Uniform(sockets, cores_per_socket, threads_per_core);
+  std::vector<int32_t> numa(t.cpu_numa.size(), -1);
+  for (size_t n = 0; n < topo.numa_cpus.size(); ++n) {
+    for (int32_t cpu : topo.numa_cpus[n]) {
+      if (cpu < 0 || static_cast<size_t>(cpu) >= numa.size() || numa[cpu] != -1) {
+        return absl::InvalidArgumentError(StrCat(
+            "node topology ", topo.name, ": NUMA node ", n, " lists CPU ", cpu, ", which is not ",
+            "one of the ", numa.size(), " CPUs of ", sockets, " sockets x ", cores_per_socket,
+            " cores x ", threads_per_core, " threads, or is listed twice"));
+      }
+      numa[cpu] = static_cast<int32_t>(n);
+    }
+  }
+  for (size_t cpu = 0; cpu < numa.size(); ++cpu) {
+    if (numa[cpu] < 0) {
+      return absl::InvalidArgumentError(StrCat("node topology ", topo.name, ": CPU ", cpu,
+                                               " is in no NUMA node; list it under one"));
+    }
+  }
+  t.cpu_numa = std::move(numa);
+  return t;
+}
+
 Status ValidateCpuTopology(const CpuTopology& topo) {
   CpuSet seen;
   int32_t last_socket = 0;
@@ -579,7 +604,7 @@ StatusOr<StepBinding> BindTasks(const BindNode& node, const StepOnNode& step) {
   result.cpu_bind = step.cpu_bind.type;
   if (result.cpu_bind == CpuBindType::kAuto) {
     result.cpu_bind =
-        AutoBind(node.cpus, step.cpus, ntasks * step.cpus_per_task, step.default_cpu_bind);
+        AutoBind(node.cpus, step.cpus, int64_t{ntasks} * step.cpus_per_task, step.default_cpu_bind);
     if (result.cpu_bind == CpuBindType::kAuto) result.cpu_bind = CpuBindType::kNone;
   }
   ASSIGN_OR_RETURN(std::vector<CpuSet> cpus, BindCpus(node, step, result.cpu_bind));

@@ -57,6 +57,12 @@ struct CpuTopology {
                              int32_t numa_per_socket = 1);
 };
 
+// The Uniform layout of a node whose NUMA nodes a NodeTopology lists (an emulated node, or
+// one described by the catalog): each CPU's NUMA node is taken from `topo.numa_cpus`.
+// Errors when those lists do not name each CPU of the layout exactly once.
+StatusOr<CpuTopology> CpuTopologyFor(const NodeTopology& topo, int32_t sockets,
+                                     int32_t cores_per_socket, int32_t threads_per_core);
+
 // Checks that every CPU id appears in one core only, that the cores are grouped by socket in
 // ascending order, and that each CPU has a NUMA node. Errors name the core or CPU.
 Status ValidateCpuTopology(const CpuTopology& topo);

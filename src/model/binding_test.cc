@@ -108,6 +108,18 @@ TEST(CpuTopology, UniformNumbersFirstThreadsFirst) {
   EXPECT_TRUE(ValidateCpuTopology(t).ok());
 }
 
+TEST(CpuTopology, FromACatalogTopology) {
+  const NodeTopology& dgx = *CatalogTopology("dgx-a100");
+  CpuTopology t = CpuTopologyFor(dgx, 2, 64, 2).value();
+  EXPECT_EQ(t, CpuTopology::Uniform(2, 64, 2));
+  EXPECT_EQ(t.cpu_numa[130], 0);
+  EXPECT_EQ(t.cpu_numa[200], 1);
+  StatusOr<CpuTopology> bad = CpuTopologyFor(dgx, 2, 32, 2);  // only 128 CPUs
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("dgx-a100"), std::string::npos);
+  EXPECT_FALSE(CpuTopologyFor(dgx, 2, 128, 2).ok());  // CPUs 256-511 in no NUMA node
+}
+
 TEST(CpuTopology, ValidationNamesTheFault) {
   CpuTopology t = CpuTopology::Uniform(1, 2, 1);
   t.cores[1].threads = {0};
