@@ -18,7 +18,6 @@ using core::StrCat;
 // A piece of CPU a task takes at a time: one hardware thread, or the allocated threads of
 // one core.
 struct Unit {
-  int32_t socket = 0;
   std::vector<int32_t> cpus;
 };
 
@@ -27,13 +26,13 @@ std::vector<std::vector<Unit>> UnitsBySocket(const CpuTopology& topo, const CpuS
                                              bool whole_cores) {
   std::vector<std::vector<Unit>> by_socket(static_cast<size_t>(topo.num_sockets()));
   for (const CpuCore& core : topo.cores) {
-    Unit core_unit{core.socket, {}};
+    Unit core_unit;
     for (int32_t cpu : core.threads) {
       if (!alloc.test(cpu)) continue;
       if (whole_cores) {
         core_unit.cpus.push_back(cpu);
       } else {
-        by_socket[core.socket].push_back(Unit{core.socket, {cpu}});
+        by_socket[core.socket].push_back(Unit{{cpu}});
       }
     }
     if (!core_unit.cpus.empty()) by_socket[core.socket].push_back(std::move(core_unit));
@@ -350,6 +349,20 @@ std::optional<GpuMask> ResolveGpuEntry(GpuMask entry, GpuMask step_gpus, bool re
   return out;
 }
 
+// `gpus` as a comma-separated list of node indices, or of positions among `step_gpus`.
+std::string GpuList(GpuMask gpus, GpuMask step_gpus, bool relative) {
+  std::vector<std::string> v;
+  const std::vector<int32_t> held = Bits(step_gpus);
+  for (int32_t g : Bits(gpus)) {
+    if (!relative) {
+      v.push_back(std::to_string(g));
+      continue;
+    }
+    v.push_back(std::to_string(std::find(held.begin(), held.end(), g) - held.begin()));
+  }
+  return core::Join(v, ",");
+}
+
 // The GPUs of each task.
 StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& step,
                                         const std::vector<CpuSet>& task_cpus) {
@@ -425,27 +438,14 @@ StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& 
         std::optional<GpuMask> gpus = ResolveGpuEntry(entry, step.gpus, step.constrain_devices);
         if (!gpus) {
           const std::string_view name = bind.type == GpuBindType::kMapGpu ? "map_gpu" : "mask_gpu";
-          return absl::InvalidArgumentError(
-              StrCat("--gpu-bind=", name, ": local task ", t, " is given GPU(s) ",
-                     core::Join(
-                         [&] {
-                           std::vector<std::string> v;
-                           for (int32_t b : Bits(entry)) v.push_back(std::to_string(b));
-                           return v;
-                         }(),
-                         ","),
-                     " but the step holds ", held, " GPUs on node ", node.name,
-                     step.constrain_devices ? StrCat(", numbered 0-", held - 1,
-                                                     " (devices are confined, so ids count the "
-                                                     "step's GPUs from 0)")
-                                            : StrCat(" with indices ",
-                                                     [&] {
-                                                       std::vector<std::string> v;
-                                                       for (int32_t b : Bits(step.gpus))
-                                                         v.push_back(std::to_string(b));
-                                                       return core::Join(v, ",");
-                                                     }()),
-                     "; name GPUs of the allocation"));
+          return absl::InvalidArgumentError(StrCat(
+              "--gpu-bind=", name, ": local task ", t, " is given GPU(s) ",
+              GpuList(entry, 0, false), " but the step holds ", held, " GPUs on node ", node.name,
+              step.constrain_devices
+                  ? StrCat(", numbered 0-", held - 1,
+                           " (devices are confined, so ids count the step's GPUs from 0)")
+                  : StrCat(" with indices ", GpuList(step.gpus, 0, false)),
+              "; name GPUs of the allocation"));
         }
         out[t] = *gpus;
       }
@@ -453,19 +453,6 @@ StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& 
     }
   }
   return out;
-}
-
-std::string GpuList(GpuMask gpus, GpuMask step_gpus, bool relative) {
-  std::vector<std::string> v;
-  const std::vector<int32_t> held = Bits(step_gpus);
-  for (int32_t g : Bits(gpus)) {
-    if (!relative) {
-      v.push_back(std::to_string(g));
-      continue;
-    }
-    v.push_back(std::to_string(std::find(held.begin(), held.end(), g) - held.begin()));
-  }
-  return core::Join(v, ",");
 }
 
 std::string HexGpuMask(GpuMask m) {
