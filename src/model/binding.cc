@@ -332,6 +332,44 @@ GpuMask ClosestGpus(const BindNode& node, GpuMask step_gpus, const CpuSet& cpus)
   return close ? close : step_gpus;
 }
 
+// `count` GPUs of `step_gpus` for one task, one at a time: the least used (`uses`, updated)
+// first, then those in `close`, then, for a task of several GPUs, those on a PCIe switch with
+// GPUs already picked (for the first: on the switch with the most equally good GPUs), then the
+// lowest index.
+GpuMask PickOwnGpus(const BindNode& node, GpuMask step_gpus, GpuMask close, int32_t count,
+                    std::vector<int32_t>& uses) {
+  GpuMask picked = 0;
+  auto on_switch = [&](GpuMask among, int32_t sw) {
+    int32_t n = 0;
+    for (int32_t g : Bits(among)) n += node.gpus[g].pcie_switch == sw ? 1 : 0;
+    return n;
+  };
+  for (int32_t i = 0; i < count; ++i) {
+    int32_t best = -1;
+    std::tuple<int32_t, bool, int32_t> best_key;
+    for (int32_t g : Bits(step_gpus & ~picked)) {
+      const bool near = close >> g & 1;
+      int32_t mates = 0;
+      if (count > 1) {
+        GpuMask equal = 0;  // unpicked GPUs as good as g on use and closeness
+        for (int32_t h : Bits(step_gpus & ~picked)) {
+          if (uses[h] == uses[g] && ((close >> h & 1) == near)) equal |= GpuMask{1} << h;
+        }
+        const int32_t sw = node.gpus[g].pcie_switch;
+        mates = picked ? on_switch(picked, sw) : on_switch(equal, sw);
+      }
+      const auto key = std::make_tuple(uses[g], !near, -mates);
+      if (best < 0 || key < best_key) {
+        best = g;
+        best_key = key;
+      }
+    }
+    picked |= GpuMask{1} << best;
+    ++uses[best];
+  }
+  return picked;
+}
+
 // A map_gpu/mask_gpu entry in node indices: relative positions among the step's GPUs when
 // devices are confined, node indices otherwise. nullopt when it names a GPU the step lacks.
 std::optional<GpuMask> ResolveGpuEntry(GpuMask entry, GpuMask step_gpus, bool relative) {
@@ -401,21 +439,11 @@ StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& 
         }
         return out;
       }
-      // Each task its own GPUs: the least used first, then the closest, then by index.
+      // Each task its own GPUs.
       std::vector<int32_t> uses(kMaxGpusPerNode, 0);
       for (int32_t t = 0; t < ntasks; ++t) {
         const GpuMask close = ClosestGpus(node, step.gpus, task_cpus[t]);
-        std::vector<int32_t> order = Bits(step.gpus);
-        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-          const bool ca = close >> a & 1;
-          const bool cb = close >> b & 1;
-          return std::make_tuple(uses[a], !ca) < std::make_tuple(uses[b], !cb);
-        });
-        out[t] = 0;
-        for (int32_t i = 0; i < step.gpus_per_task; ++i) {
-          out[t] |= GpuMask{1} << order[i];
-          ++uses[order[i]];
-        }
+        out[t] = PickOwnGpus(node, step.gpus, close, step.gpus_per_task, uses);
       }
       return out;
     }

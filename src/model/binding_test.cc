@@ -447,6 +447,15 @@ TEST(BindGpus, GpusPerTaskBeyondTheClosestTakeTheLeastUsed) {
             std::string::npos);
 }
 
+TEST(BindGpus, ATaskOfSeveralGpusKeepsThemUnderOnePcieSwitch) {
+  // GPUs 2 and 3 share a PCIe switch, GPU 0 does not.
+  StepOnNode step = Step(Range(0, 15), Gpus({0, 2, 3}), 1, "cores", "closest");
+  step.gpus_per_task = 2;
+  EXPECT_EQ(BindTasks(SmallDgx(), step)->tasks[0].gpus, Gpus({2, 3}));
+  step.gpus = Gpus({1, 2, 3, 4});  // closest first: the three on NUMA node 0, 2 and 3 paired
+  EXPECT_EQ(BindTasks(SmallDgx(), step)->tasks[0].gpus, Gpus({2, 3}));
+}
+
 TEST(BindGpus, MapGpuIndexesByLocalTaskRelativeWhenConfined) {
   StepOnNode step = Step(Range(0, 15), Gpus({2, 3, 6, 7}), 3, "cores", "map_gpu:1,0");
   step.constrain_devices = true;
