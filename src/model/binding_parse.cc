@@ -35,8 +35,9 @@ bool HasHexPrefix(std::string_view s) {
 
 // A hexadecimal mask ("0x0f", "f0") as a set of bit positions; nullopt on a bad digit.
 std::optional<core::CpuSet> ParseHexMask(std::string_view s) {
+  constexpr size_t kMaxDigits = 4096;  // 16384 CPUs
   if (HasHexPrefix(s)) s.remove_prefix(2);
-  if (s.empty()) return std::nullopt;
+  if (s.empty() || s.size() > kMaxDigits) return std::nullopt;
   core::CpuSet set;
   int32_t bit = 0;
   for (size_t i = s.size(); i-- > 0; bit += 4) {
@@ -70,14 +71,14 @@ enum class EntryKind { kId, kMask };
 // A comma-separated list of ids or masks, each optionally "*N" (repeated N times).
 std::optional<std::vector<core::CpuSet>> ParseList(const std::vector<std::string_view>& entries,
                                                    EntryKind kind) {
-  constexpr int64_t kMaxRepeat = 1 << 16;
+  constexpr size_t kMaxEntries = 1 << 16;  // after repetition
   std::vector<core::CpuSet> out;
   if (entries.empty()) return std::nullopt;
   for (std::string_view e : entries) {
     int64_t repeat = 1;
     if (size_t star = e.find('*'); star != std::string_view::npos) {
       std::optional<int64_t> n = core::ParseInt(e.substr(star + 1));
-      if (!n || *n < 1 || *n > kMaxRepeat) return std::nullopt;
+      if (!n || *n < 1 || *n > static_cast<int64_t>(kMaxEntries)) return std::nullopt;
       repeat = *n;
       e = e.substr(0, star);
     }
@@ -91,6 +92,7 @@ std::optional<std::vector<core::CpuSet>> ParseList(const std::vector<std::string
       if (!mask) return std::nullopt;
       set = *mask;
     }
+    if (out.size() + static_cast<size_t>(repeat) > kMaxEntries) return std::nullopt;
     for (int64_t i = 0; i < repeat; ++i) out.push_back(set);
   }
   return out;

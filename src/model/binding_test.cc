@@ -161,7 +161,7 @@ TEST(ParseCpuBind, ListsWithRepetitionAndHex) {
 
 TEST(ParseCpuBind, BadValuesGiveSlurmsErrorAndAHint) {
   for (const char* bad : {"bogus", "map_cpu:", "map_cpu:1,x", "mask_cpu:0xg", "cores,threads",
-                          "map_cpu:1*0", "map_cpu:-1", "nonsense:1"}) {
+                          "map_cpu:1*0", "map_cpu:-1", "nonsense:1", "map_cpu:1*65536,2"}) {
     StatusOr<CpuBind> b = ParseCpuBind(bad);
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
