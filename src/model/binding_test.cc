@@ -261,6 +261,22 @@ TEST(BindCpus, FcyclicSpreadsEachTasksCpusOverTheSockets) {
             (std::vector<CpuSet>{Cpus({0, 4}), Cpus({8, 12})}));
 }
 
+TEST(BindCpus, CyclicMovesATaskToASocketWithRoomAndSpillsWhenNoneHas) {
+  // Socket 0 holds one core, socket 1 three; tasks of two cores each.
+  StepOnNode step = Step(Cpus({0, 8, 4, 12, 5, 13, 6, 14}), 0, 2, "cores");
+  step.cpus_per_task = 4;
+  EXPECT_EQ(TaskCpus(BindTasks(SmallDgx(), step).value()),
+            (std::vector<CpuSet>{Cpus({4, 5, 12, 13}), Cpus({0, 6, 8, 14})}));
+}
+
+TEST(BindCpus, FcyclicTakesWholeCoresFromAlternateSockets) {
+  StepOnNode step = Step(Range(0, 15), 0, 2, "cores");
+  step.cpus_per_task = 4;
+  step.distribution = SocketDistribution::kFcyclic;
+  EXPECT_EQ(TaskCpus(BindTasks(SmallDgx(), step).value()),
+            (std::vector<CpuSet>{Cpus({0, 4, 8, 12}), Cpus({1, 5, 9, 13})}));
+}
+
 TEST(BindCpus, CoresRoundUpToWholeCores) {
   StepOnNode step = Step(Range(0, 15), 0, 2, "cores");
   step.cpus_per_task = 3;
