@@ -133,7 +133,7 @@ StatusOr<SocketDistribution> ParseSocketDistribution(std::string_view arg);
 struct BindNode {
   std::string name;  // for the verbose lines
   CpuTopology cpus;
-  std::vector<Gpu> gpus;  // by index; only index and numa are used
+  std::vector<Gpu> gpus;  // by index; index, numa and pcie_switch are used
 };
 
 // One step's share of the node and its tasks there.
