@@ -41,6 +41,21 @@ StatusOr<CpuLayout> DiscoverCpus() {
     }
     l.numa_cpus.push_back(std::move(cpus));
   }
+  // Cores in hwloc's logical order, which goes socket by socket; a core outside any package
+  // (some virtual machines) counts as socket 0.
+  for (int c = 0; c < cores; ++c) {
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(c));
+    model::CpuCore cc;
+    hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, core);
+    cc.socket = package != nullptr ? static_cast<int32_t>(package->logical_index) : 0;
+    for (int i = hwloc_bitmap_first(core->cpuset); i >= 0;
+         i = hwloc_bitmap_next(core->cpuset, i)) {
+      cc.threads.push_back(i);
+    }
+    if (!cc.threads.empty()) l.cores.push_back(std::move(cc));
+  }
+  std::stable_sort(l.cores.begin(), l.cores.end(),
+                   [](const model::CpuCore& a, const model::CpuCore& b) { return a.socket < b.socket; });
   if (l.numa_cpus.empty()) {
     std::vector<int32_t> all(static_cast<size_t>(l.cpus));
     std::iota(all.begin(), all.end(), 0);
@@ -49,6 +64,23 @@ StatusOr<CpuLayout> DiscoverCpus() {
   l.memory_mb = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory >> 20);
   hwloc_topology_destroy(topo);
   return l;
+}
+
+StatusOr<model::CpuTopology> CpuTopologyOf(const CpuLayout& cpus) {
+  model::CpuTopology t;
+  t.cores = cpus.cores;
+  int32_t max_cpu = -1;
+  for (const model::CpuCore& c : t.cores) {
+    for (int32_t id : c.threads) max_cpu = std::max(max_cpu, id);
+  }
+  t.cpu_numa.assign(static_cast<size_t>(max_cpu + 1), -1);
+  for (size_t n = 0; n < cpus.numa_cpus.size(); ++n) {
+    for (int32_t id : cpus.numa_cpus[n]) {
+      if (id >= 0 && id <= max_cpu) t.cpu_numa[id] = static_cast<int32_t>(n);
+    }
+  }
+  RETURN_IF_ERROR(model::ValidateCpuTopology(t));
+  return t;
 }
 
 int32_t NumaOfPciDevice(std::string_view bus_id, const std::string& sysfs) {

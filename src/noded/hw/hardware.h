@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/binding.h"
 #include "model/gpu_topology.h"
 
 namespace loom::noded {
@@ -21,7 +22,14 @@ struct CpuLayout {
   int32_t cpus = 0;                               // logical CPUs (PUs)
   std::vector<std::vector<int32_t>> numa_cpus;    // per NUMA node (by OS index order): CPU ids
   int64_t memory_mb = 0;                          // total RAM
+  // Each core's socket and hardware threads (OS ids), socket by socket: what task binding
+  // deals CPUs by (model::BindTasks).
+  std::vector<model::CpuCore> cores;
 };
+
+// The node's CPUs for task binding: `cpus.cores`, with each CPU's NUMA node from
+// `cpus.numa_cpus`. Errors (ValidateCpuTopology's) when the two disagree.
+StatusOr<model::CpuTopology> CpuTopologyOf(const CpuLayout& cpus);
 
 // This machine's CPUs and memory, through hwloc.
 StatusOr<CpuLayout> DiscoverCpus();

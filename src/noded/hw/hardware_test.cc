@@ -22,6 +22,25 @@ TEST(DiscoverCpusTest, SeesThisMachine) {
   size_t listed = 0;
   for (const auto& cpus : l->numa_cpus) listed += cpus.size();
   EXPECT_EQ(static_cast<int32_t>(listed), l->cpus);
+  // Every CPU in exactly one core; a valid layout for task binding.
+  size_t threads = 0;
+  for (const model::CpuCore& c : l->cores) threads += c.threads.size();
+  EXPECT_EQ(static_cast<int32_t>(threads), l->cpus);
+  auto topo = CpuTopologyOf(*l);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_EQ(topo->num_cpus(), l->cpus);
+  EXPECT_EQ(topo->num_sockets(), l->sockets);
+}
+
+TEST(CpuTopologyOfTest, NumaNodesFromTheLayoutAndDisagreementsRefused) {
+  CpuLayout l;
+  l.cores = {{0, {0, 2}}, {1, {1, 3}}};
+  l.numa_cpus = {{0, 2}, {1, 3}};
+  auto t = CpuTopologyOf(l);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->cpu_numa, (std::vector<int32_t>{0, 1, 0, 1}));
+  l.numa_cpus = {{0, 2}};  // CPUs 1 and 3 without a NUMA node
+  EXPECT_FALSE(CpuTopologyOf(l).ok());
 }
 
 CpuLayout TwoSockets() {
