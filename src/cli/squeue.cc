@@ -1,7 +1,9 @@
 // squeue: the jobs loomctld holds, in Slurm's layouts (cli/format/squeue_format.h).
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -89,8 +91,11 @@ int RunSqueue(int argc, char** argv) {
                                                   : static_cast<int64_t>(std::time(nullptr)),
                             0};
   if (json) {
-    std::fputs(format::RenderSqueueJson(views, opts, ctx).c_str(), stdout);
-    std::fputs("\n", stdout);
+    if (!format::WriteSqueueJson(views, opts, ctx, stdout) || std::fputs("\n", stdout) < 0 ||
+        std::fflush(stdout) != 0) {
+      std::fprintf(stderr, "squeue: error: writing the output: %s\n", std::strerror(errno));
+      return 1;
+    }
     return 0;
   }
   auto out = format::RenderSqueue(views, opts, ctx);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,5 +71,9 @@ struct JsonMeta {
 // the end (Slurm prints none).
 std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
                              const RenderContext& ctx, const JsonMeta& meta = {});
+// The same document written to `file` as it is made, in pieces, so that a listing of many
+// thousands of jobs never sits whole in memory. False when a write failed.
+bool WriteSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
+                     const RenderContext& ctx, std::FILE* file, const JsonMeta& meta = {});
 
 }  // namespace loom::cli::format

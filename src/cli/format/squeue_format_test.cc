@@ -85,6 +85,27 @@ TEST(SqueueGolden, Json) {
   EXPECT_EQ(RenderSqueueJson(BusyJobs(), {}, BusyContext()), Expected("39-squeue_json_job2.txt"));
 }
 
+TEST(SqueueJson, WrittenInPiecesIsTheSameDocument) {
+  // Enough jobs for several of the writer's pieces.
+  std::vector<JobView> many;
+  for (int copy = 0; copy < 400; ++copy) {
+    for (JobView j : BusyJobs()) {
+      j.job_id += static_cast<uint32_t>(copy) * 100;
+      many.push_back(std::move(j));
+    }
+  }
+  const std::string whole = RenderSqueueJson(many, {}, BusyContext());
+  ASSERT_GT(whole.size(), 1u << 20);
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(WriteSqueueJson(many, {}, BusyContext(), f));
+  std::string written(static_cast<size_t>(std::ftell(f)), '\0');
+  std::rewind(f);
+  ASSERT_EQ(std::fread(written.data(), 1, written.size(), f), written.size());
+  std::fclose(f);
+  EXPECT_TRUE(written == whole);
+}
+
 TEST(SqueueGolden, HeldPriority) {
   JobView big = BusyJob(8);
   big.priority = 0;

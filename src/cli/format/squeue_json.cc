@@ -210,12 +210,11 @@ void WriteJob(JsonWriter& w, const JobView& j) {
   w.EndObject();
 }
 
-}  // namespace
-
-std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
-                             const RenderContext& ctx, const JsonMeta& meta) {
-  std::string out;
-  out.reserve(512 + jobs.size() * 3200);
+// Writes the document into `out`, handing it to `flush` whenever it holds more than
+// `chunk` bytes and at the end; `flush` takes what it wants and clears `out`.
+template <typename Flush>
+void Render(const std::vector<JobView>& jobs, const SqueueOptions& options,
+            const JsonMeta& meta, size_t chunk, std::string& out, Flush flush) {
   JsonWriter w(&out);
   w.BeginObject();
   w.BeginObject("meta");
@@ -239,10 +238,36 @@ std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptio
     if (options.states.given && !options.states.Matches(j.state)) continue;
     if (!PassesExplicitFilters(j, options)) continue;
     WriteJob(w, j);
+    if (out.size() > chunk) flush(out);
   }
   w.EndArray();
   w.EndObject();
+  flush(out);
+}
+
+}  // namespace
+
+std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
+                             const RenderContext& /*ctx*/, const JsonMeta& meta) {
+  std::string out;
+  out.reserve(512 + jobs.size() * 3200);
+  Render(jobs, options, meta, std::string::npos, out, [](std::string&) {});
   return out;
+}
+
+bool WriteSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
+                     const RenderContext& /*ctx*/, std::FILE* file, const JsonMeta& meta) {
+  // Small pieces keep the memory the document needs small: a listing of many thousands of
+  // jobs runs to tens of megabytes.
+  constexpr size_t kChunk = 256 << 10;
+  std::string out;
+  out.reserve(kChunk + (16 << 10));
+  bool ok = true;
+  Render(jobs, options, meta, kChunk, out, [&](std::string& piece) {
+    ok = ok && std::fwrite(piece.data(), 1, piece.size(), file) == piece.size();
+    piece.clear();
+  });
+  return ok;
 }
 
 }  // namespace loom::cli::format

@@ -102,8 +102,10 @@ void JsonWriter::Open(std::string_view key) {
   }
   first_ = false;
   if (!key.empty()) {
-    AppendString(key);
-    out_->append(": ");
+    // Keys are the program's own names, never text that needs escaping.
+    out_->push_back('"');
+    out_->append(key);
+    out_->append("\": ");
   }
 }
 

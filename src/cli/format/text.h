@@ -28,7 +28,8 @@ std::string FormatMemory(int64_t mb);
 // Streams JSON in the layout Slurm's commands print (json-c's pretty form as Slurm 22.05 uses
 // it): two-space indents, `"key": value`, empty arrays and objects as an open bracket, a new
 // line and the closing bracket, '/' escaped as "\/", whole doubles with ".0", and no new line
-// at the end. The caller nests Begin/End calls correctly; keys are written only inside objects.
+// at the end. The caller nests Begin/End calls correctly; keys are written only inside objects
+// and are plain names (written as given, unescaped).
 class JsonWriter {
  public:
   explicit JsonWriter(std::string* out) : out_(out) {}
