@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <map>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include "auth/identity.h"
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
@@ -20,6 +23,21 @@ constexpr int kTimeoutMs = 10000;
 
 Status ConnectFailure() {
   return absl::UnavailableError("Unable to contact slurm controller (connect failure)");
+}
+
+// A job's view, its group named here when the controller sent only the gid; `groups` keeps
+// the names looked up (gid -> name).
+format::JobView ViewOf(const v1::JobInfo& job, std::map<uint32_t, std::string>& groups) {
+  format::JobView v = rpc::ToJobView(job);
+  if (job.group_name().empty()) {
+    auto [it, fresh] = groups.try_emplace(job.gid());
+    if (fresh) {
+      StatusOr<std::string> name = auth::GroupName(job.gid());
+      it->second = name.ok() ? *name : v.group_name;
+    }
+    v.group_name = it->second;
+  }
+  return v;
 }
 
 }  // namespace
@@ -86,21 +104,68 @@ StatusOr<std::string> Client::Exchange(std::string_view method, std::string body
   return ConnectFailure();
 }
 
+StatusOr<JobViewStream> JobViewStream::Open(std::string reply) {
+  using google::protobuf::internal::WireFormatLite;
+  JobViewStream out;
+  out.bytes_ = std::move(reply);
+  const auto* data = reinterpret_cast<const uint8_t*>(out.bytes_.data());
+  google::protobuf::io::CodedInputStream in(data, static_cast<int>(out.bytes_.size()));
+  v1::Error error;
+  const Status unreadable = absl::DataLossError("the controller's answer cannot be read");
+  while (uint32_t tag = in.ReadTag()) {
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    const bool delimited =
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    if (field == v1::QueryJobsReply::kJobsFieldNumber && delimited) {
+      uint32_t size = 0;
+      if (!in.ReadVarint32(&size)) return unreadable;
+      out.jobs_.emplace_back(static_cast<size_t>(in.CurrentPosition()), size);
+      if (!in.Skip(static_cast<int>(size))) return unreadable;
+    } else if (field == v1::QueryJobsReply::kErrorFieldNumber && delimited) {
+      uint32_t size = 0;
+      std::string bytes;
+      if (!in.ReadVarint32(&size) || !in.ReadString(&bytes, static_cast<int>(size))) {
+        return unreadable;
+      }
+      if (!error.MergeFromString(bytes)) return unreadable;
+    } else if (field == v1::QueryJobsReply::kSnapshotTimeFieldNumber &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_VARINT) {
+      uint64_t t = 0;
+      if (!in.ReadVarint64(&t)) return unreadable;
+      out.snapshot_time_ = static_cast<int64_t>(t);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return unreadable;
+    }
+  }
+  if (!in.ConsumedEntireMessage()) return unreadable;
+  RETURN_IF_ERROR(rpc::FromWire(error));
+  return out;
+}
+
+const format::JobView* JobViewStream::Next() {
+  if (next_ >= jobs_.size() || !status_.ok()) return nullptr;
+  const auto [offset, size] = jobs_[next_++];
+  job_.Clear();
+  if (!job_.ParseFromArray(bytes_.data() + offset, static_cast<int>(size))) {
+    status_ = absl::DataLossError("the controller's answer cannot be read");
+    return nullptr;
+  }
+  view_ = ViewOf(job_, groups_);
+  return &view_;
+}
+
+std::vector<format::JobView> JobViews(JobViewStream& stream) {
+  std::vector<format::JobView> views;
+  views.reserve(stream.size());
+  while (const format::JobView* v = stream.Next()) views.push_back(*v);
+  return views;
+}
+
 std::vector<format::JobView> JobViews(const v1::QueryJobsReply& reply) {
   std::vector<format::JobView> views;
-  std::map<uint32_t, std::string> groups;  // gid -> name, looked up once each
-  for (const v1::JobInfo& j : reply.jobs()) {
-    format::JobView v = rpc::ToJobView(j);
-    if (j.group_name().empty()) {
-      auto [it, fresh] = groups.try_emplace(j.gid());
-      if (fresh) {
-        StatusOr<std::string> name = auth::GroupName(j.gid());
-        it->second = name.ok() ? *name : v.group_name;
-      }
-      v.group_name = it->second;
-    }
-    views.push_back(std::move(v));
-  }
+  views.reserve(static_cast<size_t>(reply.jobs_size()));
+  std::map<uint32_t, std::string> groups;
+  for (const v1::JobInfo& j : reply.jobs()) views.push_back(ViewOf(j, groups));
   return views;
 }
 

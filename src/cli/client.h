@@ -38,11 +38,18 @@ class Client {
   // own error is returned.
   template <typename Req, typename Reply>
   Status Call(std::string_view method, const Req& req, Reply* reply) {
-    ASSIGN_OR_RETURN(std::string bytes, Exchange(method, req.SerializeAsString()));
+    ASSIGN_OR_RETURN(std::string bytes, CallForBytes(method, req));
     if (!reply->ParseFromString(bytes)) {
       return absl::DataLossError("the controller's answer cannot be read");
     }
     return rpc::FromWire(reply->error());
+  }
+
+  // The same call, its reply left as the bytes that came, for answers read piece by piece
+  // (JobViewStream); the reply's error is not checked.
+  template <typename Req>
+  StatusOr<std::string> CallForBytes(std::string_view method, const Req& req) {
+    return Exchange(method, req.SerializeAsString());
   }
 
   const conf::ClusterConfig& config() const { return *config_; }
@@ -59,5 +66,35 @@ class Client {
 // The views of a query's jobs. Slurm's commands name a job's group on the client's side,
 // from its own name service; so do these, where the controller sent only the gid.
 std::vector<format::JobView> JobViews(const v1::QueryJobsReply& reply);
+
+// The views of a QueryJobsReply's jobs one at a time, read from the reply's bytes as they are
+// needed, so that a listing of many thousands of jobs is never held whole, neither as
+// messages nor as views. For commands that print jobs in the order they came.
+class JobViewStream {
+ public:
+  // Finds the jobs in `reply` (a serialized QueryJobsReply) and returns the reply's error,
+  // or DataLoss when the bytes are not such a reply.
+  static StatusOr<JobViewStream> Open(std::string reply);
+
+  int64_t snapshot_time() const { return snapshot_time_; }
+  size_t size() const { return jobs_.size(); }
+  // The next job's view, valid until the next call; nullptr after the last. A job whose bytes
+  // cannot be read ends the stream early, with status() saying so.
+  const format::JobView* Next();
+  const Status& status() const { return status_; }
+
+ private:
+  std::string bytes_;
+  std::vector<std::pair<size_t, size_t>> jobs_;  // offset and size of each JobInfo
+  size_t next_ = 0;
+  int64_t snapshot_time_ = 0;
+  Status status_;
+  v1::JobInfo job_;
+  format::JobView view_;
+  std::map<uint32_t, std::string> groups_;  // gid -> name, looked up once each
+};
+
+// Every view `stream` still has, in order.
+std::vector<format::JobView> JobViews(JobViewStream& stream);
 
 }  // namespace loom::cli

@@ -80,23 +80,30 @@ int RunSqueue(int argc, char** argv) {
     return 1;
   }
   v1::QueryJobsRequest req;
-  v1::QueryJobsReply reply;
-  Status s = client->Call("QueryJobs", req, &reply);
-  if (!s.ok()) {
-    std::fprintf(stderr, "slurm_load_jobs error: %s\n", std::string(s.message()).c_str());
+  auto bytes = client->CallForBytes("QueryJobs", req);
+  StatusOr<JobViewStream> stream =
+      bytes.ok() ? JobViewStream::Open(*std::move(bytes)) : StatusOr<JobViewStream>(bytes.status());
+  if (!stream.ok()) {
+    std::fprintf(stderr, "slurm_load_jobs error: %s\n",
+                 std::string(stream.status().message()).c_str());
     return 1;
   }
-  std::vector<format::JobView> views = JobViews(reply);
-  format::RenderContext ctx{reply.snapshot_time() ? reply.snapshot_time()
-                                                  : static_cast<int64_t>(std::time(nullptr)),
+  format::RenderContext ctx{stream->snapshot_time() ? stream->snapshot_time()
+                                                    : static_cast<int64_t>(std::time(nullptr)),
                             0};
   if (json) {
-    if (!format::WriteSqueueJson(views, opts, ctx, stdout) || std::fputs("\n", stdout) < 0 ||
-        std::fflush(stdout) != 0) {
+    if (!format::WriteSqueueJson([&] { return stream->Next(); }, opts, ctx, stdout) ||
+        std::fputs("\n", stdout) < 0 || std::fflush(stdout) != 0) {
       std::fprintf(stderr, "squeue: error: writing the output: %s\n", std::strerror(errno));
       return 1;
     }
-    return 0;
+    return stream->status().ok() ? 0 : 1;
+  }
+  std::vector<format::JobView> views = JobViews(*stream);
+  if (!stream->status().ok()) {
+    std::fprintf(stderr, "slurm_load_jobs error: %s\n",
+                 std::string(stream->status().message()).c_str());
+    return 1;
   }
   auto out = format::RenderSqueue(views, opts, ctx);
   if (!out.ok()) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,9 +72,10 @@ struct JsonMeta {
 // the end (Slurm prints none).
 std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
                              const RenderContext& ctx, const JsonMeta& meta = {});
-// The same document written to `file` as it is made, in pieces, so that a listing of many
-// thousands of jobs never sits whole in memory. False when a write failed.
-bool WriteSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
+// The same document written to `file` as it is made, in pieces, with the jobs `next` gives
+// one at a time (nullptr after the last), so that neither a listing of many thousands of jobs
+// nor its views sit whole in memory. False when a write failed.
+bool WriteSqueueJson(const std::function<const JobView*()>& next, const SqueueOptions& options,
                      const RenderContext& ctx, std::FILE* file, const JsonMeta& meta = {});
 
 }  // namespace loom::cli::format

@@ -98,7 +98,9 @@ TEST(SqueueJson, WrittenInPiecesIsTheSameDocument) {
   ASSERT_GT(whole.size(), 1u << 20);
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
-  ASSERT_TRUE(WriteSqueueJson(many, {}, BusyContext(), f));
+  size_t i = 0;
+  auto next = [&]() -> const JobView* { return i < many.size() ? &many[i++] : nullptr; };
+  ASSERT_TRUE(WriteSqueueJson(next, {}, BusyContext(), f));
   std::string written(static_cast<size_t>(std::ftell(f)), '\0');
   std::rewind(f);
   ASSERT_EQ(std::fread(written.data(), 1, written.size(), f), written.size());

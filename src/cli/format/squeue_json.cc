@@ -212,9 +212,10 @@ void WriteJob(JsonWriter& w, const JobView& j) {
 
 // Writes the document into `out`, handing it to `flush` whenever it holds more than
 // `chunk` bytes and at the end; `flush` takes what it wants and clears `out`.
-template <typename Flush>
-void Render(const std::vector<JobView>& jobs, const SqueueOptions& options,
-            const JsonMeta& meta, size_t chunk, std::string& out, Flush flush) {
+// `next` gives the jobs one by one, then nullptr.
+template <typename Next, typename Flush>
+void Render(Next next, const SqueueOptions& options, const JsonMeta& meta, size_t chunk,
+            std::string& out, Flush flush) {
   JsonWriter w(&out);
   w.BeginObject();
   w.BeginObject("meta");
@@ -234,10 +235,10 @@ void Render(const std::vector<JobView>& jobs, const SqueueOptions& options,
   w.BeginArray("errors");
   w.EndArray();
   w.BeginArray("jobs");
-  for (const JobView& j : jobs) {
-    if (options.states.given && !options.states.Matches(j.state)) continue;
-    if (!PassesExplicitFilters(j, options)) continue;
-    WriteJob(w, j);
+  while (const JobView* j = next()) {
+    if (options.states.given && !options.states.Matches(j->state)) continue;
+    if (!PassesExplicitFilters(*j, options)) continue;
+    WriteJob(w, *j);
     if (out.size() > chunk) flush(out);
   }
   w.EndArray();
@@ -251,11 +252,13 @@ std::string RenderSqueueJson(const std::vector<JobView>& jobs, const SqueueOptio
                              const RenderContext& /*ctx*/, const JsonMeta& meta) {
   std::string out;
   out.reserve(512 + jobs.size() * 3200);
-  Render(jobs, options, meta, std::string::npos, out, [](std::string&) {});
+  size_t i = 0;
+  auto next = [&]() -> const JobView* { return i < jobs.size() ? &jobs[i++] : nullptr; };
+  Render(next, options, meta, std::string::npos, out, [](std::string&) {});
   return out;
 }
 
-bool WriteSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& options,
+bool WriteSqueueJson(const std::function<const JobView*()>& next, const SqueueOptions& options,
                      const RenderContext& /*ctx*/, std::FILE* file, const JsonMeta& meta) {
   // Small pieces keep the memory the document needs small: a listing of many thousands of
   // jobs runs to tens of megabytes.
@@ -263,7 +266,7 @@ bool WriteSqueueJson(const std::vector<JobView>& jobs, const SqueueOptions& opti
   std::string out;
   out.reserve(kChunk + (16 << 10));
   bool ok = true;
-  Render(jobs, options, meta, kChunk, out, [&](std::string& piece) {
+  Render(next, options, meta, kChunk, out, [&](std::string& piece) {
     ok = ok && std::fwrite(piece.data(), 1, piece.size(), file) == piece.size();
     piece.clear();
   });
