@@ -1,0 +1,96 @@
+#include "stepd/launch_request.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace loom::stepd {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+v1::LaunchBatchRequest Request() {
+  v1::LaunchBatchRequest req;
+  req.set_job_id(17);
+  req.mutable_job()->set_job_id(17);
+  req.mutable_job()->set_name("train");
+  v1::NodeAllocation* a = req.mutable_job()->add_allocation();
+  a->set_node("n1");
+  a->set_cpus(2);
+  a->set_mem_mb(64);
+  req.set_script("#!/bin/sh\ntrue\n");
+  req.set_std_out("out-%j.txt");
+  req.set_uid(1001);
+  req.set_gid(1002);
+  req.set_gpu_ids("0,2");
+  req.set_cpu_ids("2-3");
+  req.set_time_limit_s(600);
+  (*req.mutable_environment())["FOO"] = "bar";
+  return req;
+}
+
+TEST(LaunchRequestTest, BatchJobCarriesTheRequest) {
+  auto job = BatchJobOf(Request(), "n1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->job_id, 17u);
+  EXPECT_EQ(job->name, "train");
+  EXPECT_THAT(job->nodes, ElementsAre("n1"));
+  EXPECT_EQ(job->node_name, "n1");
+  EXPECT_EQ(job->mem_mb, 64);
+  EXPECT_EQ(job->gpus, model::GpuMask{0b101});
+  EXPECT_EQ(job->uid, 1001u);
+  EXPECT_EQ(job->time_limit_s, 600);
+  EXPECT_EQ(job->work_dir, "/tmp");  // none given
+  EXPECT_EQ(job->stdout_pattern, "out-%j.txt");
+  EXPECT_EQ(job->environment.at("FOO"), "bar");
+}
+
+std::vector<model::Gpu> Gpus(std::vector<std::string> files) {
+  std::vector<model::Gpu> gpus;
+  for (size_t i = 0; i < files.size(); ++i) {
+    model::Gpu g;
+    g.index = static_cast<int32_t>(i);
+    g.file = files[i];
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+TEST(LaunchRequestTest, LimitsFollowCgroupConfAndDenyOnlyGpusNotGiven) {
+  conf::CgroupConfig c;
+  c.constrain_cores = true;
+  c.constrain_ram_space = true;
+  c.constrain_devices = true;
+  auto job = BatchJobOf(Request(), "n1");  // GPUs 0 and 2
+  ASSERT_TRUE(job.ok());
+  // Real device files stand in for GPUs: /dev/null is 1:3, /dev/zero 1:5, /dev/full 1:7.
+  auto l = LimitsOf(c, *job, "2-3", Gpus({"/dev/null", "/dev/zero", "/dev/full", "/dev/zero"}));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->cpus, "2-3");
+  EXPECT_EQ(l->memory_bytes, 64 << 20);
+  ASSERT_EQ(l->denied_devices.size(), 1u);  // GPUs 1 and 3 share /dev/zero
+  EXPECT_EQ(l->denied_devices[0], (noded::DeviceId{'c', 1, 5}));
+
+  // A device file shared with a GPU the job holds stays open to it.
+  l = LimitsOf(c, *job, "2-3", Gpus({"/dev/null", "/dev/full", "/dev/full"}));
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->denied_devices.empty());
+
+  c.constrain_devices = false;
+  l = LimitsOf(c, *job, "2-3", Gpus({"/dev/null", "/dev/zero"}));
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->denied_devices.empty());
+}
+
+TEST(LaunchRequestTest, AGpuFileThatIsNoDeviceIsNamed) {
+  conf::CgroupConfig c;
+  c.constrain_devices = true;
+  auto job = BatchJobOf(Request(), "n1");
+  auto l = LimitsOf(c, *job, "", Gpus({"/dev/null", "/no/such/nvidia1"}));
+  ASSERT_FALSE(l.ok());
+  EXPECT_THAT(std::string(l.status().message()), HasSubstr("GPU 1 of node n1 (File=/no/such/nvidia1"));
+  EXPECT_THAT(std::string(l.status().message()), HasSubstr("ConstrainDevices=no"));
+}
+
+}  // namespace
+}  // namespace loom::stepd
