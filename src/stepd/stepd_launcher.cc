@@ -18,7 +18,13 @@ namespace loom::stepd {
 
 using core::StrCat;
 
-StepdLauncher::StepdLauncher(StepdLauncherOptions options) : opt_(std::move(options)) {}
+StepdLauncher::StepdLauncher(StepdLauncherOptions options) : opt_(std::move(options)) {
+  // loom-stepd starts in /: relative paths would not find their files there.
+  std::error_code ec;
+  for (std::string* path : {&opt_.spool, &opt_.slurm_conf}) {
+    if (!path->empty()) *path = std::filesystem::absolute(*path, ec).string();
+  }
+}
 
 StepdPaths StepdLauncher::PathsFor(uint64_t job_id) const {
   return PathsOf(opt_.spool, opt_.node, job_id);
