@@ -236,7 +236,8 @@ TEST(CgroupV1Real, ConfinesCpusDevicesAndMemory) {
   if (devs.empty()) GTEST_SKIP() << "cannot mknod here";
   auto denied = DeviceOf(devs + "/nvidia1");
   ASSERT_TRUE(denied.ok());
-  auto sys = MakeCgroupV1(mount, "loom/cgtest");
+  const std::string scope = "loom/cgtest" + std::to_string(::getpid());
+  auto sys = MakeCgroupV1(mount, scope);
   StepLimits l;
   l.cpus = "0";
   l.memory_bytes = 64 << 20;
@@ -271,7 +272,11 @@ TEST(CgroupV1Real, ConfinesCpusDevicesAndMemory) {
   EXPECT_GE(u->oom_kills, 1);
   EXPECT_GE(u->memory_peak_bytes, 32 << 20);
   EXPECT_TRUE((*step)->Remove().ok()) << (*step)->Remove();
-  EXPECT_FALSE(fs::exists(mount + "/memory/loom/cgtest/job_" + std::to_string(job)));
+  EXPECT_FALSE(fs::exists(mount + "/memory/" + scope + "/job_" + std::to_string(job)));
+  EXPECT_TRUE(fs::exists(mount + "/memory/" + scope));  // the node's scope stays for its other jobs
+  for (const char* h : {"cpuset", "memory", "devices", "freezer", "cpuacct"}) {
+    ::rmdir((mount + "/" + h + "/" + scope).c_str());
+  }
 }
 
 }  // namespace
