@@ -47,8 +47,9 @@ StatusOr<ControlRequest> ParseRequest(std::string_view line) {
     r.value = *value;
     return r;
   }
-  return absl::InvalidArgumentError(StrCat(
-      "not a loom-stepd request: '", line, "' (expected 'ping', 'signal SIG' or 'terminate SECONDS')"));
+  return absl::InvalidArgumentError(
+      StrCat("not a loom-stepd request: '", line,
+             "' (expected 'ping', 'signal SIG' or 'terminate SECONDS')"));
 }
 
 std::string FormatReply(const Status& s) {
@@ -63,7 +64,8 @@ std::string FormatReply(const Status& s) {
 Status ParseReply(std::string_view line) {
   line = core::Trim(line);
   if (line == "ok") return absl::OkStatus();
-  if (line.starts_with("error: ")) return absl::FailedPreconditionError(std::string(line.substr(7)));
+  if (line.starts_with("error: "))
+    return absl::FailedPreconditionError(std::string(line.substr(7)));
   return absl::InternalError(StrCat("unreadable answer from loom-stepd: '", line, "'"));
 }
 

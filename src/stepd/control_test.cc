@@ -52,7 +52,8 @@ TEST(ControlTest, RequestOverASocket) {
     const int conn = ::accept4(*fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     auto line = ReadLine(conn, 5000);
     seen = line.ok() ? *line : "";
-    const std::string reply = FormatReply(absl::FailedPreconditionError("job 5 is not running")) + "\n";
+    const std::string reply =
+        FormatReply(absl::FailedPreconditionError("job 5 is not running")) + "\n";
     (void)!::send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
     ::close(conn);
   });

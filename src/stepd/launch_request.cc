@@ -71,8 +71,8 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
   return job;
 }
 
-StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config,
-                                     const noded::BatchJob& job, const std::string& cpu_ids,
+StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
+                                     const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus) {
   std::vector<noded::DeviceId> denied;
   if (config.constrain_devices) {
@@ -84,10 +84,10 @@ StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config,
       StatusOr<noded::DeviceId> device = noded::DeviceOf(gpu.file);
       if (!device.ok()) {
         if (given) continue;  // nothing to fence; the job will find out when it opens it
-        return absl::FailedPreconditionError(StrCat(
-            "ConstrainDevices: GPU ", gpu.index, " of node ", job.node_name, " (File=", gpu.file,
-            " in gres.conf): ", std::string(device.status().message()),
-            "; fix File= or set ConstrainDevices=no in cgroup.conf"));
+        return absl::FailedPreconditionError(
+            StrCat("ConstrainDevices: GPU ", gpu.index, " of node ", job.node_name,
+                   " (File=", gpu.file, " in gres.conf): ", std::string(device.status().message()),
+                   "; fix File= or set ConstrainDevices=no in cgroup.conf"));
       }
       std::vector<noded::DeviceId>& into = given ? allowed : denied;
       if (std::find(into.begin(), into.end(), *device) == into.end()) into.push_back(*device);

@@ -29,8 +29,8 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
 // list), its memory on the node, and, with ConstrainDevices, the device files of the node's
 // GPUs (`gpus`, from gres.conf File=) that the job was not given. A GPU the job was not
 // given whose File= cannot be read as a device is an error naming it.
-StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config,
-                                     const noded::BatchJob& job, const std::string& cpu_ids,
+StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
+                                     const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus);
 
 }  // namespace loom::stepd

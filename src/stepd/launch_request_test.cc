@@ -88,7 +88,8 @@ TEST(LaunchRequestTest, AGpuFileThatIsNoDeviceIsNamed) {
   auto job = BatchJobOf(Request(), "n1");
   auto l = LimitsOf(c, *job, "", Gpus({"/dev/null", "/no/such/nvidia1"}));
   ASSERT_FALSE(l.ok());
-  EXPECT_THAT(std::string(l.status().message()), HasSubstr("GPU 1 of node n1 (File=/no/such/nvidia1"));
+  EXPECT_THAT(std::string(l.status().message()),
+              HasSubstr("GPU 1 of node n1 (File=/no/such/nvidia1"));
   EXPECT_THAT(std::string(l.status().message()), HasSubstr("ConstrainDevices=no"));
 }
 

@@ -8,8 +8,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -145,12 +145,14 @@ int Run(Args a) {
 
   StatusOr<Prepared> prepared = Prepare(a, paths);
   if (!prepared.ok()) {
-    Tell(a.ready_fd, StrCat("error job ", a.job_id, ": ", std::string(prepared.status().message())));
+    Tell(a.ready_fd,
+         StrCat("error job ", a.job_id, ": ", std::string(prepared.status().message())));
     return 1;
   }
   StatusOr<int> listen_fd = ListenUnix(paths.socket);
   if (!listen_fd.ok()) {
-    Tell(a.ready_fd, StrCat("error job ", a.job_id, ": ", std::string(listen_fd.status().message())));
+    Tell(a.ready_fd,
+         StrCat("error job ", a.job_id, ": ", std::string(listen_fd.status().message())));
     return 1;
   }
   SupervisorOptions so;
@@ -172,9 +174,9 @@ int Run(Args a) {
     Log(a.job_id, std::string(s.message()));  // loomd still knows it from this run
   }
   Tell(a.ready_fd, "ok");
-  Log(a.job_id, StrCat("script pid ", supervisor.job_pid(), prepared->cgroups
-                                                                ? StrCat(", cgroup ", prepared->cgroups->version())
-                                                                : ", no cgroup.conf: not confined"));
+  Log(a.job_id, StrCat("script pid ", supervisor.job_pid(),
+                       prepared->cgroups ? StrCat(", cgroup ", prepared->cgroups->version())
+                                         : ", no cgroup.conf: not confined"));
 
   for (;;) {
     if (std::optional<StepResult> result = supervisor.Poll()) {
@@ -184,7 +186,10 @@ int Run(Args a) {
       ::close(*listen_fd);
       ::unlink(paths.socket.c_str());
       Log(a.job_id, StrCat("ended, wait status ", result->wait_status,
-                           result->out_of_memory ? ", out of memory" : ""));
+                           result->out_of_memory ? ", out of memory" : "", "; CPU ",
+                           (result->user_cpu_us + result->system_cpu_us) / 1000, " ms (cgroup ",
+                           result->cgroup_cpu_us / 1000, " ms), max RSS ",
+                           result->max_rss_bytes >> 10, " KiB"));
       return 0;
     }
     int timeout = 500;
@@ -216,11 +221,16 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string value = argv[++i];
-    if (arg == "--spool") a.spool = value;
-    else if (arg == "-N") a.node = value;
-    else if (arg == "-f") a.slurm_conf = value;
-    else if (arg == "--job") a.job_id = std::strtoull(value.c_str(), nullptr, 10);
-    else if (arg == "--ready-fd") a.ready_fd = std::atoi(value.c_str());
+    if (arg == "--spool")
+      a.spool = value;
+    else if (arg == "-N")
+      a.node = value;
+    else if (arg == "-f")
+      a.slurm_conf = value;
+    else if (arg == "--job")
+      a.job_id = std::strtoull(value.c_str(), nullptr, 10);
+    else if (arg == "--ready-fd")
+      a.ready_fd = std::atoi(value.c_str());
     else {
       std::fprintf(stderr, "loom-stepd: unknown option '%s'\n", arg.c_str());
       a.job_id = 0;

@@ -50,7 +50,8 @@ std::optional<uint64_t> StartTimeOf(pid_t pid) {
   // "PID (COMM) STATE ...": COMM may hold spaces and parentheses; the last ')' ends it.
   const size_t close = text->rfind(')');
   if (close == std::string::npos) return std::nullopt;
-  std::vector<std::string_view> fields = core::Split(std::string_view(*text).substr(close + 2), ' ');
+  std::vector<std::string_view> fields =
+      core::Split(std::string_view(*text).substr(close + 2), ' ');
   // fields[0] is field 3 (state); the start time is field 22.
   if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return std::nullopt;
   auto start = core::ParseInt(fields[19]);
@@ -119,14 +120,22 @@ StatusOr<StepResult> ParseResult(std::string_view text, std::string_view where) 
     } else if (key == "wait_status") {
       r.wait_status = static_cast<int32_t>(*value);
       has_status = true;
-    } else if (key == "out_of_memory") r.out_of_memory = *value != 0;
-    else if (key == "terminated") r.terminated = *value != 0;
-    else if (key == "killed") r.killed = *value != 0;
-    else if (key == "timed_out") r.timed_out = *value != 0;
-    else if (key == "user_cpu_us") r.user_cpu_us = *value;
-    else if (key == "system_cpu_us") r.system_cpu_us = *value;
-    else if (key == "cgroup_cpu_us") r.cgroup_cpu_us = *value;
-    else if (key == "max_rss_bytes") r.max_rss_bytes = *value;
+    } else if (key == "out_of_memory")
+      r.out_of_memory = *value != 0;
+    else if (key == "terminated")
+      r.terminated = *value != 0;
+    else if (key == "killed")
+      r.killed = *value != 0;
+    else if (key == "timed_out")
+      r.timed_out = *value != 0;
+    else if (key == "user_cpu_us")
+      r.user_cpu_us = *value;
+    else if (key == "system_cpu_us")
+      r.system_cpu_us = *value;
+    else if (key == "cgroup_cpu_us")
+      r.cgroup_cpu_us = *value;
+    else if (key == "max_rss_bytes")
+      r.max_rss_bytes = *value;
     // Unknown keys come from a newer loom-stepd: ignored.
   }
   if (!has_id || !has_status) {
@@ -158,7 +167,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
     ::unlink(tmp.c_str());
     return absl::InternalError(StrCat("cannot write ", path, ": ", std::strerror(err)));
   }
-  const std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+  const std::string dir =
+      path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
   if (const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       dfd >= 0) {
     ::fsync(dfd);

@@ -34,8 +34,7 @@ namespace {
 
 Status MakeDir(const std::string& dir, mode_t mode) {
   if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) {
-    return absl::FailedPreconditionError(
-        StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+    return absl::FailedPreconditionError(StrCat("cannot create ", dir, ": ", std::strerror(errno)));
   }
   ::chmod(dir.c_str(), mode);
   return absl::OkStatus();
@@ -75,7 +74,8 @@ std::string ReadUntilClosed(int fd, int timeout_ms) {
 
 Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
   const uint64_t id = req.job_id();
-  if (IsRunning(id)) return absl::AlreadyExistsError(StrCat("job ", id, " is already running here"));
+  if (IsRunning(id))
+    return absl::AlreadyExistsError(StrCat("job ", id, " is already running here"));
   const StepdPaths paths = PathsFor(id);
   std::error_code ec;
   if (std::filesystem::exists(paths.dir, ec)) {
@@ -98,9 +98,9 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
 
   // Everything the children use, prepared before fork (loomd has other threads).
   const std::string job_arg = StrCat(id);
-  std::vector<std::string> args = {opt_.stepd_path, "--spool",  opt_.spool,     "-N",
-                                   opt_.node,       "-f",       opt_.slurm_conf, "--job",
-                                   job_arg,         "--ready-fd", "3"};
+  std::vector<std::string> args = {
+      opt_.stepd_path, "--spool", opt_.spool, "-N",         opt_.node, "-f",
+      opt_.slurm_conf, "--job",   job_arg,    "--ready-fd", "3"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -165,7 +165,14 @@ Status StepdLauncher::Ask(uint64_t job_id, const ControlRequest& request) {
   if (it == jobs_.end() || it->second.reaped) {
     return absl::NotFoundError(StrCat("job ", job_id, " is not running on this node"));
   }
-  return SendRequest(PathsFor(job_id).socket, request);
+  const StepdPaths paths = PathsFor(job_id);
+  Status sent = SendRequest(paths.socket, request);
+  if (absl::IsUnavailable(sent) && ReadFile(paths.result).ok()) {
+    // It ended between two Reap calls: the supervisor has closed its socket.
+    return absl::NotFoundError(
+        StrCat("job ", job_id, " is not running on this node (it has ended)"));
+  }
+  return sent;
 }
 
 Status StepdLauncher::Signal(uint64_t job_id, int sig) {
@@ -173,7 +180,8 @@ Status StepdLauncher::Signal(uint64_t job_id, int sig) {
 }
 
 Status StepdLauncher::Terminate(uint64_t job_id, int64_t kill_wait_s) {
-  return Ask(job_id, ControlRequest{ControlRequest::Kind::kTerminate, std::max<int64_t>(0, kill_wait_s)});
+  return Ask(job_id,
+             ControlRequest{ControlRequest::Kind::kTerminate, std::max<int64_t>(0, kill_wait_s)});
 }
 
 std::vector<noded::FinishedJob> StepdLauncher::Reap() {

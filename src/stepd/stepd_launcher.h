@@ -62,7 +62,7 @@ class StepdLauncher {
 
  private:
   struct Entry {
-    PidRecord pids;     // zero until read
+    PidRecord pids;  // zero until read
     bool reaped = false;
   };
   StepdPaths PathsFor(uint64_t job_id) const;

@@ -29,9 +29,10 @@ class StepdLauncherTest : public testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/etc");
     fs::create_directories(dir_ + "/work");
-    std::ofstream(dir_ + "/etc/slurm.conf") << "ClusterName=t\nSlurmctldHost=localhost\nKillWait=1\n"
-                                               "NodeName=n1 CPUs=2 RealMemory=1000\n"
-                                               "PartitionName=p Nodes=n1 Default=YES\n";
+    std::ofstream(dir_ + "/etc/slurm.conf")
+        << "ClusterName=t\nSlurmctldHost=localhost\nKillWait=1\n"
+           "NodeName=n1 CPUs=2 RealMemory=1000\n"
+           "PartitionName=p Nodes=n1 Default=YES\n";
   }
 
   StepdLauncherOptions Options() {

@@ -27,7 +27,8 @@ int64_t BatchSupervisor::NowMs() const {
 }
 
 Status BatchSupervisor::Start() {
-  if (pid_ != 0) return absl::AlreadyExistsError(StrCat("job ", opt_.job.job_id, " already started"));
+  if (pid_ != 0)
+    return absl::AlreadyExistsError(StrCat("job ", opt_.job.job_id, " already started"));
   std::vector<int> fds;
   auto close_fds = [&fds] {
     for (int fd : fds) ::close(fd);
@@ -37,8 +38,9 @@ Status BatchSupervisor::Start() {
     StatusOr<std::unique_ptr<noded::StepCgroup>> made =
         opt_.cgroups->Create(opt_.job.job_id, "batch", opt_.limits);
     if (!made.ok()) {
-      return Status(made.status().code(), StrCat("job ", opt_.job.job_id, ": cannot make its cgroup: ",
-                                                 std::string(made.status().message())));
+      return Status(made.status().code(),
+                    StrCat("job ", opt_.job.job_id,
+                           ": cannot make its cgroup: ", std::string(made.status().message())));
     }
     cgroup_ = *std::move(made);
     for (const std::string& file : cgroup_->ProcsFiles()) {
@@ -48,8 +50,8 @@ Status BatchSupervisor::Start() {
         close_fds();
         (void)cgroup_->Remove();
         cgroup_.reset();
-        return absl::InternalError(StrCat("job ", opt_.job.job_id, ": cannot open ", file, ": ",
-                                          std::strerror(err)));
+        return absl::InternalError(
+            StrCat("job ", opt_.job.job_id, ": cannot open ", file, ": ", std::strerror(err)));
       }
       fds.push_back(fd);
     }
@@ -127,8 +129,8 @@ StepResult BatchSupervisor::Finish(const noded::FinishedJob& ended) {
     r.max_rss_bytes = usage->memory_peak_bytes;
   }
   if (Status removed = cgroup_->Remove(); !removed.ok()) {
-    std::fprintf(stderr, "loom-stepd: job %llu: %s\n",
-                 static_cast<unsigned long long>(r.job_id), std::string(removed.message()).c_str());
+    std::fprintf(stderr, "loom-stepd: job %llu: %s\n", static_cast<unsigned long long>(r.job_id),
+                 std::string(removed.message()).c_str());
   }
   cgroup_.reset();
   return r;

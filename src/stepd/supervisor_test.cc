@@ -183,7 +183,8 @@ TEST_F(SupervisorTest, TheBackstopEndsAJobPastItsTimeLimit) {
 }
 
 TEST_F(SupervisorTest, SignalsReachTheScript) {
-  SupervisorOptions o = Options("trap 'echo got usr1; exit 0' USR1\nwhile :; do sleep 0.05; done\n");
+  SupervisorOptions o =
+      Options("trap 'echo got usr1; exit 0' USR1\nwhile :; do sleep 0.05; done\n");
   BatchSupervisor s(std::move(o));
   ASSERT_TRUE(s.Start().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
