@@ -82,6 +82,12 @@ class Daemon {
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
         grpc::CreateChannel(opt_.controller, grpc::InsecureChannelCredentials()));
+    // Jobs an earlier run of loomd started carry on under their supervisors: adopt them
+    // before any request about them can come.
+    for (uint64_t job : launcher_.Recover()) {
+      std::fprintf(stderr, "loomd: job %llu: supervisor found from an earlier run\n",
+                   static_cast<unsigned long long>(job));
+    }
   }
 
   Status CheckController(const grpc::ServerContext& ctx, std::string_view method,
@@ -144,13 +150,6 @@ class Daemon {
     bool registered = false;
     auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
     std::vector<FinishedJob> unreported;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (uint64_t job : launcher_.Recover()) {
-        std::fprintf(stderr, "loomd: job %llu: supervisor found from an earlier run\n",
-                     static_cast<unsigned long long>(job));
-      }
-    }
     while (!stop_) {
       {
         std::lock_guard<std::mutex> lock(mu_);

@@ -27,7 +27,10 @@ cleanup() {
   for f in "$dir"/spool/*/stepd/*/pid; do
     [[ -f "$f" ]] && read -r sp _ jp _ <"$f" && kill -KILL -- "-$jp" "$sp" 2>/dev/null || true
   done
-  for h in memory cpuset devices freezer cpuacct; do rmdir "$cg/$h/loom/$node" 2>/dev/null || true; done
+  sleep 0.5
+  for h in memory cpuset devices freezer cpuacct; do
+    rmdir "$cg/$h/loom/$node"/job_*/step_* "$cg/$h/loom/$node"/job_* "$cg/$h/loom/$node" 2>/dev/null || true
+  done
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
@@ -131,6 +134,8 @@ neighbour=$("$bin/sbatch" --parsable -c 1 --mem=64M -o neighbour.out \
 wait_running "$neighbour"
 hog=$("$bin/sbatch" --parsable -c 1 --mem=64M -o hog.out \
   --wrap 'python3 -c "b = bytearray(512 << 20); b[::4096] = b\"x\" * len(b[::4096]); print(\"survived\")"')
+# RUNNING is the controller's word; the node makes the cgroup a moment later.
+for _ in $(seq 50); do [[ -d "$cg/memory/loom/$node/job_$neighbour/step_batch" ]] && break; sleep 0.1; done
 [[ -d "$cg/memory/loom/$node/job_$neighbour/step_batch" ]] || fail "no memory cgroup for job $neighbour"
 limit=$(cat "$cg/memory/loom/$node/job_$neighbour/step_batch/memory.limit_in_bytes")
 [[ "$limit" == $((64 << 20)) ]] || fail "job $neighbour's memory limit is $limit"
