@@ -1,7 +1,9 @@
 #include "stepd/launch_request.h"
 
 #include <algorithm>
+#include <filesystem>
 
+#include "conf/site_config.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
@@ -97,6 +99,34 @@ StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const nod
     });
   }
   return noded::LimitsFor(config, cpu_ids, job.mem_mb * (int64_t{1} << 20), std::move(denied));
+}
+
+StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
+                                       const std::string& slurm_conf) {
+  std::vector<conf::Diagnostic> warnings;
+  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+  PreparedLaunch p;
+  ASSIGN_OR_RETURN(p.job, BatchJobOf(req, node));
+  p.settings.cluster_name = site.cluster.cluster_name;
+  p.settings.slurm_conf = slurm_conf;
+  p.settings.kill_wait_s = site.cluster.kill_wait_s;
+  // Without cgroup.conf nothing is confined, as in Slurm.
+  const std::string cgroup_conf =
+      (std::filesystem::path(slurm_conf).parent_path() / "cgroup.conf").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(cgroup_conf, ec)) return p;
+  ASSIGN_OR_RETURN(conf::CgroupConfig config, conf::LoadCgroupConf(slurm_conf, &warnings));
+  p.settings.constrain_devices = config.constrain_devices;
+  std::vector<model::Gpu> gpus;
+  for (size_t n = 0; n < site.cluster.nodes.size(); ++n) {
+    if (site.cluster.nodes[n].name != node) continue;
+    if (n < site.node_topologies.size() && site.node_topologies[n]) {
+      gpus = site.node_topologies[n]->gpus;
+    }
+  }
+  ASSIGN_OR_RETURN(p.limits, LimitsOf(config, p.job, req.cpu_ids(), gpus));
+  ASSIGN_OR_RETURN(p.cgroups, noded::CgroupSystem::Open(config, StrCat("loom/", node)));
+  return p;
 }
 
 }  // namespace loom::stepd

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,20 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
 StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
                                      const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus);
+
+// Everything a job's supervisor needs before it starts the script.
+struct PreparedLaunch {
+  noded::BatchJob job;
+  noded::NodeSettings settings;
+  std::unique_ptr<noded::CgroupSystem> cgroups;  // null without cgroup.conf: not confined
+  noded::StepLimits limits;
+};
+
+// The job `req` starts on `node`, with the site's configuration read from `slurm_conf` and
+// the gres.conf and cgroup.conf beside it: the node settings (ClusterName, KillWait), and,
+// when cgroup.conf exists, the cgroup system (under "loom/<node>") and the job's limits.
+// Errors name the file (and line) at fault.
+StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
+                                       const std::string& slurm_conf);
 
 }  // namespace loom::stepd

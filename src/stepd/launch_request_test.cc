@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace loom::stepd {
 namespace {
 
@@ -91,6 +94,55 @@ TEST(LaunchRequestTest, AGpuFileThatIsNoDeviceIsNamed) {
   EXPECT_THAT(std::string(l.status().message()),
               HasSubstr("GPU 1 of node n1 (File=/no/such/nvidia1"));
   EXPECT_THAT(std::string(l.status().message()), HasSubstr("ConstrainDevices=no"));
+}
+
+class PrepareLaunchTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir() + "/prepare_" +
+           testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/cgroupfs");
+    std::ofstream(dir_ + "/slurm.conf") << "ClusterName=c1\nSlurmctldHost=localhost\nKillWait=7\n"
+                                           "GresTypes=gpu\n"
+                                           "NodeName=n1 CPUs=4 RealMemory=1000 Gres=gpu:3\n"
+                                           "PartitionName=p Nodes=n1 Default=YES\n";
+    std::ofstream(dir_ + "/gres.conf") << "NodeName=n1 Name=gpu File=/dev/null\n"
+                                          "NodeName=n1 Name=gpu File=/dev/zero\n"
+                                          "NodeName=n1 Name=gpu File=/dev/full\n";
+  }
+  std::string dir_;
+};
+
+TEST_F(PrepareLaunchTest, WithoutCgroupConfNothingIsConfined) {
+  auto p = PrepareLaunch(Request(), "n1", dir_ + "/slurm.conf");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->cgroups, nullptr);
+  EXPECT_EQ(p->settings.cluster_name, "c1");
+  EXPECT_EQ(p->settings.kill_wait_s, 7);
+  EXPECT_FALSE(p->settings.constrain_devices);
+  EXPECT_EQ(p->job.job_id, 17u);
+}
+
+TEST_F(PrepareLaunchTest, CgroupConfGivesTheJobItsLimits) {
+  std::ofstream(dir_ + "/cgroup.conf") << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=" << dir_
+                                       << "/cgroupfs\nConstrainCores=yes\nConstrainRAMSpace=yes\n"
+                                          "ConstrainDevices=yes\n";
+  auto p = PrepareLaunch(Request(), "n1", dir_ + "/slurm.conf");  // GPUs 0 and 2
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_NE(p->cgroups, nullptr);
+  EXPECT_EQ(p->cgroups->version(), "v1");
+  EXPECT_TRUE(p->settings.constrain_devices);
+  EXPECT_EQ(p->limits.cpus, "2-3");
+  EXPECT_EQ(p->limits.memory_bytes, 64 << 20);
+  EXPECT_THAT(p->limits.denied_devices, ElementsAre(noded::DeviceId{'c', 1, 5}));  // /dev/zero
+}
+
+TEST_F(PrepareLaunchTest, ABadCgroupConfIsNamedWithItsLine) {
+  std::ofstream(dir_ + "/cgroup.conf") << "ConstrainCores=yes\nConstrainRAMSpace=perhaps\n";
+  auto p = PrepareLaunch(Request(), "n1", dir_ + "/slurm.conf");
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr("cgroup.conf:2"));
 }
 
 }  // namespace

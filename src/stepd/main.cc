@@ -16,12 +16,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 
-#include "conf/cgroup_conf.h"
-#include "conf/site_config.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
 #include "stepd/control.h"
@@ -61,15 +58,8 @@ void Tell(int& fd, const std::string& line) {
   fd = -1;
 }
 
-// Everything up to a running script: the request, the configuration, the cgroup system.
-struct Prepared {
-  noded::BatchJob job;
-  noded::NodeSettings settings;
-  std::unique_ptr<noded::CgroupSystem> cgroups;
-  noded::StepLimits limits;
-};
-
-StatusOr<Prepared> Prepare(const Args& a, const StepdPaths& paths) {
+// The request loomd left for this job, read once and removed (it holds the environment).
+StatusOr<v1::LaunchBatchRequest> TakeRequest(const Args& a, const StepdPaths& paths) {
   ASSIGN_OR_RETURN(std::string bytes, ReadFile(paths.launch));
   ::unlink(paths.launch.c_str());
   v1::LaunchBatchRequest req;
@@ -77,30 +67,7 @@ StatusOr<Prepared> Prepare(const Args& a, const StepdPaths& paths) {
     return absl::InvalidArgumentError(
         StrCat(paths.launch, " is not the launch request of job ", a.job_id));
   }
-  std::vector<conf::Diagnostic> warnings;
-  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(a.slurm_conf, &warnings));
-  Prepared p;
-  ASSIGN_OR_RETURN(p.job, BatchJobOf(req, a.node));
-  p.settings.cluster_name = site.cluster.cluster_name;
-  p.settings.slurm_conf = a.slurm_conf;
-  p.settings.kill_wait_s = site.cluster.kill_wait_s;
-  // Without cgroup.conf nothing is confined, as in Slurm.
-  const std::string cgroup_conf =
-      (std::filesystem::path(a.slurm_conf).parent_path() / "cgroup.conf").string();
-  std::error_code ec;
-  if (!std::filesystem::exists(cgroup_conf, ec)) return p;
-  ASSIGN_OR_RETURN(conf::CgroupConfig config, conf::LoadCgroupConf(a.slurm_conf, &warnings));
-  p.settings.constrain_devices = config.constrain_devices;
-  std::vector<model::Gpu> gpus;
-  for (size_t n = 0; n < site.cluster.nodes.size(); ++n) {
-    if (site.cluster.nodes[n].name != a.node) continue;
-    if (n < site.node_topologies.size() && site.node_topologies[n]) {
-      gpus = site.node_topologies[n]->gpus;
-    }
-  }
-  ASSIGN_OR_RETURN(p.limits, LimitsOf(config, p.job, req.cpu_ids(), gpus));
-  ASSIGN_OR_RETURN(p.cgroups, noded::CgroupSystem::Open(config, StrCat("loom/", a.node)));
-  return p;
+  return req;
 }
 
 // Answers one request on a connection loomd opened.
@@ -143,7 +110,9 @@ int Run(Args a) {
   std::signal(SIGPIPE, SIG_IGN);
   const int sig_fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 
-  StatusOr<Prepared> prepared = Prepare(a, paths);
+  StatusOr<v1::LaunchBatchRequest> req = TakeRequest(a, paths);
+  StatusOr<PreparedLaunch> prepared =
+      req.ok() ? PrepareLaunch(*req, a.node, a.slurm_conf) : StatusOr<PreparedLaunch>(req.status());
   if (!prepared.ok()) {
     Tell(a.ready_fd,
          StrCat("error job ", a.job_id, ": ", std::string(prepared.status().message())));
