@@ -2,7 +2,8 @@
 // (a small mixed cluster on loopback, or the one --config names, made local: see
 // conf/local_cluster.h), generates a MUNGE key and starts munged, loomctld and one loomd per
 // node in the background, all under one directory; `down` stops exactly the processes `up`
-// started (by the PIDs it recorded).
+// started (by the PIDs it recorded): the controller, then every running batch job through
+// its loom-stepd (found by the pid records in the nodes' spools), then the node daemons.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "conf/slurm_conf.h"
 #include "core/status.h"
 #include "core/strings.h"
+#include "stepd/records.h"
 
 namespace loom::cli {
 namespace {
@@ -270,9 +272,58 @@ int ShowStatus(const std::string& dir) {
   return dead == 0 ? 0 : 1;
 }
 
+// Waits up to `seconds` for every process in `refs` to end; returns those still running.
+std::vector<stepd::ProcessRef> AwaitEnd(std::vector<stepd::ProcessRef> refs, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    std::erase_if(refs, [](const stepd::ProcessRef& r) { return !stepd::IsAlive(r); });
+    if (refs.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return refs;
+}
+
+// The batch jobs' supervisors of the cluster's nodes, from the records in their spools.
+std::vector<stepd::PidRecord> Supervisors(const std::string& dir,
+                                          const std::vector<Recorded>& all) {
+  std::vector<stepd::PidRecord> out;
+  for (const Recorded& r : all) {
+    if (!r.name.starts_with("loomd:")) continue;
+    const std::string node = r.name.substr(6);
+    const std::string spool = dir + "/spool/" + node;
+    for (uint64_t job : stepd::ListJobs(spool, node)) {
+      const std::string path = stepd::PathsOf(spool, node, job).pid;
+      auto text = stepd::ReadFile(path);
+      if (!text.ok()) continue;
+      if (auto rec = stepd::ParsePidRecord(*text, path); rec.ok()) out.push_back(*rec);
+    }
+  }
+  return out;
+}
+
 int Down(const std::string& dir) {
   std::vector<Recorded> all = ReadPids(dir);
-  // Daemons first, munged last.
+  std::vector<stepd::ProcessRef> controller;
+  for (const Recorded& r : all) {
+    if (r.name != "loomctld" || !Alive(r.pid)) continue;
+    ::kill(r.pid, SIGTERM);  // first, so that it starts no job while the others end
+    if (auto ref = stepd::RefOf(r.pid)) controller.push_back(*ref);
+  }
+  (void)AwaitEnd(controller, 5);
+  // Then the jobs: SIGTERM makes each loom-stepd end its job (SIGTERM, SIGKILL after
+  // KillWait) and then itself. Whatever outlives that is killed by its recorded pid.
+  const std::vector<stepd::PidRecord> supervisors = Supervisors(dir, all);
+  std::vector<stepd::ProcessRef> waiting;
+  for (const stepd::PidRecord& s : supervisors) {
+    if (stepd::IsAlive(s.stepd)) {
+      ::kill(s.stepd.pid, SIGTERM);
+      waiting.push_back(s.stepd);
+    }
+  }
+  for (const stepd::ProcessRef& left : AwaitEnd(waiting, 40)) ::kill(left.pid, SIGKILL);
+  for (const stepd::PidRecord& s : supervisors) {
+    if (stepd::IsAlive(s.job)) ::kill(-s.job.pid, SIGKILL);
+  }
+  // Then the daemons, munged last.
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (Alive(it->pid)) ::kill(it->pid, SIGTERM);
   }
@@ -287,7 +338,8 @@ int Down(const std::string& dir) {
   }
   std::error_code ec;
   fs::remove(dir + "/run/pids", ec);
-  std::printf("loom cluster: stopped %zu processes under %s\n", all.size(), dir.c_str());
+  std::printf("loom cluster: stopped %zu processes and %zu job supervisors under %s\n", all.size(),
+              supervisors.size(), dir.c_str());
   return 0;
 }
 

@@ -106,6 +106,11 @@ int64_t BatchLauncher::NowMs() const {
 }
 
 StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spool_dir) {
+  return Start(job, spool_dir, {});
+}
+
+StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spool_dir,
+                                     const std::vector<int>& cgroup_procs_fds) {
   auto fail = [&job](const Status& status) {
     return Status(status.code(), StrCat("job ", job.job_id, ": ", std::string(status.message())));
   };
@@ -137,6 +142,7 @@ StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spo
   spec.argv.push_back(script_path);
   spec.argv.insert(spec.argv.end(), job.script_args.begin(), job.script_args.end());
   spec.sh_fallback = true;
+  spec.cgroup_procs_fds = cgroup_procs_fds;
   StatusOr<pid_t> pid = SpawnProcess(spec);
   if (!pid.ok()) {
     std::error_code ec;

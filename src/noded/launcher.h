@@ -34,6 +34,7 @@ struct FinishedJob {
   bool killed = false;      // it outlived its kill_wait and was sent SIGKILL
   int64_t user_cpu_us = 0;  // CPU time of the script and the children it waited for
   int64_t system_cpu_us = 0;
+  bool out_of_memory = false;  // the job's cgroup saw the OOM killer end one of its processes
 };
 
 // The I/O files of a batch script: the patterns expanded for this node. A relative path is
@@ -95,6 +96,10 @@ class BatchLauncher final : public JobLauncher {
   // the child is also written, as "loomd: error: ...", into the job's stderr file when that
   // (or else its stdout file) could be opened, as Slurm does; the child is reaped here.
   StatusOr<pid_t> Start(const BatchJob& job, const std::string& spool_dir) override;
+  // Start, with the script joining the cgroups whose open cgroup.procs files are
+  // `cgroup_procs_fds` before it takes the job's user (see ProcessSpec).
+  StatusOr<pid_t> Start(const BatchJob& job, const std::string& spool_dir,
+                        const std::vector<int>& cgroup_procs_fds);
   Status Signal(model::JobId job, int sig) override;
   Status Terminate(model::JobId job, int64_t kill_wait_s) override;
   std::vector<FinishedJob> Reap() override;

@@ -1,8 +1,10 @@
 // loomd: the node daemon. Registers its node with loomctld, reports in every
-// SlurmdTimeout/3, runs the batch scripts the controller sends (as their users, through
-// BatchLauncher) and its share of the tasks of jobs srun submitted (StepLauncher), delivers
-// signals, and reports each job's end on this node. Several can run on one host with distinct
-// -N names and Port= values (emulated nodes).
+// SlurmdTimeout/3, runs the batch scripts the controller sends (each under its own
+// loom-stepd supervisor, which confines it per cgroup.conf and outlives a restart of loomd)
+// and its share of the tasks of jobs srun submitted (StepLauncher), delivers signals, and
+// reports each job's end on this node. A restarted loomd adopts the supervisors still
+// running and reports their jobs as running. Several can run on one host with distinct -N
+// names and Port= values (emulated nodes).
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <sys/sysinfo.h>
@@ -12,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +32,8 @@
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/reply.h"
+#include "stepd/launch_request.h"
+#include "stepd/stepd_launcher.h"
 
 namespace loom::noded {
 namespace {
@@ -39,6 +44,7 @@ struct Options {
   std::string munge_socket;
   std::string spool;
   std::string controller;  // HOST:PORT; default from SlurmctldHost/SlurmctldPort
+  std::string stepd;       // the loom-stepd binary: beside loomd
   // What this host has (hwloc, NVML), reported when the node registers.
   CpuLayout hardware;
   int32_t hardware_gpus = 0;
@@ -65,7 +71,10 @@ class NodeService final : public v1::NodeDaemon::Service {
 class Daemon {
  public:
   Daemon(Options o, conf::SiteConfig site, NodeSettings settings)
-      : opt_(std::move(o)), site_(std::move(site)), launcher_(settings), steps_(settings) {
+      : opt_(std::move(o)),
+        site_(std::move(site)),
+        launcher_(stepd::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, settings.slurm_conf}),
+        steps_(settings) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -73,6 +82,12 @@ class Daemon {
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
         grpc::CreateChannel(opt_.controller, grpc::InsecureChannelCredentials()));
+    // Jobs an earlier run of loomd started carry on under their supervisors: adopt them
+    // before any request about them can come.
+    for (uint64_t job : launcher_.Recover()) {
+      std::fprintf(stderr, "loomd: job %llu: supervisor found from an earlier run\n",
+                   static_cast<unsigned long long>(job));
+    }
   }
 
   Status CheckController(const grpc::ServerContext& ctx, std::string_view method,
@@ -85,16 +100,8 @@ class Daemon {
   }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
-    ASSIGN_OR_RETURN(BatchJob job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
-    job.time_limit_s = req.time_limit_s();
-    job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
-    job.stdout_pattern = req.std_out();
-    job.stderr_pattern = req.std_err();
-    job.stdin_pattern = req.std_in();
-    job.script = req.script();
-    job.environment.insert(req.environment().begin(), req.environment().end());
     std::lock_guard<std::mutex> lock(mu_);
-    return launcher_.Start(job, opt_.spool).status();
+    return launcher_.Start(req);
   }
 
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
@@ -153,9 +160,13 @@ class Daemon {
         v1::JobCompleteRequest req;
         req.set_node(opt_.node);
         req.set_job_id(it->job_id);
-        req.set_exit_code(it->wait_status);
+        // Killed by the OOM killer: Slurm's OUT_OF_MEMORY with ExitCode 0:125.
+        req.set_exit_code(it->out_of_memory ? 125 : it->wait_status);
+        req.set_out_of_memory(it->out_of_memory);
         v1::JobCompleteReply reply;
         if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
+          std::lock_guard<std::mutex> lock(mu_);
+          launcher_.Forget(it->job_id);  // the controller has it: the result may go
           it = unreported.erase(it);
         } else {
           ++it;  // the controller is away: tell it when it is back
@@ -173,6 +184,7 @@ class Daemon {
           req.set_threads_per_core(opt_.hardware.threads_per_core);
           req.set_real_memory_mb(opt_.hardware.memory_mb);
           for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
+          for (uint64_t job : RunningBatchJobs()) req.add_running_jobs(job);
           v1::RegisterNodeReply reply;
           if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
             registered = true;
@@ -181,6 +193,7 @@ class Daemon {
         } else {
           v1::HeartbeatRequest req;
           req.set_name(opt_.node);
+          for (uint64_t job : RunningBatchJobs()) req.add_running_jobs(job);
           v1::HeartbeatReply reply;
           registered = Call("Heartbeat", req, &reply, &v1::Controller::Stub::Heartbeat);
         }
@@ -191,54 +204,16 @@ class Daemon {
   void Stop() { stop_ = true; }
 
  private:
+  std::vector<uint64_t> RunningBatchJobs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return launcher_.Running();
+  }
+
   // What a launch of either kind says about the job: identity, allocation (this node in it),
   // GPUs here, and the options the environment reports.
   StatusOr<BatchJob> JobOf(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
                            const std::string& gpu_ids) const {
-    BatchJob job;
-    job.job_id = info.job_id();
-    job.name = info.name();
-    job.user = info.user();
-    job.uid = uid;
-    job.gid = gid;
-    job.partition = info.partition();
-    job.account = info.spec().account();
-    if (info.array_task_id() >= 0 && info.array_job_id() != 0) {
-      job.array_job_id = info.array_job_id();
-      job.array_task_id = info.array_task_id();
-    }
-    for (const v1::NodeAllocation& a : info.allocation()) {
-      job.nodes.push_back(a.node());
-      job.cpus_per_node.push_back(a.cpus());
-    }
-    if (job.nodes.empty()) {
-      ASSIGN_OR_RETURN(job.nodes, core::ExpandHostlist(info.node_list()));
-      job.cpus_per_node.assign(job.nodes.size(),
-                               info.num_cpus() / std::max<int32_t>(1, info.num_nodes()));
-    }
-    job.node_name = opt_.node;
-    job.node_index = 0;
-    for (size_t i = 0; i < job.nodes.size(); ++i) {
-      if (job.nodes[i] == opt_.node) job.node_index = static_cast<int32_t>(i);
-    }
-    if (!info.allocation().empty()) job.mem_mb = info.allocation(job.node_index).mem_mb();
-    for (std::string_view g : core::Split(gpu_ids, ',')) {
-      if (auto v = core::ParseInt(g); v && *v >= 0 && *v < model::kMaxGpusPerNode) {
-        job.gpus |= model::GpuMask{1} << *v;
-      }
-    }
-    if (auto r = rpc::FromWire(info.spec()); r.ok()) {
-      job.ntasks = r->ntasks;
-      job.ntasks_per_node = r->ntasks_per_node;
-      job.cpus_per_task = r->cpus_per_task;
-      job.mem_per_node_mb = r->mem_per_node_mb;
-      job.mem_per_cpu_mb = r->mem_per_cpu_mb;
-      job.script_args = r->script_args;
-      job.open_mode = r->open_mode;
-      job.submit_dir = r->work_dir;
-      if (r->array) job.array = *r->array;
-    }
-    return job;
+    return stepd::JobFromInfo(info, uid, gid, gpu_ids, opt_.node);
   }
 
   template <typename Req, typename Reply, typename Method>
@@ -256,7 +231,7 @@ class Daemon {
   uint32_t controller_uid_ = 0;
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::mutex mu_;
-  BatchLauncher launcher_;  // guarded by mu_
+  stepd::StepdLauncher launcher_;  // guarded by mu_
   StepLauncher steps_;      // thread-safe
   std::atomic<bool> stop_{false};
 };
@@ -367,6 +342,17 @@ int main(int argc, char** argv) {
                                   site->cluster.slurmctld_port);
   }
   if (opt.spool.empty()) opt.spool = "/var/spool/loomd/" + opt.node;
+  {
+    // Batch jobs run under loom-stepd, installed beside loomd.
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    opt.stepd = (self.parent_path() / "loom-stepd").string();
+    if (ec || ::access(opt.stepd.c_str(), X_OK) != 0) {
+      std::fprintf(stderr, "loomd: cannot run %s, which supervises batch jobs; install loom-stepd "
+                           "beside loomd\n", opt.stepd.c_str());
+      return 1;
+    }
+  }
   // What the host has, for the controller to compare with the configuration (it trusts the
   // configuration instead under SlurmdParameters=config_overrides, as for emulated nodes).
   if (auto cpus = noded::DiscoverCpus(); cpus.ok()) {

@@ -54,6 +54,7 @@ struct ChildPlan {
   // the errno.
   int report_fd = -1;
   bool report_failures = true;
+  const std::vector<int>* cgroup_procs_fds = nullptr;  // joined before the user is taken
 };
 
 constexpr char kMessagePrefix[] = "loomd: error: ";
@@ -170,6 +171,13 @@ int OpenOutput(int given, const char* path, int flags, int* open_errno) {
   // Until the job's own stderr is open, a child that does not report failures tells the caller's
   // descriptor (a task's stderr pipe), if it has one.
   const int early_fd = plan.report_failures ? -1 : plan.stderr_fd;
+  for (int fd : *plan.cgroup_procs_fds) {
+    ssize_t n;
+    do {
+      n = write(fd, "0", 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) ChildFail(plan, early_fd, "cannot join the job's cgroup", "", errno);
+  }
   if (plan.become_user) {
     if (setgroups(plan.groups->size(), plan.groups->data()) != 0) {
       ChildFail(plan, early_fd, "setgroups() for ", plan.identity, errno);
@@ -419,6 +427,7 @@ StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   }
   plan.report_fd = pipe_fds[1];
   plan.report_failures = spec.on_failure == ProcessSpec::OnFailure::kReport;
+  plan.cgroup_procs_fds = &spec.cgroup_procs_fds;
 
   sigset_t all, old;
   sigfillset(&all);

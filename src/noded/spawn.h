@@ -64,6 +64,10 @@ struct ProcessSpec {
   // for tasks: a missing command exits 2), so SpawnProcess succeeds.
   enum class OnFailure { kReport, kExitWithErrno };
   OnFailure on_failure = OnFailure::kReport;
+  // Open, writable cgroup.procs files (close-on-exec in the caller): the child writes "0"
+  // to each, joining those cgroups, right after it starts its session and before it takes
+  // the job's user, so that everything it runs is confined. A failure is reported as above.
+  std::vector<int> cgroup_procs_fds;
 };
 
 // Forks and starts `spec`; returns the child's pid, which is also its process group and

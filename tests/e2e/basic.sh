@@ -13,6 +13,10 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  # Job supervisors outlive loomd: end each (and so its job) by the pid it recorded.
+  for f in "$dir"/spool/*/stepd/*/pid; do
+    [[ -f "$f" ]] && read -r sp _ jp _ <"$f" && kill -KILL -- "-$jp" "$sp" 2>/dev/null || true
+  done
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
@@ -291,17 +295,21 @@ cp "$dir/slurm.conf.orig" "$dir/slurm.conf"
 "$bin/scontrol" reconfigure || fail "reconfigure without n3"
 echo "ok: a node with less than configured is drained with Slurm's reason"
 
-# 7. A node daemon killed: its node goes DOWN after SlurmdTimeout and its job ends NODE_FAIL.
+# 7. A node daemon killed and not restarted: its node goes DOWN after SlurmdTimeout and its
+# job ends NODE_FAIL.
 victim=$("$bin/sbatch" --parsable --no-requeue -w n1 --wrap 'sleep 300' 2>/dev/null ||
          "$bin/sbatch" --parsable --no-requeue --wrap 'sleep 300')
 for _ in $(seq 50); do [[ $("$bin/squeue" -h -j "$victim" -o '%T') == RUNNING ]] && break; sleep 0.1; done
 node=$("$bin/squeue" -h -j "$victim" -o '%N')
+# The launch has reached the node (its supervisor runs) before the daemon dies.
+for _ in $(seq 50); do compgen -G "$dir/spool/$node/stepd/${node}_job$victim/pid" >/dev/null && break; sleep 0.1; done
 if [[ "$node" == n1 ]]; then kill -9 "$n1pid"; else kill -9 "$n2pid"; fi
 for _ in $(seq 150); do
   [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] && break
   sleep 0.1
 done
 [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim on dead $node: $("$bin/squeue" -h -j "$victim" -t all -o '%T')"
+for _ in $(seq 50); do "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" && break; sleep 0.1; done
 "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" || fail "node $node: $("$bin/sinfo" -h -N -o '%N %T')"
 echo "ok: loomd killed -> $node down, job NODE_FAIL"
 

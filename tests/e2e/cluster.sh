@@ -2,7 +2,7 @@
 # `loom cluster up` as a new user runs it, then the example job scripts: hello, an array
 # with %2 that never runs more than two tasks at once, an afterok chain whose afternotok leg
 # never runs, a GPU job that sees its CUDA_VISIBLE_DEVICES; a time limit ends as TIMEOUT;
-# `loom cluster down` leaves none of the processes it started.
+# `loom cluster down` leaves none of the processes it started, nor a running job.
 #
 #   tests/e2e/cluster.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -75,12 +75,18 @@ done
 [[ "$st" == TIMEOUT ]] || fail "job $limit with -t 1 is $st"
 echo "ok: time limit ends as TIMEOUT"
 
+# A job still running at `down` ends with the cluster, and so does its supervisor.
+running=$(sbatch --parsable --wrap "echo \$\$ >$work/running.pid; exec sleep 600")
+for _ in $(seq 100); do [[ -s "$work/running.pid" ]] && break; sleep 0.1; done
+job_pid=$(cat "$work/running.pid" 2>/dev/null) || fail "job $running did not start"
+stepd_pids=$(cat "$dir"/cluster/spool/*/stepd/*_job"$running"/pid | awk '{print $1}')
+[[ -n "$stepd_pids" ]] || fail "no supervisor recorded for job $running"
 pids=$(awk '{print $2}' "$dir/cluster/run/pids")
 "$bin/loom" cluster down --dir "$dir/cluster" >/dev/null
-for p in $pids; do
+for p in $pids $stepd_pids $job_pid; do
   if kill -0 "$p" 2>/dev/null; then fail "pid $p still runs after down"; fi
 done
-echo "ok: down stopped every process it started"
+echo "ok: down stopped every process it started, running jobs and their supervisors too"
 
 # The README's main command: `loom cluster demo`, from the source tree, on a fresh directory.
 cd "$src"

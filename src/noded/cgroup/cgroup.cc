@@ -27,7 +27,8 @@ StatusOr<DeviceId> DeviceOf(const std::string& path) {
   return DeviceId{S_ISBLK(st.st_mode) ? 'b' : 'c', major(st.st_rdev), minor(st.st_rdev)};
 }
 
-StatusOr<std::unique_ptr<CgroupSystem>> CgroupSystem::Open(const conf::CgroupConfig& config) {
+StatusOr<std::unique_ptr<CgroupSystem>> CgroupSystem::Open(const conf::CgroupConfig& config,
+                                                          std::string scope) {
   const std::string& mount = config.mountpoint;
   struct statfs fs {};
   const bool unified = ::statfs(mount.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
@@ -38,9 +39,9 @@ StatusOr<std::unique_ptr<CgroupSystem>> CgroupSystem::Open(const conf::CgroupCon
             "CgroupPlugin=cgroup/v2 but ", mount, " is not a cgroup2 mount; set "
             "CgroupMountpoint or CgroupPlugin in cgroup.conf"));
       }
-      return MakeCgroupV2(mount);
+      return MakeCgroupV2(mount, scope);
     case conf::CgroupPlugin::kV1:
-      return MakeCgroupV1(mount);
+      return MakeCgroupV1(mount, scope);
     case conf::CgroupPlugin::kAutodetect:
       break;
   }
@@ -48,10 +49,10 @@ StatusOr<std::unique_ptr<CgroupSystem>> CgroupSystem::Open(const conf::CgroupCon
     auto controllers = cgroup_files::Read(mount + "/cgroup.controllers");
     if (controllers.ok() && controllers->find("memory") != std::string::npos &&
         controllers->find("cpuset") != std::string::npos) {
-      return MakeCgroupV2(mount);
+      return MakeCgroupV2(mount, scope);
     }
   }
-  if (cgroup_files::Read(mount + "/memory/cgroup.procs").ok()) return MakeCgroupV1(mount);
+  if (cgroup_files::Read(mount + "/memory/cgroup.procs").ok()) return MakeCgroupV1(mount, scope);
   return absl::FailedPreconditionError(StrCat(
       "no usable cgroups under ", mount, ": neither a cgroup2 mount with the cpuset and memory "
       "controllers nor a cgroup v1 memory hierarchy; set CgroupMountpoint in cgroup.conf"));

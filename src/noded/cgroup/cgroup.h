@@ -5,7 +5,8 @@
 // memory, devices and freezer hierarchies. Which one a node uses comes from cgroup.conf
 // (CgroupPlugin=autodetect looks at what is mounted).
 //
-// Steps live under "<root>/loom/job_<id>/step_<n>" (v1: that path in every hierarchy).
+// Steps live under "<root>/<scope>/job_<id>/step_<name>", the scope being "loom/<node>" so
+// that emulated nodes sharing one host do not collide (v1: that path in every hierarchy).
 // Thread-compatible; loomd (or a step's supervisor) owns each StepCgroup.
 #pragma once
 
@@ -63,6 +64,10 @@ class StepCgroup {
   // Removes the step's directories once its processes are gone (and the job's, when empty).
   virtual Status Remove() = 0;
   virtual std::vector<pid_t> Pids() const = 0;
+  // The cgroup.procs files a process writes "0" to in order to join the step (one per v1
+  // hierarchy): a launcher opens them before fork, so that the child joins before it
+  // drops its privileges.
+  virtual std::vector<std::string> ProcsFiles() const = 0;
 };
 
 class CgroupSystem {
@@ -71,19 +76,23 @@ class CgroupSystem {
   // Per cgroup.conf: v1, v2, or (autodetect) v2 when `mountpoint` is a cgroup2 mount with
   // the cpuset and memory controllers available, else v1 when its memory hierarchy is
   // mounted. Fails with what is missing.
-  static StatusOr<std::unique_ptr<CgroupSystem>> Open(const conf::CgroupConfig& config);
+  // Steps go under `scope` ("loom/<node>"), a relative path that starts with "loom/".
+  static StatusOr<std::unique_ptr<CgroupSystem>> Open(const conf::CgroupConfig& config,
+                                                      std::string scope);
 
   virtual std::string_view version() const = 0;  // "v1" or "v2"
-  // Creates the step's cgroup with `limits` applied (parents created as needed).
-  virtual StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, uint32_t step_id,
+  // Creates the step's cgroup, <scope>/job_<job_id>/step_<step>, with `limits` applied
+  // (parents created as needed). `step` is "batch" or a step number.
+  virtual StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, std::string_view step,
                                                        const StepLimits& limits) = 0;
 };
 
 // The implementations, over a root given explicitly (tests point them at a fake tree).
 // v2: `root` is a cgroup2 mount (or a directory laid out like one). v1: `mountpoint` holds
 // the per-controller hierarchies (cpuset/, memory/, devices/, freezer/, cpuacct/).
-std::unique_ptr<CgroupSystem> MakeCgroupV2(std::string root);
-std::unique_ptr<CgroupSystem> MakeCgroupV1(std::string mountpoint);
+// `scope` as for Open (empty: "loom").
+std::unique_ptr<CgroupSystem> MakeCgroupV2(std::string root, std::string scope = "loom");
+std::unique_ptr<CgroupSystem> MakeCgroupV1(std::string mountpoint, std::string scope = "loom");
 
 // The limits cgroup.conf asks for, for a step given `cpus` and `allocated_memory_bytes`.
 StepLimits LimitsFor(const conf::CgroupConfig& config, std::string cpus,

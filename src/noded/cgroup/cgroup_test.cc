@@ -61,7 +61,7 @@ TEST(CgroupV2Test, WritesLimitsAndDelegatesControllers) {
   l.mems = "0";
   l.memory_bytes = 1 << 30;
   l.memory_swap_bytes = (1 << 30) + (1 << 29);
-  auto step = sys->Create(7, 0, l);
+  auto step = sys->Create(7, "0", l);
   ASSERT_TRUE(step.ok()) << step.status();
   const std::string dir = root + "/loom/job_7/step_0";
   EXPECT_EQ(Slurp(dir + "/cpuset.cpus"), "2-3");
@@ -83,11 +83,45 @@ TEST(CgroupV2Test, WritesLimitsAndDelegatesControllers) {
   EXPECT_EQ(u->oom_kills, 1);
 }
 
+TEST(CgroupV2Test, NodeScopeKeepsEmulatedNodesApartAndSurvivesRemoval) {
+  const std::string root = testing::TempDir() + "/v2_scope";
+  fs::remove_all(root);
+  const std::string step = root + "/loom/n1/job_9/step_batch";
+  for (const std::string& dir : {root, root + "/loom", root + "/loom/n1", root + "/loom/n1/job_9"}) {
+    fs::create_directories(dir);
+    std::ofstream(dir + "/cgroup.controllers") << "cpuset memory\n";
+    std::ofstream(dir + "/cgroup.subtree_control");
+  }
+  fs::create_directories(step);
+  for (const char* f : {"cpuset.cpus", "memory.max", "memory.oom.group", "cgroup.procs"}) {
+    std::ofstream(step + "/" + f);
+  }
+  StepLimits l;
+  l.cpus = "1";
+  l.memory_bytes = 64 << 20;
+  auto made = MakeCgroupV2(root, "loom/n1")->Create(9, "batch", l);
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(Slurp(step + "/cpuset.cpus"), "1");
+  EXPECT_EQ(Slurp(step + "/memory.max"), "67108864");
+  for (const std::string& d : {root, root + "/loom", root + "/loom/n1", root + "/loom/n1/job_9"}) {
+    EXPECT_EQ(Slurp(d + "/cgroup.subtree_control"), "+cpuset +memory") << d;
+  }
+  EXPECT_EQ((*made)->ProcsFiles(), std::vector<std::string>{step + "/cgroup.procs"});
+  // A plain directory with files cannot be rmdir'ed: empty it as the kernel would.
+  for (const auto& e : fs::directory_iterator(step)) fs::remove(e.path());
+  for (const auto& e : fs::directory_iterator(root + "/loom/n1/job_9")) {
+    if (!e.is_directory()) fs::remove(e.path());
+  }
+  ASSERT_TRUE((*made)->Remove().ok());
+  EXPECT_FALSE(fs::exists(root + "/loom/n1/job_9"));
+  EXPECT_TRUE(fs::exists(root + "/loom/n1"));  // other jobs of the node live there
+}
+
 TEST(CgroupV2Test, MissingControllerSaysWhatToDo) {
   const std::string root = FakeV2Root("v2_missing", "cpu io pids");
   StepLimits l;
   l.memory_bytes = 1 << 20;
-  auto step = MakeCgroupV2(root)->Create(7, 0, l);
+  auto step = MakeCgroupV2(root)->Create(7, "0", l);
   ASSERT_FALSE(step.ok());
   EXPECT_THAT(std::string(step.status().message()),
               HasSubstr("the memory controller is not available in " + root));
@@ -174,7 +208,7 @@ TEST(CgroupV2Real, DeviceFilterDeniesOnlyTheListedDevices) {
   StepLimits l;
   l.denied_devices = {*denied};
   const uint64_t job = 900000 + static_cast<uint64_t>(::getpid());
-  auto step = sys->Create(job, 0, l);
+  auto step = sys->Create(job, "0", l);
   if (!step.ok() && absl::IsFailedPrecondition(step.status())) {
     GTEST_SKIP() << "BPF device programs unavailable: " << step.status();
   }
@@ -202,14 +236,15 @@ TEST(CgroupV1Real, ConfinesCpusDevicesAndMemory) {
   if (devs.empty()) GTEST_SKIP() << "cannot mknod here";
   auto denied = DeviceOf(devs + "/nvidia1");
   ASSERT_TRUE(denied.ok());
-  auto sys = MakeCgroupV1(mount);
+  const std::string scope = "loom/cgtest" + std::to_string(::getpid());
+  auto sys = MakeCgroupV1(mount, scope);
   StepLimits l;
   l.cpus = "0";
   l.memory_bytes = 64 << 20;
   l.memory_swap_bytes = 64 << 20;
   l.denied_devices = {*denied};
   const uint64_t job = 900000 + static_cast<uint64_t>(::getpid());
-  auto step = sys->Create(job, 1, l);
+  auto step = sys->Create(job, "1", l);
   ASSERT_TRUE(step.ok()) << step.status();
 
   // CPUs and devices.
@@ -237,7 +272,11 @@ TEST(CgroupV1Real, ConfinesCpusDevicesAndMemory) {
   EXPECT_GE(u->oom_kills, 1);
   EXPECT_GE(u->memory_peak_bytes, 32 << 20);
   EXPECT_TRUE((*step)->Remove().ok()) << (*step)->Remove();
-  EXPECT_FALSE(fs::exists(mount + "/memory/loom/job_" + std::to_string(job)));
+  EXPECT_FALSE(fs::exists(mount + "/memory/" + scope + "/job_" + std::to_string(job)));
+  EXPECT_TRUE(fs::exists(mount + "/memory/" + scope));  // the node's scope stays for its other jobs
+  for (const char* h : {"cpuset", "memory", "devices", "freezer", "cpuacct"}) {
+    ::rmdir((mount + "/" + h + "/" + scope).c_str());
+  }
 }
 
 }  // namespace

@@ -18,8 +18,12 @@ constexpr const char* kHierarchies[] = {"cpuset", "memory", "devices", "freezer"
 
 class StepV1 final : public StepCgroup {
  public:
-  StepV1(std::string mountpoint, std::string rel, std::vector<std::string> used)
-      : mount_(std::move(mountpoint)), rel_(std::move(rel)), used_(std::move(used)) {}
+  StepV1(std::string mountpoint, std::string scope, std::string rel,
+         std::vector<std::string> used)
+      : mount_(std::move(mountpoint)),
+        scope_(std::move(scope)),
+        rel_(std::move(rel)),
+        used_(std::move(used)) {}
 
   Status Attach(pid_t pid) override {
     for (const std::string& h : used_) {
@@ -57,7 +61,7 @@ class StepV1 final : public StepCgroup {
   Status Remove() override {
     Status first = absl::OkStatus();
     for (const std::string& h : used_) {
-      Status s = files::RemoveUpTo(Dir(h), StrCat(mount_, "/", h, "/loom"));
+      Status s = files::RemoveUpTo(Dir(h), StrCat(mount_, "/", h, "/", scope_));
       if (first.ok() && !s.ok()) first = s;
     }
     return first;
@@ -67,23 +71,37 @@ class StepV1 final : public StepCgroup {
     return files::Pids(Dir(used_.empty() ? "freezer" : used_.front()) + "/cgroup.procs");
   }
 
+  std::vector<std::string> ProcsFiles() const override {
+    std::vector<std::string> out;
+    for (const std::string& h : used_) out.push_back(Dir(h) + "/cgroup.procs");
+    return out;
+  }
+
  private:
   std::string Dir(const std::string& h) const { return StrCat(mount_, "/", h, "/", rel_); }
 
   std::string mount_;
-  std::string rel_;  // loom/job_N/step_M
+  std::string scope_;  // removal stops there: other jobs of the node use it
+  std::string rel_;    // <scope>/job_N/step_M
   std::vector<std::string> used_;
 };
 
 class CgroupV1 final : public CgroupSystem {
  public:
-  explicit CgroupV1(std::string mountpoint) : mount_(std::move(mountpoint)) {}
+  CgroupV1(std::string mountpoint, std::string scope)
+      : mount_(std::move(mountpoint)), scope_(scope.empty() ? "loom" : std::move(scope)) {}
   std::string_view version() const override { return "v1"; }
 
-  StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, uint32_t step_id,
+  StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, std::string_view step,
                                                const StepLimits& limits) override {
-    const std::vector<std::string> rels = {"loom", StrCat("loom/job_", job_id),
-                                           StrCat("loom/job_", job_id, "/step_", step_id)};
+    // Every level from the scope's first component down to the step.
+    std::vector<std::string> rels;
+    for (std::string_view part : core::Split(scope_, '/')) {
+      if (part.empty()) continue;
+      rels.push_back(rels.empty() ? std::string(part) : StrCat(rels.back(), "/", part));
+    }
+    rels.push_back(StrCat(scope_, "/job_", job_id));
+    rels.push_back(StrCat(scope_, "/job_", job_id, "/step_", step));
     std::vector<std::string> used;
     for (const char* h : kHierarchies) {
       const std::string base = StrCat(mount_, "/", h);
@@ -123,7 +141,7 @@ class CgroupV1 final : public CgroupSystem {
       RETURN_IF_ERROR(files::Write(dir("devices") + "/devices.deny",
                                    StrCat(std::string(1, d.type), " ", d.major, ":", d.minor, " rwm")));
     }
-    return std::unique_ptr<StepCgroup>(new StepV1(mount_, rel, std::move(used)));
+    return std::unique_ptr<StepCgroup>(new StepV1(mount_, scope_, rel, std::move(used)));
   }
 
  private:
@@ -139,12 +157,13 @@ class CgroupV1 final : public CgroupSystem {
   }
 
   std::string mount_;
+  std::string scope_;
 };
 
 }  // namespace
 
-std::unique_ptr<CgroupSystem> MakeCgroupV1(std::string mountpoint) {
-  return std::make_unique<CgroupV1>(std::move(mountpoint));
+std::unique_ptr<CgroupSystem> MakeCgroupV1(std::string mountpoint, std::string scope) {
+  return std::make_unique<CgroupV1>(std::move(mountpoint), std::move(scope));
 }
 
 }  // namespace loom::noded

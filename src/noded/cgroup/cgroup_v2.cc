@@ -1,4 +1,4 @@
-// cgroup v2: one directory per step under <root>/loom/job_<id>/step_<n>.
+// cgroup v2: one directory per step under <root>/<scope>/job_<id>/step_<name>.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,7 +18,8 @@ namespace files = cgroup_files;
 
 class StepV2 final : public StepCgroup {
  public:
-  StepV2(std::string root, std::string dir) : root_(std::move(root)), dir_(std::move(dir)) {}
+  // `stop`: the scope's directory, which Remove leaves (other jobs of the node use it).
+  StepV2(std::string stop, std::string dir) : root_(std::move(stop)), dir_(std::move(dir)) {}
 
   Status Attach(pid_t pid) override { return files::Write(dir_ + "/cgroup.procs", StrCat(pid)); }
 
@@ -47,8 +48,9 @@ class StepV2 final : public StepCgroup {
     return u;
   }
 
-  Status Remove() override { return files::RemoveUpTo(dir_, root_ + "/loom"); }
+  Status Remove() override { return files::RemoveUpTo(dir_, root_); }
   std::vector<pid_t> Pids() const override { return files::Pids(dir_ + "/cgroup.procs"); }
+  std::vector<std::string> ProcsFiles() const override { return {dir_ + "/cgroup.procs"}; }
 
  private:
   std::string root_;
@@ -57,17 +59,23 @@ class StepV2 final : public StepCgroup {
 
 class CgroupV2 final : public CgroupSystem {
  public:
-  explicit CgroupV2(std::string root) : root_(std::move(root)) {}
+  CgroupV2(std::string root, std::string scope)
+      : root_(std::move(root)), scope_(scope.empty() ? "loom" : std::move(scope)) {}
   std::string_view version() const override { return "v2"; }
 
-  StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, uint32_t step_id,
+  StatusOr<std::unique_ptr<StepCgroup>> Create(uint64_t job_id, std::string_view step_name,
                                                const StepLimits& limits) override {
-    const std::string loom = root_ + "/loom";
-    const std::string job = StrCat(loom, "/job_", job_id);
-    const std::string step = StrCat(job, "/step_", step_id);
+    // The levels above the step: the root, each component of the scope, the job.
+    std::vector<std::string> levels = {root_};
+    for (std::string_view part : core::Split(scope_, '/')) {
+      if (!part.empty()) levels.push_back(StrCat(levels.back(), "/", part));
+    }
+    const std::string job = StrCat(levels.back(), "/job_", job_id);
+    levels.push_back(job);
+    const std::string step = StrCat(job, "/step_", step_name);
     RETURN_IF_ERROR(files::MakeDirs(step));
     // Each level hands the controllers it has down to the next, so the step can use them.
-    for (const std::string& dir : {root_, loom, job}) RETURN_IF_ERROR(Delegate(dir, limits));
+    for (const std::string& dir : levels) RETURN_IF_ERROR(Delegate(dir, limits));
     if (!limits.cpus.empty()) RETURN_IF_ERROR(files::Write(step + "/cpuset.cpus", limits.cpus));
     if (!limits.mems.empty()) RETURN_IF_ERROR(files::Write(step + "/cpuset.mems", limits.mems));
     if (limits.memory_bytes > 0) {
@@ -87,7 +95,7 @@ class CgroupV2 final : public CgroupSystem {
       ::close(prog);  // the attachment keeps the program alive
       RETURN_IF_ERROR(attached);
     }
-    return std::unique_ptr<StepCgroup>(new StepV2(root_, step));
+    return std::unique_ptr<StepCgroup>(new StepV2(StrCat(root_, "/", scope_), step));
   }
 
  private:
@@ -120,12 +128,13 @@ class CgroupV2 final : public CgroupSystem {
   }
 
   std::string root_;
+  std::string scope_;
 };
 
 }  // namespace
 
-std::unique_ptr<CgroupSystem> MakeCgroupV2(std::string root) {
-  return std::make_unique<CgroupV2>(std::move(root));
+std::unique_ptr<CgroupSystem> MakeCgroupV2(std::string root, std::string scope) {
+  return std::make_unique<CgroupV2>(std::move(root), std::move(scope));
 }
 
 }  // namespace loom::noded
