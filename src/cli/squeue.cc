@@ -1,6 +1,5 @@
 // squeue: the jobs loomctld holds, in Slurm's layouts (cli/format/squeue_format.h).
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -99,9 +98,9 @@ int RunSqueue(int argc, char** argv) {
                                                st.partition()) != opts.partitions.end();
       if (user_ok && part_ok) shown.push_back(st);
     }
-    std::fputs(RenderStepsSqueue(shown, static_cast<int64_t>(std::time(nullptr)), !opts.no_header)
-                   .c_str(),
-               stdout);
+    std::fputs(
+        RenderStepsSqueue(shown, static_cast<int64_t>(std::time(nullptr)), !opts.no_header).c_str(),
+        stdout);
     return 0;
   }
   v1::QueryJobsRequest req;

@@ -4,6 +4,8 @@
 // temporarily disabled, retrying"), then runs the command as the step's tasks, their output
 // coming back here, and exits with the highest of the tasks' exit codes. The step's end
 // does not end the job. docs/user/srun.md describes it. Single-threaded.
+#include "cli/srun_in_job.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -23,7 +25,6 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
-#include "cli/srun_in_job.h"
 #include "cli/srun_step.h"
 #include "core/strings.h"
 #include "model/job_request.h"
@@ -42,7 +43,9 @@ bool IsFinalStep(const std::string& state) { return !state.empty() && state != "
 class StepRun {
  public:
   StepRun(submit::SrunInput input, Client client, std::string key)
-      : in_(std::move(input)), client_(std::move(client)), key_(key),
+      : in_(std::move(input)),
+        client_(std::move(client)),
+        key_(key),
         monitor_(std::move(key), in_.label, Say) {}
   int Run(const std::string& host);
 
@@ -51,7 +54,7 @@ class StepRun {
   // Asks for the step until it is created (true) or refused, or srun is interrupted (false).
   bool Create(const v1::StepRequest& request, int signals);
   Status OpenOutputs();
-  void QueryStep();  // where the step stands: ended? cancelled under the tasks?
+  void QueryStep();      // where the step stands: ended? cancelled under the tasks?
   void Signal(int sig);  // 0: cancel the step
   void OnSignal(int sig);
   void Info(const std::string& line) const {
@@ -259,9 +262,9 @@ int StepRun::Run(const std::string& host) {
     Signal(0);
     return in_.error_exit;
   }
-  monitor_.SetLayout(std::vector<std::string>(step_.nodes().begin(), step_.nodes().end()),
-                     std::vector<int32_t>(step_.tasks_per_node().begin(),
-                                          step_.tasks_per_node().end()));
+  monitor_.SetLayout(
+      std::vector<std::string>(step_.nodes().begin(), step_.nodes().end()),
+      std::vector<int32_t>(step_.tasks_per_node().begin(), step_.tasks_per_node().end()));
 
   const auto kill_wait = std::chrono::seconds(client_.config().kill_wait_s + 2);
   auto next_query = Clock::now() + std::chrono::milliseconds(500);
@@ -277,7 +280,8 @@ int StepRun::Run(const std::string& host) {
     }
     if (now >= next_query) {
       QueryStep();
-      next_query = Clock::now() + std::chrono::milliseconds(monitor_.AnyNodeConnected() ? 2000 : 500);
+      next_query =
+          Clock::now() + std::chrono::milliseconds(monitor_.AnyNodeConnected() ? 2000 : 500);
       continue;
     }
     std::vector<pollfd> fds = monitor_.PollFds();

@@ -1,11 +1,11 @@
 #include "cli/srun_step.h"
 
 #include <arpa/inet.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,8 +283,8 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
     }
   } else if (m.has_failure()) {
     launch_failed_ = true;
-    say_(StrCat("srun: error: Task launch for StepId=", job_, ".", step_, " failed on node ", c.node, ": ",
-                m.failure().message()));
+    say_(StrCat("srun: error: Task launch for StepId=", job_, ".", step_, " failed on node ",
+                c.node, ": ", m.failure().message()));
   }
   return true;
 }
@@ -325,8 +325,8 @@ std::vector<std::string> StepMonitor::TaskStates() const {
   std::vector<std::string> lines;
   auto line = [&](const std::vector<int32_t>& ids, const char* what) {
     if (ids.empty()) return;
-    lines.push_back(StrCat("srun: step:", job_, ".", step_, " task", ids.size() == 1 ? "" : "s", " ",
-                           FormatTaskIds(ids), ": ", what));
+    lines.push_back(StrCat("srun: step:", job_, ".", step_, " task", ids.size() == 1 ? "" : "s",
+                           " ", FormatTaskIds(ids), ": ", what));
   };
   line(running, "running");
   line(abnormal, "exited abnormally");

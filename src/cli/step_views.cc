@@ -39,8 +39,8 @@ std::string RenderStepsScontrol(const std::vector<v1::StepInfo>& steps, bool one
     out += StrCat("StepId=", s.job_id(), ".", s.step_id(), " UserId=", s.uid(),
                   " StartTime=", LocalTime(s.start_time()),
                   " TimeLimit=", core::FormatDuration(s.time_limit_s()));
-    out += StrCat(sep, "State=", s.state(), " Partition=", s.partition(),
-                  " NodeList=", s.node_list());
+    out +=
+        StrCat(sep, "State=", s.state(), " Partition=", s.partition(), " NodeList=", s.node_list());
     out += StrCat(sep, "Nodes=", s.nodes_size(), " CPUs=", s.num_cpus(), " Tasks=", s.num_tasks(),
                   " Name=", s.name(), " Network=(null)");
     out += StrCat(sep, "TRES=cpu=", s.num_cpus(), ",node=", s.nodes_size());
@@ -49,7 +49,8 @@ std::string RenderStepsScontrol(const std::vector<v1::StepInfo>& steps, bool one
     if (!s.cpu_bind().empty() || !s.gpu_bind().empty()) {
       std::string bind;
       if (!s.cpu_bind().empty()) bind += StrCat("CpuBind=", s.cpu_bind());
-      if (!s.gpu_bind().empty()) bind += StrCat(bind.empty() ? "" : " ", "TresBind=gpu:", s.gpu_bind());
+      if (!s.gpu_bind().empty())
+        bind += StrCat(bind.empty() ? "" : " ", "TresBind=gpu:", s.gpu_bind());
       out += StrCat(sep, bind);
     }
     if (!s.gpus_per_task().empty()) out += StrCat(sep, "TresPerTask=gres:gpu:", s.gpus_per_task());
@@ -74,8 +75,8 @@ std::string RenderStepsSqueue(const std::vector<v1::StepInfo>& steps, int64_t no
     if (s.state() != "RUNNING") continue;
     out += StrCat(Column(StrCat(s.job_id(), ".", s.step_id()), 15), " ", Column(s.name(), 8), " ",
                   Column(s.partition(), 9), " ", Column(s.user(), 8), " ",
-                  Column(core::FormatElapsed(std::max<int64_t>(0, now - s.start_time())), 10),
-                  " ", s.node_list(), "\n");
+                  Column(core::FormatElapsed(std::max<int64_t>(0, now - s.start_time())), 10), " ",
+                  s.node_list(), "\n");
   }
   return out;
 }

@@ -96,7 +96,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   StepRecord& step = it->second;
   if (step.nodes_done.contains(node)) return;  // a repeated report
   const JobEntry* e = Find(job);
-  const sched::Allocation& alloc = e == nullptr ? sched::Allocation{}
+  const sched::Allocation& alloc = e == nullptr       ? sched::Allocation{}
                                    : e->alloc.empty() ? e->ran
                                                       : e->alloc;
   const bool its_node = std::any_of(step.nodes.begin(), step.nodes.end(), [&](int32_t n) {
@@ -117,7 +117,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   if (step.nodes_done.size() < step.nodes.size()) return;
   if (step.state == JobState::kRunning) {
     step.end_time = now;
-    step.state = step.cancelled ? JobState::kCancelled
+    step.state = step.cancelled       ? JobState::kCancelled
                  : step.launch_failed ? JobState::kFailed
                                       : model::EndedState(step.status.wait_status(), false);
   }

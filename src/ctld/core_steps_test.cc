@@ -118,8 +118,7 @@ TEST_F(StepsTest, NodesAndTasksFollowTheRequest) {
 
 TEST_F(StepsTest, RequestsTheJobCannotHoldAreRefusedInSlurmsWords) {
   JobId job = RunningJob();
-  EXPECT_EQ(Step(Ask(job, 17)).status().message(),
-            "More processors requested than permitted");
+  EXPECT_EQ(Step(Ask(job, 17)).status().message(), "More processors requested than permitted");
   EXPECT_EQ(Step(Ask(job, 0, 3)).status().message(),
             "Requested node configuration is not available");
   EXPECT_EQ(Step(Ask(job), kBob).status().message(), "Access/permission denied");

@@ -41,7 +41,8 @@ StatusOr<JobRef> ParseJobRef(std::string_view text) {
   std::optional<uint32_t> step;
   if (size_t dot = text.find('.'); dot != std::string_view::npos) {
     auto s = core::ParseInt(text.substr(dot + 1));
-    if (!s || *s < 0 || *s > 0xfffffff0LL) return absl::InvalidArgumentError("Invalid job id specified");
+    if (!s || *s < 0 || *s > 0xfffffff0LL)
+      return absl::InvalidArgumentError("Invalid job id specified");
     step = static_cast<uint32_t>(*s);
     text = text.substr(0, dot);
   }

@@ -63,8 +63,8 @@ Status ControllerApi::CreateStep(const Caller& who, const v1::CreateStepRequest&
   if (r.ntasks() < 0 || r.nodes() < 0 || r.ntasks_per_node() < 0 || r.cpus_per_task() < 0) {
     return absl::InvalidArgumentError("a step's task, node and CPU counts cannot be negative");
   }
-  std::optional<model::Distribution> d = model::ParseDistribution(
-      r.distribution().empty() ? std::string("block") : r.distribution());
+  std::optional<model::Distribution> d =
+      model::ParseDistribution(r.distribution().empty() ? std::string("block") : r.distribution());
   if (!d) {
     return absl::InvalidArgumentError(core::StrCat(
         "distribution '", r.distribution(), "' is not supported by Loom (block and cyclic are)"));
@@ -112,7 +112,8 @@ Status ControllerApi::QuerySteps(const Caller& who, const v1::QueryStepsRequest&
   return c_->Post([&](ControllerCore& core, Effects&, Time) {
     for (JobId job : jobs) {
       for (const auto& [e, step] : core.Steps(job)) {
-        *reply->add_steps() = StepInfoOf(*e, *step, core.cluster(), PartitionOf(*e, core.cluster()));
+        *reply->add_steps() =
+            StepInfoOf(*e, *step, core.cluster(), PartitionOf(*e, core.cluster()));
       }
     }
     return absl::OkStatus();

@@ -157,8 +157,8 @@ struct StepTask {
   int32_t local_id = 0;   // SLURM_LOCALID: its place among this node's tasks
   std::string srun_host;  // where srun runs (SLURM_SRUN_COMM_HOST, SLURM_LAUNCH_NODE_IPADDR)
   int32_t srun_port = 0;  // SLURM_SRUN_COMM_PORT
-  const StepPlacement* placement = nullptr;  // a step inside the allocation
-  std::optional<TaskBinding> binding;        // BindTask's answer; unset: the job's GPUs
+  const StepPlacement* placement = nullptr;           // a step inside the allocation
+  std::optional<TaskBinding> binding = std::nullopt;  // BindTask's answer; unset: the job's GPUs
 };
 
 // The environment of one task of srun's step: BatchEnvironment() without ENVIRONMENT=BATCH,

@@ -123,7 +123,7 @@ struct StepLauncher::Step {
   }
 
   model::JobId job_id = 0;
-  std::optional<uint32_t> step_id;  // unset: the job's only step
+  std::optional<uint32_t> step_id;           // unset: the job's only step
   std::optional<rpc::FrameConnection> srun;  // unset once srun is gone; I/O thread's
   std::vector<Task> tasks;
   int wake_read = -1, wake_write = -1;  // a pipe that wakes the I/O thread
@@ -200,7 +200,8 @@ Status StepLauncher::Start(const StepJob& step_job) {
   if (step_job.placement) {
     ids = step_job.placement->task_ids;
     if (ids.empty()) {
-      return fail(absl::InvalidArgumentError(StrCat("step ", *step_id, " has no task on this node")));
+      return fail(
+          absl::InvalidArgumentError(StrCat("step ", *step_id, " has no task on this node")));
     }
   } else {
     const std::vector<int32_t> layout = TasksPerNode(job);
@@ -339,8 +340,9 @@ Status StepLauncher::Signal(model::JobId job, int sig, std::optional<uint32_t> s
   absl::MutexLock lock(&mu_);
   const std::vector<Step*> found = Matching(job, step);
   if (found.empty()) {
-    return absl::NotFoundError(step ? StrCat("step ", job, ".", *step, " is not running on this node")
-                                    : StrCat("job ", job, " is not running on this node"));
+    return absl::NotFoundError(
+        step ? StrCat("step ", job, ".", *step, " is not running on this node")
+             : StrCat("job ", job, " is not running on this node"));
   }
   for (Step* s : found) {
     for (const Task& t : s->tasks) {
@@ -355,8 +357,9 @@ Status StepLauncher::Terminate(model::JobId job, int64_t kill_wait_s,
   absl::MutexLock lock(&mu_);
   const std::vector<Step*> found = Matching(job, step);
   if (found.empty()) {
-    return absl::NotFoundError(step ? StrCat("step ", job, ".", *step, " is not running on this node")
-                                    : StrCat("job ", job, " is not running on this node"));
+    return absl::NotFoundError(
+        step ? StrCat("step ", job, ".", *step, " is not running on this node")
+             : StrCat("job ", job, " is not running on this node"));
   }
   for (Step* s : found) RETURN_IF_ERROR(TerminateLocked(*s, kill_wait_s));
   return absl::OkStatus();

@@ -83,9 +83,12 @@ struct EnvVar {
   Opt id;
 };
 constexpr EnvVar kSallocEnv[] = {
-    {"SALLOC_ACCOUNT", Opt::kAccount},     {"SALLOC_CONSTRAINT", Opt::kConstraint},
-    {"SALLOC_PARTITION", Opt::kPartition}, {"SALLOC_QOS", Opt::kQos},
-    {"SALLOC_RESERVATION", Opt::kReservation}, {"SALLOC_TIMELIMIT", Opt::kTime},
+    {"SALLOC_ACCOUNT", Opt::kAccount},
+    {"SALLOC_CONSTRAINT", Opt::kConstraint},
+    {"SALLOC_PARTITION", Opt::kPartition},
+    {"SALLOC_QOS", Opt::kQos},
+    {"SALLOC_RESERVATION", Opt::kReservation},
+    {"SALLOC_TIMELIMIT", Opt::kTime},
     {"SALLOC_WCKEY", Opt::kWckey},
 };
 

@@ -18,10 +18,10 @@ namespace loom::cli::submit {
 struct SallocInput {
   enum class Action { kAllocate, kHelp, kUsage, kVersion };
   Action action = Action::kAllocate;
-  model::JobRequest request;         // allocation_only, never requeued
-  std::vector<std::string> command;  // what to run; empty: the user's shell ($SHELL)
-  bool quiet = false;                // -Q: no informational messages
-  int error_exit = 1;                // $SLURM_EXIT_ERROR, else 1
+  model::JobRequest request;          // allocation_only, never requeued
+  std::vector<std::string> command;   // what to run; empty: the user's shell ($SHELL)
+  bool quiet = false;                 // -Q: no informational messages
+  int error_exit = 1;                 // $SLURM_EXIT_ERROR, else 1
   std::vector<std::string> warnings;  // "salloc: warning: ..." lines for stderr
 };
 

@@ -255,8 +255,8 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       default:
         break;
     }
-    const bool step_only = o.id == Opt::kCpuBind || o.id == Opt::kGpuBind ||
-                           o.id == Opt::kKillOnBadExit;
+    const bool step_only =
+        o.id == Opt::kCpuBind || o.id == Opt::kGpuBind || o.id == Opt::kKillOnBadExit;
     if (IsIgnoredBySrun(o.id) || step_only) {
       st.r.ignored_options[std::string(internal::LongName(o.id))] = o.value.value_or("");
       if (st.warned.insert(o.id).second) {
@@ -279,8 +279,8 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   // What a step reads from its allocation's environment when the command line does not say.
   bool shape_given = false;
   for (const ParsedOption& o : cli.options) {
-    shape_given = shape_given || o.id == Opt::kNtasks || o.id == Opt::kNodes ||
-                  o.id == Opt::kNtasksPerNode;
+    shape_given =
+        shape_given || o.id == Opt::kNtasks || o.id == Opt::kNodes || o.id == Opt::kNtasksPerNode;
   }
   std::optional<int32_t> env_ntasks, env_per_node, env_cpt;
   if (in.step) {
@@ -331,7 +331,8 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   step.argv = cli.rest;
   in.ntasks = in.step && in.step->ntasks > 0
                   ? in.step->ntasks
-                  : std::max(1, r.ntasks.value_or(r.ntasks_per_node ? *r.ntasks_per_node * r.min_nodes.value_or(1)
+                  : std::max(1, r.ntasks.value_or(r.ntasks_per_node
+                                                      ? *r.ntasks_per_node * r.min_nodes.value_or(1)
                                                       : r.min_nodes.value_or(1)));
   in.out = ClassifyIo(st.output.value_or(""), in.ntasks);
   in.err = st.error ? ClassifyIo(*st.error, in.ntasks) : in.out;

@@ -124,8 +124,10 @@ TEST(SrunOptions, InsideAnAllocationAsksForAStepOfThatJob) {
 }
 
 TEST(SrunOptions, AStepTakesItsShapeFromTheAllocationWhenNotGiven) {
-  auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"}, {"SLURM_NTASKS", "8"},
-                                 {"SLURM_NTASKS_PER_NODE", "4"}, {"SLURM_CPUS_PER_TASK", "2"}});
+  auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"},
+                                 {"SLURM_NTASKS", "8"},
+                                 {"SLURM_NTASKS_PER_NODE", "4"},
+                                 {"SLURM_CPUS_PER_TASK", "2"}});
   ASSERT_TRUE(in.ok()) << in.status();
   EXPECT_EQ(in->step->ntasks, 8);
   EXPECT_EQ(in->step->ntasks_per_node, 4);

@@ -6,9 +6,9 @@ namespace loom::cli::submit {
 namespace {
 
 TEST(ValidateCpuBind, SlurmsTypes) {
-  for (const char* ok : {"cores", "none", "no", "rank", "sockets", "threads", "ldoms",
-                         "verbose,cores", "q,rank_ldom", "map_cpu:0,2,4", "mask_cpu:0x3,0xc",
-                         "map_ldom:0*4,1", "mask_cpu:f0"}) {
+  for (const char* ok :
+       {"cores", "none", "no", "rank", "sockets", "threads", "ldoms", "verbose,cores",
+        "q,rank_ldom", "map_cpu:0,2,4", "mask_cpu:0x3,0xc", "map_ldom:0*4,1", "mask_cpu:f0"}) {
     EXPECT_TRUE(ValidateCpuBind(ok).ok()) << ok;
   }
 }
