@@ -124,6 +124,8 @@ srun --exclusive -n2 sleep 3 &
 sleep 1
 srun --exclusive -n1 hostname >second.txt 2>second.err
 wait
+srun -K -n2 sh -c 'if [ "$SLURM_PROCID" = 1 ]; then exit 4; fi; sleep 60' 2>kill.err
+echo "kill-on-bad-exit: $?"
 EOF
 job=$(sbatch --parsable exclusive.sh)
 wait_state "$job" COMPLETED 300
@@ -131,6 +133,11 @@ wait_state "$job" COMPLETED 300
 srun: Step created for job $job" ]] || fail "the waiting step said: $(cat second.err)"
 [[ -s second.txt ]] || fail "the waiting step never ran"
 echo "ok: an --exclusive step waits for CPUs another step holds"
+grep -q "^kill-on-bad-exit: 4$" "slurm-$job.out" || fail "srun -K: $(cat "slurm-$job.out" kill.err)"
+grep -Eq "^srun: error: [a-z0-9]+: task 1: Exited with exit code 4$" kill.err || fail "$(cat kill.err)"
+grep -q "^srun: Terminating StepId=$job.2$" kill.err || fail "srun -K said: $(cat kill.err)"
+grep -q "State=CANCELLED" <<<"$(scontrol show step "$job.2")" || fail "$(scontrol show step "$job.2")"
+echo "ok: srun -K ends the step when a task exits non-zero (not after task 0's sleep 60)"
 
 # squeue -s while a step runs; scancel JOB.STEP ends that step, not the job.
 cat >cancel.sh <<'EOF'
