@@ -2,7 +2,7 @@
 // is granted, runs the command (default: $SHELL) on this host with the job's SLURM_*
 // variables, and releases the allocation when the command exits, exiting with its status, as
 // Slurm's salloc. If the allocation ends under the command (scancel, time limit), the
-// command's process group gets SIGHUP, then SIGKILL after KillWait. docs/user/salloc.md
+// command's process group gets SIGHUP (on a terminal) or SIGTERM, then SIGKILL after KillWait. docs/user/salloc.md
 // describes it. Single-threaded.
 #include <poll.h>
 #include <signal.h>
@@ -228,8 +228,16 @@ int Salloc::RunCommand(const v1::JobInfo& job, int signals) {
         Say(timeout ? StrCat("salloc: Job ", job_,
                              " has exceeded its time limit and its allocation has been revoked.")
                     : StrCat("salloc: Job allocation ", job_, " has been revoked."));
-        ::kill(-pid, SIGHUP);
+        // As Slurm's salloc: SIGHUP to an interactive command (and to a pipeline it runs in
+        // the foreground), SIGTERM otherwise.
+        if (tty) {
+          const pid_t foreground = ::tcgetpgrp(STDIN_FILENO);
+          if (foreground > 0 && foreground != pid && foreground != ::getpgrp()) {
+            ::kill(-foreground, SIGHUP);
+          }
+        }
         ::kill(-pid, SIGCONT);
+        ::kill(-pid, tty ? SIGHUP : SIGTERM);
         kill_at = now + std::chrono::seconds(client_.config().kill_wait_s);
       }
     }

@@ -3,7 +3,8 @@
 # salloc -N2 grants an allocation and starts a shell with the job's variables, srun in it runs
 # on the allocated nodes, `exit` relinquishes it and the job ends COMPLETED. Then, without a
 # terminal: a command's exit status becomes salloc's (FAILED job), a waiting allocation says
-# so as Slurm does, and scancel revokes a running one (the command gets SIGHUP).
+# so as Slurm does, and scancel revokes a running one (the command gets SIGTERM; SIGHUP on a
+# terminal).
 #
 #   tests/e2e/salloc.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -95,6 +96,24 @@ wait_screen "^salloc: Relinquishing job allocation $job$"
 wait_last 'outer$'  # back in the shell salloc was started from
 wait_state "$job" COMPLETED
 echo "ok: exit relinquishes the allocation; job $job is COMPLETED"
+
+# scancel while the shell runs: salloc says the allocation was revoked, the shell gets SIGHUP.
+type_line "salloc -N1 -J doomed"
+doomed=""
+for _ in $(seq 150); do
+  doomed=$(squeue -h -n doomed -t R -o '%i')
+  [[ -n $doomed ]] && break
+  sleep 0.1
+done
+[[ -n $doomed ]] || fail "salloc -J doomed never ran: $(screen)"
+wait_screen "^salloc: Granted job allocation $doomed$"
+sleep 0.5  # the shell is up
+scancel "$doomed"
+wait_screen "salloc: Job allocation $doomed has been revoked.$"  # after the shell's prompt
+wait_last 'outer$'  # the shell ended by SIGHUP; back where salloc started
+wait_state "$doomed" CANCELLED
+screen | grep -q "Relinquishing job allocation $doomed" && fail "revoked, yet relinquished: $(screen)"
+echo "ok: scancel of a salloc shell: revoked, the shell hung up, job $doomed CANCELLED"
 kill "$tmux_pid" 2>/dev/null || true
 tmux_pid=""
 
@@ -126,7 +145,7 @@ salloc: Relinquishing job allocation $job" ]] || fail "a waiting salloc said: $(
 wait_state "$job" COMPLETED
 echo "ok: a waiting salloc: queued and waiting, allocated, granted, relinquished"
 
-# scancel revokes a running allocation: its command gets SIGHUP.
+# scancel revokes a running allocation: its command gets SIGTERM (no terminal).
 salloc -N1 sleep 300 >out 2>revoke.err &
 salloc_pid=$!
 bg+=("$salloc_pid")
@@ -141,11 +160,11 @@ set +e
 wait "$salloc_pid"
 rc=$?
 set -e
-(( rc == 129 )) || fail "salloc after scancel exited $rc: $(cat revoke.err)"
+(( rc == 143 )) || fail "salloc after scancel exited $rc: $(cat revoke.err)"
 grep -q "^salloc: Job allocation $job has been revoked.$" revoke.err || fail "$(cat revoke.err)"
 ! grep -q "Relinquishing" revoke.err || fail "a revoked allocation was relinquished: $(cat revoke.err)"
 wait_state "$job" CANCELLED
-echo "ok: scancel revokes the allocation; the command ends by SIGHUP"
+echo "ok: scancel revokes the allocation; the command ends by SIGTERM"
 
 set +e
 salloc --label true 2>err
