@@ -41,6 +41,11 @@ wait_state() {  # job state [tries of 0.1 s]
   fail "job $1 is $(state "$1"), not $2"
 }
 
+# The time limit, in the background all along: at one minute the allocation is revoked.
+salloc -N1 -t 1 -J limited sleep 300 >limit.out 2>limit.err &
+limit_pid=$!
+bg+=("$limit_pid")
+
 # ---------------------------------------------------------------- in a terminal, as a person
 export SHELL=/bin/bash
 tmux -S "$sock" new-session -d -x 160 -y 50 "bash --norc --noprofile"
@@ -132,10 +137,11 @@ wait_state "$job" FAILED
 [[ $(squeue -h -j "$job" -t all -o '%T %j') == "FAILED sh" ]] || fail "$(squeue -h -j "$job" -t all)"
 echo "ok: salloc exits with its command's status (3); the job ends FAILED"
 
-# Every node busy: salloc waits and says so, as Slurm does.
-filler=$(sbatch --parsable -N4 --exclusive --wrap 'sleep 3')
+# No whole node free (three taken, the fourth shared with `limited`): salloc waits and says
+# so, as Slurm does.
+filler=$(sbatch --parsable -N3 --exclusive --wrap 'sleep 3')
 wait_state "$filler" RUNNING
-salloc -N1 true >out 2>err || fail "salloc -N1 true: $(cat err)"
+salloc -N1 --exclusive true >out 2>err || fail "salloc -N1 --exclusive true: $(cat err)"
 job=$(sed -n 's/^salloc: Pending job allocation \([0-9]*\)$/\1/p' err)
 [[ -n $job && $(cat err) == "salloc: Pending job allocation $job
 salloc: job $job queued and waiting for resources
@@ -165,6 +171,17 @@ grep -q "^salloc: Job allocation $job has been revoked.$" revoke.err || fail "$(
 ! grep -q "Relinquishing" revoke.err || fail "a revoked allocation was relinquished: $(cat revoke.err)"
 wait_state "$job" CANCELLED
 echo "ok: scancel revokes the allocation; the command ends by SIGTERM"
+
+set +e
+wait "$limit_pid"
+rc=$?
+set -e
+limit_job=$(squeue -h -t all -n limited -o '%i')
+(( rc == 143 )) || fail "salloc -t 1 sleep 300 exited $rc: $(cat limit.err)"
+grep -q "^salloc: Job $limit_job has exceeded its time limit and its allocation has been revoked.$" \
+  limit.err || fail "salloc -t 1 said: $(cat limit.err)"
+wait_state "$limit_job" TIMEOUT
+echo "ok: at its time limit the allocation is revoked; the command gets SIGTERM; TIMEOUT"
 
 set +e
 salloc --label true 2>err

@@ -1,6 +1,7 @@
 #include "cli/submit/srun_options.h"
 
 #include <algorithm>
+#include <set>
 
 #include "cli/submit/internal/sbatch_apply.h"
 #include "cli/submit/internal/sbatch_checks.h"
@@ -106,6 +107,41 @@ constexpr EnvVar kSrunEnv[] = {
 // them (tasks may start elsewhere).
 std::string NodePattern(const IoTarget& t, std::string_view work_dir) {
   return t.pattern == "/dev/null" ? t.pattern : Absolute(t.pattern, work_dir);
+}
+
+// The options that mean something for a step inside an allocation; the job's own options
+// (partition, time limit, memory, node names, ...) are the job's, already granted.
+bool AppliesToStep(Opt id) {
+  switch (id) {
+    case Opt::kNtasks:
+    case Opt::kNodes:
+    case Opt::kNtasksPerNode:
+    case Opt::kCpusPerTask:
+    case Opt::kDistribution:
+    case Opt::kExclusive:
+    case Opt::kOverlap:
+    case Opt::kExact:
+    case Opt::kCpuBind:
+    case Opt::kGpuBind:
+    case Opt::kGpusPerTask:
+    case Opt::kKillOnBadExit:
+    case Opt::kJobid:
+    case Opt::kJobName:
+    case Opt::kLabel:
+    case Opt::kUnbuffered:
+    case Opt::kOutput:
+    case Opt::kError:
+    case Opt::kInput:
+    case Opt::kOpenMode:
+    case Opt::kChdir:
+    case Opt::kExport:
+    case Opt::kQuiet:
+    case Opt::kVerbose:
+    case Opt::kQuitOnInterrupt:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The message of a binding check, empty when the value is good.
@@ -276,6 +312,16 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   }
   for (const ParsedOption& o : cli.options) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
   if (in.action == SrunInput::Action::kCpuBindHelp) return in;
+  if (in.step) {
+    // Checked above like any srun's; said once each when they cannot act on a step.
+    std::set<Opt> said;
+    for (const ParsedOption& o : cli.options) {
+      if (AppliesToStep(o.id) || IsIgnoredBySrun(o.id) || !said.insert(o.id).second) continue;
+      st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),
+                                   " has no effect on a step inside an allocation in Loom (the "
+                                   "job's own applies)"));
+    }
+  }
   // What a step reads from its allocation's environment when the command line does not say.
   bool shape_given = false;
   for (const ParsedOption& o : cli.options) {

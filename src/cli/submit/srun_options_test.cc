@@ -123,6 +123,17 @@ TEST(SrunOptions, InsideAnAllocationAsksForAStepOfThatJob) {
   EXPECT_THAT(ErrorOf(Parse({"--pty", "bash"})), HasSubstr("--pty is not supported"));
 }
 
+TEST(SrunOptions, JobOptionsGivenToAStepAreSaidToHaveNoEffect) {
+  auto in = Parse({"-t", "5", "-w", "n1", "-t", "6", "-l", "-n2", "true"}, {{"SLURM_JOB_ID", "7"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_THAT(in->warnings, ElementsAre("srun: warning: --time has no effect on a step inside an "
+                                        "allocation in Loom (the job's own applies)",
+                                        "srun: warning: --nodelist has no effect on a step inside "
+                                        "an allocation in Loom (the job's own applies)"));
+  EXPECT_THAT(ErrorOf(Parse({"-t", "soon", "true"}, {{"SLURM_JOB_ID", "7"}})),
+              HasSubstr("srun: error:"));  // still checked
+}
+
 TEST(SrunOptions, AStepTakesItsShapeFromTheAllocationWhenNotGiven) {
   auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"},
                                  {"SLURM_NTASKS", "8"},
