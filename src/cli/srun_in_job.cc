@@ -187,7 +187,20 @@ void StepRun::QueryStep() {
   for (const v1::StepInfo& s : reply.steps()) {
     if (s.step_id() == step_.step_id()) state = s.state();
   }
-  if (state.empty()) state = "COMPLETED";  // its job was purged: long over
+  if (state.empty()) {
+    // Not known: its job was purged (long over), or the controller restarted and knows no
+    // steps; then the step goes on as long as its job runs.
+    v1::QueryJobsRequest jreq;
+    jreq.add_job_ids(job_);
+    v1::QueryJobsReply jreply;
+    if (!client_.Call("QueryJobs", jreq, &jreply).ok()) return;
+    bool running = false;
+    for (const v1::JobInfo& j : jreply.jobs()) {
+      running = running || (j.job_id() == job_ && j.state() == "RUNNING");
+    }
+    if (running) return;
+    state = "COMPLETED";
+  }
   if (state == "CANCELLED" && state_ != state) monitor_.ExpectSignals();
   state_ = state;
   if (IsFinalStep(state) && !final_) {
