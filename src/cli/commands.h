@@ -11,6 +11,7 @@ int RunSim(int argc, char** argv);       // loom sim
 int RunScontrol(int argc, char** argv);  // scontrol / loom scontrol
 int RunSbatch(int argc, char** argv);
 int RunSrun(int argc, char** argv);
+int RunSalloc(int argc, char** argv);
 int RunCluster(int argc, char** argv);  // loom cluster up|status|down|demo
 // loom cluster demo: up, the example job scripts, squeue and sinfo (`self`: this binary).
 int RunDemo(const std::string& dir, const std::string& examples, const std::string& self);

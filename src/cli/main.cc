@@ -20,6 +20,8 @@ constexpr Command kCommands[] = {
     {"cluster", loom::cli::RunCluster, "a local cluster: up, status, down"},
     {"sbatch", loom::cli::RunSbatch, "submit a batch script to loomctld, as Slurm's sbatch"},
     {"srun", loom::cli::RunSrun, "run a command as the tasks of a new job, as Slurm's srun"},
+    {"salloc", loom::cli::RunSalloc,
+     "obtain an allocation and run a command in it, as Slurm's salloc"},
     {"squeue", loom::cli::RunSqueue, "list jobs, as Slurm's squeue"},
     {"sinfo", loom::cli::RunSinfo, "list partitions and nodes, as Slurm's sinfo"},
     {"scancel", loom::cli::RunScancel, "cancel or signal jobs, as Slurm's scancel"},

@@ -410,6 +410,7 @@ int Show(const Options& opts, const std::vector<std::string>& words) {
       if (e.name == "partitions" || e.name == "partitionname") {
         return ShowFromController(opts, "partitions", value);
       }
+      if (e.name == "steps") return scontrol::ShowSteps(opts, value);
       return NeedsController(opts, StrCat("show ", e.name));
     }
   }

@@ -34,5 +34,7 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
 int Reconfigure(const Options& opts);
 // show config
 int ShowConfig(const Options& opts);
+// show step [JOBID[.STEPID]] (scontrol_actions.cc)
+int ShowSteps(const Options& opts, const char* value);
 
 }  // namespace loom::cli::scontrol

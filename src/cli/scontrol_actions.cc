@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/format/text.h"
 #include "cli/scontrol.h"
+#include "cli/step_views.h"
 #include "cli/submit/begin_time.h"
 #include "conf/show_config.h"
 #include "core/strings.h"
@@ -184,6 +185,45 @@ int ShowConfig(const Options& opts) {
   v1::PingReply pong;
   const bool up = client->Call("Ping", ping, &pong).ok();
   Print(stdout, StrCat("\nSlurmctld(primary) at ", pong.controller(), " is ", up ? "UP" : "DOWN", "\n"));
+  return 0;
+}
+
+int ShowSteps(const Options& opts, const char* value) {
+  v1::QueryStepsRequest req;
+  std::optional<uint32_t> step;
+  if (value != nullptr && *value != '\0') {
+    std::string_view text(value);
+    std::string_view job = text.substr(0, text.find('.'));
+    auto id = core::ParseInt(job);
+    std::optional<int64_t> s;
+    if (job.size() < text.size()) s = core::ParseInt(text.substr(job.size() + 1));
+    if (!id || *id <= 0 || (job.size() < text.size() && (!s || *s < 0))) {
+      Print(stderr, "slurm_get_job_steps error: Invalid job id specified\n");
+      return 1;
+    }
+    req.add_job_ids(static_cast<uint64_t>(*id));
+    if (s) step = static_cast<uint32_t>(*s);
+  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
+  v1::QueryStepsReply reply;
+  if (Status s = client->Call("QuerySteps", req, &reply); !s.ok()) {
+    Print(stderr, core::StrCat("slurm_get_job_steps error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  std::vector<v1::StepInfo> steps;
+  for (const v1::StepInfo& s : reply.steps()) {
+    if (!step || s.step_id() == *step) steps.push_back(s);
+  }
+  if (steps.empty()) {
+    if (value != nullptr && *value != '\0') {
+      Print(stdout, core::StrCat("Job step ", value, " not found\n"));
+    } else {
+      Print(stdout, "No job steps in the system\n");
+    }
+    return 0;
+  }
+  Print(stdout, RenderStepsScontrol(steps, opts.oneliner));
   return 0;
 }
 

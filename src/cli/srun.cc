@@ -7,7 +7,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
+#include "cli/srun_in_job.h"
 #include "cli/srun_step.h"
 #include "cli/submit/srun_options.h"
 #include "core/strings.h"
@@ -41,65 +41,6 @@ using Clock = std::chrono::steady_clock;
 using submit::IoTarget;
 
 void Say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
-
-// An address of this host the nodes can reach: the first address its name resolves to that
-// is not a loopback one; loopback when there is no other (a cluster on one host).
-std::string HostAddress() {
-  char name[256] = {0};
-  ::gethostname(name, sizeof name - 1);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  std::string fallback = "127.0.0.1";
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return fallback;
-  std::string chosen;
-  for (addrinfo* a = found; a != nullptr && chosen.empty(); a = a->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {0};
-    bool loopback;
-    if (a->ai_family == AF_INET) {
-      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-      ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
-      loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    } else if (a->ai_family == AF_INET6) {
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
-      ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
-      loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) || IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr);
-    } else {
-      continue;
-    }
-    if (!loopback) chosen = text;
-  }
-  ::freeaddrinfo(found);
-  return chosen.empty() ? fallback : chosen;
-}
-
-// 128 random bits as hex: the key the job's nodes present to this srun.
-StatusOr<std::string> RandomKey() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::InternalError("cannot read random bytes for the job's key");
-    got += static_cast<size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string key;
-  for (unsigned char b : bytes) {
-    key += kHex[b >> 4];
-    key += kHex[b & 15];
-  }
-  return key;
-}
-
-std::string UmaskText() {
-  const mode_t mask = ::umask(022);
-  ::umask(mask);
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mask));
-  return text;
-}
 
 bool IsFinal(std::string_view state) {
   return state != "PENDING" && state != "RUNNING" && state != "COMPLETING" &&
@@ -410,12 +351,16 @@ int RunSrun(int argc, char** argv) {
     case submit::SrunInput::Action::kVersion:
       std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
       return 0;
+    case submit::SrunInput::Action::kCpuBindHelp:
+      std::printf("%s", submit::CpuBindHelpText().c_str());
+      return 0;
     case submit::SrunInput::Action::kHelp:
     case submit::SrunInput::Action::kUsage:
       std::printf("%s", submit::SrunHelpText().c_str());
       return 0;
   }
   for (const std::string& w : input->warnings) Say(w);
+  if (input->step && !input->test_only) return RunSrunInJob(*std::move(input));
   auto client = Client::Connect("srun");
   if (!client.ok()) {
     Say(StrCat("srun: error: ", std::string(client.status().message())));

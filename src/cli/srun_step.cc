@@ -3,12 +3,15 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "core/strings.h"
@@ -28,6 +31,65 @@ bool SameKey(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+// An address of this host the nodes can reach: the first address its name resolves to that
+// is not a loopback one; loopback when there is no other (a cluster on one host).
+std::string HostAddress() {
+  char name[256] = {0};
+  ::gethostname(name, sizeof name - 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::string fallback = "127.0.0.1";
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return fallback;
+  std::string chosen;
+  for (addrinfo* a = found; a != nullptr && chosen.empty(); a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {0};
+    bool loopback;
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+      loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+      ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+      loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) || IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr);
+    } else {
+      continue;
+    }
+    if (!loopback) chosen = text;
+  }
+  ::freeaddrinfo(found);
+  return chosen.empty() ? fallback : chosen;
+}
+
+// 128 random bits as hex: the key the job's nodes present to this srun.
+StatusOr<std::string> RandomKey() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::InternalError("cannot read random bytes for the job's key");
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key;
+  for (unsigned char b : bytes) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
+
+std::string UmaskText() {
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mask));
+  return text;
+}
 
 Labeler::Labeler(bool label, int32_t ntasks) : label_(label), width_(1) {
   for (int32_t n = std::max(1, ntasks) - 1; n >= 10; n /= 10) ++width_;
@@ -221,8 +283,8 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
     }
   } else if (m.has_failure()) {
     launch_failed_ = true;
-    say_(StrCat("srun: error: Task launch for StepId=", job_, ".0 failed on node ", c.node, ": ",
-                m.failure().message()));
+    say_(StrCat("srun: error: Task launch for StepId=", job_, ".", step_, " failed on node ",
+                c.node, ": ", m.failure().message()));
   }
   return true;
 }
@@ -263,8 +325,8 @@ std::vector<std::string> StepMonitor::TaskStates() const {
   std::vector<std::string> lines;
   auto line = [&](const std::vector<int32_t>& ids, const char* what) {
     if (ids.empty()) return;
-    lines.push_back(StrCat("srun: step:", job_, ".0 task", ids.size() == 1 ? "" : "s", " ",
-                           FormatTaskIds(ids), ": ", what));
+    lines.push_back(StrCat("srun: step:", job_, ".", step_, " task", ids.size() == 1 ? "" : "s",
+                           " ", FormatTaskIds(ids), ": ", what));
   };
   line(running, "running");
   line(abnormal, "exited abnormally");

@@ -24,6 +24,14 @@
 
 namespace loom::cli {
 
+// An address of this host the nodes can reach: the first address its name resolves to that
+// is not a loopback one; loopback when there is no other (a cluster on one host).
+std::string HostAddress();
+// 128 random bits as hex: the key a step's nodes present to srun.
+StatusOr<std::string> RandomKey();
+// The process's umask as SLURM_UMASK holds it ("0022").
+std::string UmaskText();
+
 // srun -l: every line of a task's output starts with its task number and ": ", the number
 // right-aligned to the width of the step's highest one (" 3: " among 12 tasks), as Slurm
 // prints it. Output that stops mid-line continues unlabelled where it left off.
@@ -65,6 +73,8 @@ class StepMonitor {
 
   // The job, once submitted; before it, no connection is read.
   void SetJob(model::JobId job) { job_ = job; }
+  // The step's id inside its job, for messages ("StepId=12.3"); 0 unless set.
+  void SetStep(uint32_t step) { step_ = step; }
   // Where the streams go (srun's own by default).
   void SetOutputs(StepOutputs outputs) { outputs_ = outputs; }
   // Once the job has its nodes: their names in the job's order and the tasks each runs.
@@ -116,6 +126,7 @@ class StepMonitor {
   void Write(int fd, std::string_view data);
 
   model::JobId job_ = 0;
+  uint32_t step_ = 0;
   std::string key_;
   bool label_;
   StepOutputs outputs_;

@@ -111,13 +111,18 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
       return absl::OkStatus();
     });
   };
-  lo.tasks_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
+  lo.tasks_failed = [p = c.get()](JobId id, std::optional<uint32_t> step, const std::string& node,
+                                  const Status& why) {
     std::fprintf(stderr, "loomctld: job %llu: launch on %s failed: %s\n",
                  static_cast<unsigned long long>(id), node.c_str(),
                  std::string(why.message()).c_str());
     p->PostNoWait(
-        [id, node, message = std::string(why.message()), unreachable = absl::IsUnavailable(why)](
-            ControllerCore& core, Effects& fx, Time now) {
+        [id, step, node, message = std::string(why.message()),
+         unreachable = absl::IsUnavailable(why)](ControllerCore& core, Effects& fx, Time now) {
+          if (step) {
+            core.StepNodeEnded(id, *step, node, 1 << 8, /*failed=*/true, now, &fx);
+            return absl::OkStatus();
+          }
           core.LaunchFailed(id, message, now, &fx, unreachable, node);
           return absl::OkStatus();
         });
@@ -311,6 +316,7 @@ void Controller::CarryOut(const Effects& fx) {
     auto it = core_->jobs().find(l.key);
     if (it == core_->jobs().end() || it->second.alloc.empty()) continue;
     const JobEntry& e = it->second;
+    if (e.request->allocation_only) continue;  // salloc's: nothing runs until srun asks
     // The script and environment are only in the store.
     StatusOr<model::JobRequest> full = ReadSubmission(*store_, e.submission_id());
     if (!full.ok()) {
@@ -359,7 +365,50 @@ void Controller::CarryOut(const Effects& fx) {
     req.set_job_id(s.job_id);
     req.set_signal(s.signal);
     req.set_kill_wait_s(s.signal == SIGTERM ? site_.cluster.kill_wait_s : 0);
+    if (s.step) req.set_step_id(*s.step);
     for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
+  }
+}
+
+void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
+                            const v1::StepRequest& step) {
+  rpc::JobInfoOptions o;
+  o.cluster_name = site_.cluster.cluster_name;
+  const v1::JobInfo job = rpc::FromEntry(e, core_->cluster(), o);
+  const model::Distribution d =
+      info.distribution() == "cyclic" ? model::Distribution::kCyclic : model::Distribution::kBlock;
+  const std::vector<int32_t> counts(info.tasks_per_node().begin(), info.tasks_per_node().end());
+  const std::vector<std::vector<int32_t>> ids = model::TaskIds(counts, d);
+  for (int i = 0; i < info.nodes_size(); ++i) {
+    const sched::NodeAlloc* a = nullptr;
+    for (const sched::NodeAlloc& n : e.alloc) {
+      if (core_->cluster().nodes[n.node].name == info.nodes(i)) a = &n;
+    }
+    if (a == nullptr) continue;
+    v1::LaunchTasksRequest req;
+    req.set_job_id(e.job.id);
+    *req.mutable_job() = job;
+    req.mutable_environment()->insert(step.environment().begin(), step.environment().end());
+    req.set_work_dir(step.work_dir());
+    req.set_uid(e.job.uid);
+    req.set_gid(e.job.gid);
+    for (int32_t n = 0; n < job.allocation_size(); ++n) {
+      if (job.allocation(n).node() == info.nodes(i)) req.set_node_index(n);
+    }
+    std::string gpus;
+    for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
+      if (a->gpu_ids >> g & 1) gpus += gpus.empty() ? std::to_string(g) : "," + std::to_string(g);
+    }
+    req.set_gpu_ids(gpus);
+    req.set_cpu_ids(a->cpu_ids.ToList());
+    req.set_time_limit_s(e.time_limit_s);
+    req.set_io_key(step.io_key());
+    req.set_step_id(info.step_id());
+    *req.mutable_step() = step;
+    *req.mutable_step_info() = info;
+    req.set_step_node_index(i);
+    for (int32_t t : ids[i]) req.add_task_ids(t);
+    links_->LaunchTasks(NodeAddress(a->node), info.nodes(i), std::move(req));
   }
 }
 

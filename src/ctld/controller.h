@@ -72,6 +72,10 @@ class Controller {
   // Runs `fn` in the next batch without waiting for it; for callers that must not block.
   void PostNoWait(Command fn);
 
+  // Sends the tasks of a step just created inside job `e`'s allocation to its nodes. Only on
+  // the owner thread (inside Post).
+  void LaunchStep(const JobEntry& e, const v1::StepInfo& info, const v1::StepRequest& step);
+
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
   // The configuration as loaded at the start. After a reconfigure, only the owner thread

@@ -330,6 +330,7 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
     if (hold) e.job.priority = 0;
     e.ran.clear();
     e.step.reset();
+    steps_.erase(e.job.id);
     ++e.restarts;
     pass_due_ = true;
     Changed(e, fx);
@@ -386,6 +387,7 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   }
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
+  EndSteps(e, /*kill=*/true, now, fx);
   if (!e.alloc.empty()) e.ran = std::move(e.alloc);
   e.alloc.clear();
   e.completing = false;
@@ -403,6 +405,10 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   e.completing = true;
   e.kill_at = now + opt_.kill_wait_s;
   fx->ended.push_back(as);
+  EndSteps(e, /*kill=*/false, now, fx);  // the job's signal reaches their tasks
+  // Nothing but steps ran on an allocation salloc holds: once their tasks have the signal,
+  // its nodes are free.
+  if (e.request->allocation_only) Release(e, fx);
   SignalJob s{e.key, e.job.id, SIGTERM, {}};
   for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
   fx->signals.push_back(std::move(s));
@@ -510,6 +516,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
         now - e.job.end_time > opt_.min_job_age_s) {
       const JobId submission = e.submission_id();
       if (e.job.id) by_id_.erase(e.job.id);
+      steps_.erase(e.job.id);
       if (fx) {
         fx->deleted.push_back(e.job.id);
         fx->touched.push_back(e.key);

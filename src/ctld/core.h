@@ -37,6 +37,41 @@ struct StepProgress {
   bool out_of_memory = false;  // some node said its tasks ran out of memory
 };
 
+// A step inside a running job's allocation (srun from a batch script or a salloc shell), as
+// the controller keeps it. Not stored: a restarted controller knows no steps.
+struct StepRecord {
+  uint32_t id = 0;  // 0, 1, 2, ... per job
+  std::string name;
+  std::string command;
+  model::JobState state = model::JobState::kRunning;  // then COMPLETED, FAILED, CANCELLED
+  std::vector<int32_t> nodes;           // indices into the job's allocation, step order
+  std::vector<int32_t> tasks_per_node;  // per step node
+  std::vector<int32_t> cpus_held;       // per step node: CPUs only it may use (--exclusive)
+  int32_t cpus_per_task = 1;
+  model::Distribution distribution = model::Distribution::kBlock;
+  Time start_time = 0;
+  Time end_time = 0;
+  std::set<std::string, std::less<>> nodes_done;  // nodes that reported its tasks ended
+  model::StepStatus status;
+  bool cancelled = false;  // scancel JOB.STEP, or its job ended under it
+  bool launch_failed = false;
+  std::string cpu_bind, gpu_bind, gpus_per_task;
+};
+
+// What a step asks for (v1::StepRequest's counts; 0: not given).
+struct StepAsk {
+  JobId job_id = 0;
+  std::string name;
+  std::string command;
+  int32_t ntasks = 0;
+  int32_t nodes = 0;
+  int32_t ntasks_per_node = 0;
+  int32_t cpus_per_task = 0;
+  model::Distribution distribution = model::Distribution::kBlock;
+  bool exclusive = false;
+  std::string cpu_bind, gpu_bind, gpus_per_task;
+};
+
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
   model::Job job;  // id (array tasks: the array's id + the task's place), state, times
@@ -108,6 +143,7 @@ struct SignalJob {
   JobId job_id = 0;
   int32_t signal = 0;
   std::vector<int32_t> nodes;  // node indices
+  std::optional<uint32_t> step;  // only this step's tasks; unset: the whole job's
 };
 struct Effects {
   std::vector<Launch> launches;
@@ -210,6 +246,28 @@ class ControllerCore {
   void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
                     bool node_unreachable = false, std::string_view node = {});
 
+  // srun inside the allocation of job `ask.job_id`: a new step on all or part of its nodes.
+  // Only the job's owner, root and SlurmUser; the job must be running. Errors in Slurm's
+  // words ("Invalid job id specified", "Job is pending execution", "Job/step already
+  // completing or completed", "Requested node configuration is not available", "More
+  // processors requested than permitted"). nullopt: an --exclusive step whose CPUs other
+  // steps hold now (srun asks again).
+  StatusOr<std::optional<StepRecord>> CreateStep(const StepAsk& ask, const Caller& who, Time now);
+  // A node reported that its tasks of step `step` ended (`status` their wait statuses added
+  // up). The step ends once all its nodes have; the job goes on. `failed`: the node could
+  // not start them.
+  void StepNodeEnded(JobId job, uint32_t step, std::string_view node, int32_t status, bool failed,
+                     Time now, Effects* fx);
+  // salloc's command ended with wait(2) status `status`: its allocation-only job ends,
+  // COMPLETED for 0, else FAILED. Only the job's owner, root and SlurmUser.
+  Status ReleaseAllocation(JobId job, int32_t status, const Caller& who, Time now, Effects* fx);
+  // scancel JOB.STEP: `signal` 0 ends the step (SIGTERM, SIGKILL after KillWait); another
+  // signal is only delivered to its tasks.
+  Status SignalStep(JobId job, uint32_t step, int32_t signal, const Caller& who, Time now,
+                    Effects* fx);
+  // The steps of `job` (every job's when 0), by job then step id.
+  std::vector<std::pair<const JobEntry*, const StepRecord*>> Steps(JobId job) const;
+
   // A node's daemon registered or reported in; returns the jobs the controller believes
   // run there that the node no longer has (they ended while nobody listened).
   void NodeAlive(const std::string& node, Time now, Effects* fx);
@@ -280,6 +338,9 @@ class ControllerCore {
   // other nodes' tasks are ended, and `node` counts as done with `status`.
   void EndStep(JobEntry& e, model::JobState as, std::string_view node, int32_t status, Time now,
                Effects* fx);
+  // Job `e` is ending: its running steps end with it (CANCELLED); with `kill`, their tasks
+  // are killed (the job's own end does not reach them: the batch script ended first).
+  void EndSteps(JobEntry& e, bool kill, Time now, Effects* fx);
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);
@@ -313,6 +374,12 @@ class ControllerCore {
   Time last_pass_time_ = 0;
   uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;
+  // Steps inside allocations, by job (core_steps.cc); dropped with their job.
+  struct JobSteps {
+    uint32_t next_id = 0;
+    std::map<uint32_t, StepRecord> steps;
+  };
+  std::map<JobId, JobSteps> steps_;
 };
 
 }  // namespace loom::ctld

@@ -103,7 +103,11 @@ void NodeLinks::Start(Link* link, Call call) {
   // A launch that did not reach its node, or that the node refused.
   auto failed = [this](const Call& call, const Status& why) {
     if (call.launch && options_.launch_failed) options_.launch_failed(call.job, why);
-    if (call.tasks && options_.tasks_failed) options_.tasks_failed(call.job, call.node, why);
+    if (call.tasks && options_.tasks_failed) {
+      std::optional<uint32_t> step;
+      if (call.tasks->has_step_id()) step = call.tasks->step_id();
+      options_.tasks_failed(call.job, step, call.node, why);
+    }
   };
   Status attached = rpc::AttachCredential(&f->ctx, *munge_,
                                           launch  ? "LaunchBatch"

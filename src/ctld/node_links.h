@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -34,8 +35,11 @@ struct NodeLinksOptions {
   // Called, on a gRPC thread, when the launch of `job` did not reach its node or the node
   // refused it. Must not block for long.
   std::function<void(model::JobId job, const Status& why)> launch_failed;
-  // The same for the tasks of a job srun submitted, on node `node` (its name).
-  std::function<void(model::JobId job, const std::string& node, const Status& why)> tasks_failed;
+  // The same for the tasks of a job srun submitted, or of step `step` inside a job's
+  // allocation, on node `node` (its name).
+  std::function<void(model::JobId job, std::optional<uint32_t> step, const std::string& node,
+                     const Status& why)>
+      tasks_failed;
 };
 
 class NodeLinks {

@@ -29,8 +29,23 @@ int64_t HeartbeatInterval(int64_t slurmd_timeout_s) {
   return std::max<int64_t>(1, slurmd_timeout_s / 3);
 }
 
-// "123" or "123_4": the job and the array task.
-StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view text) {
+// What scancel names: a job, one task of an array ("123_4") or one step ("123.4").
+struct JobRef {
+  JobId job = 0;
+  std::optional<int64_t> task;
+  std::optional<uint32_t> step;
+};
+
+// "123", "123_4" or "123.4": the job, the array task, the step.
+StatusOr<JobRef> ParseJobRef(std::string_view text) {
+  std::optional<uint32_t> step;
+  if (size_t dot = text.find('.'); dot != std::string_view::npos) {
+    auto s = core::ParseInt(text.substr(dot + 1));
+    if (!s || *s < 0 || *s > 0xfffffff0LL)
+      return absl::InvalidArgumentError("Invalid job id specified");
+    step = static_cast<uint32_t>(*s);
+    text = text.substr(0, dot);
+  }
   std::optional<int64_t> task;
   std::string_view job = text;
   if (size_t u = text.find('_'); u != std::string_view::npos) {
@@ -41,7 +56,7 @@ StatusOr<std::pair<JobId, std::optional<int64_t>>> ParseJobRef(std::string_view 
   }
   auto id = core::ParseInt(job);
   if (!id || *id <= 0) return absl::InvalidArgumentError("Invalid job id specified");
-  return std::make_pair(static_cast<JobId>(*id), task);
+  return JobRef{static_cast<JobId>(*id), task, step};
 }
 
 }  // namespace
@@ -125,7 +140,7 @@ Status ControllerApi::QueryNodes(const Caller& who, const v1::QueryNodesRequest&
 
 Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& req,
                               v1::SignalJobReply* reply) {
-  std::vector<std::pair<JobId, std::optional<int64_t>>> targets;
+  std::vector<JobRef> targets;
   for (const std::string& text : req.job_ids()) {
     auto ref = ParseJobRef(text);
     if (!ref.ok()) return ref.status();
@@ -146,13 +161,15 @@ Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& r
     }
     google::protobuf::RepeatedPtrField<v1::JobInfo> jobs;
     if (any) c_->snapshot()->jobs->AppendTo(filter, &jobs);
-    for (const v1::JobInfo& j : jobs) targets.emplace_back(j.job_id(), std::nullopt);
+    for (const v1::JobInfo& j : jobs) targets.push_back(JobRef{j.job_id(), std::nullopt, {}});
   }
   // One batch for all of them: a scancel of many jobs costs one commit.
   std::vector<Status> results(targets.size());
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
     for (size_t i = 0; i < targets.size(); ++i) {
-      results[i] = core.Signal(targets[i].first, targets[i].second, req.signal(), who, now, &fx);
+      const JobRef& t = targets[i];
+      results[i] = t.step ? core.SignalStep(t.job, *t.step, req.signal(), who, now, &fx)
+                          : core.Signal(t.job, t.task, req.signal(), who, now, &fx);
     }
     return absl::OkStatus();
   });
@@ -315,7 +332,10 @@ Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteReques
                                 v1::JobCompleteReply* reply) {
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
-    if (!req.message().empty()) {
+    if (req.has_step_id()) {
+      core.StepNodeEnded(req.job_id(), req.step_id(), req.node(), req.exit_code(),
+                         !req.message().empty(), now, &fx);
+    } else if (!req.message().empty()) {
       core.LaunchFailed(req.job_id(), req.message(), now, &fx, false, req.node());
     } else {
       core.JobEnded(req.job_id(), req.exit_code(), req.out_of_memory(), now, &fx, req.node());

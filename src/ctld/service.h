@@ -33,6 +33,9 @@ class Controller;
   X(Reconfigure)                   \
   X(QueryConfig)                   \
   X(Diag)                          \
+  X(CreateStep)                    \
+  X(QuerySteps)                    \
+  X(ReleaseAllocation)             \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
   X(JobComplete)

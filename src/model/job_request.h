@@ -276,6 +276,9 @@ struct JobRequest {
   std::string alloc_node;  // the host it was submitted from
   uint32_t alloc_sid = 0;  // the session of the submitting process
   std::optional<SrunStep> srun;  // set for a job srun submitted
+  // salloc: an allocation only; nothing runs on its nodes until srun starts steps there, and
+  // it ends when salloc releases it.
+  bool allocation_only = false;
 
   // Options Loom accepts but does not act on, by long name, as given.
   std::map<std::string, std::string> ignored_options;

@@ -43,6 +43,35 @@ int32_t FirstTask(const std::vector<int32_t>& counts, size_t node) {
 
 int32_t TaskTotal(const std::vector<int32_t>& counts) { return FirstTask(counts, counts.size()); }
 
+std::optional<Distribution> ParseDistribution(std::string_view text) {
+  const std::string_view node_level = text.substr(0, text.find(':'));
+  if (node_level == "block") return Distribution::kBlock;
+  if (node_level == "cyclic") return Distribution::kCyclic;
+  return std::nullopt;
+}
+
+const char* DistributionName(Distribution d) {
+  return d == Distribution::kCyclic ? "cyclic" : "block";
+}
+
+std::vector<std::vector<int32_t>> TaskIds(const std::vector<int32_t>& counts, Distribution d) {
+  std::vector<std::vector<int32_t>> ids(counts.size());
+  const int32_t total = TaskTotal(counts);
+  if (d == Distribution::kBlock) {
+    int32_t next = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      for (int32_t k = 0; k < counts[i]; ++k) ids[i].push_back(next++);
+    }
+    return ids;
+  }
+  for (int32_t next = 0; next < total;) {
+    for (size_t i = 0; i < counts.size() && next < total; ++i) {
+      if (static_cast<int32_t>(ids[i].size()) < counts[i]) ids[i].push_back(next++);
+    }
+  }
+  return ids;
+}
+
 void StepStatus::Add(int32_t wait_status) {
   if (WIFEXITED(wait_status)) {
     if (!status_ || !WIFEXITED(*status_) || WEXITSTATUS(wait_status) > WEXITSTATUS(*status_)) {

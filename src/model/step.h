@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom::model {
@@ -29,6 +30,18 @@ int32_t FirstTask(const std::vector<int32_t>& counts, size_t node);
 
 // The total of `counts`.
 int32_t TaskTotal(const std::vector<int32_t>& counts);
+
+// How a step's task ids map onto its nodes (srun -m/--distribution, first part).
+enum class Distribution { kBlock, kCyclic };
+// "block" or "cyclic" (Slurm also writes "block:cyclic" etc.: the part before ':' is the node
+// level, the only one Loom acts on); nullopt for anything else.
+std::optional<Distribution> ParseDistribution(std::string_view text);
+const char* DistributionName(Distribution d);  // "block", "cyclic"
+
+// The task ids each node runs, given the count per node: block fills node 0's share first
+// (counts {2, 2}: {0, 1}, {2, 3}); cyclic deals ids round robin over the nodes that still
+// have room ({0, 2}, {1, 3}).
+std::vector<std::vector<int32_t>> TaskIds(const std::vector<int32_t>& counts, Distribution d);
 
 // How the ends of a step's tasks add up to one status, by srun's rule: a task that exited
 // counts over one killed by a signal, and among exited tasks the highest exit code wins;

@@ -40,6 +40,25 @@ TEST(BlockLayout, TasksFillTheFirstNodeFirst) {
   EXPECT_EQ(TaskTotal(counts), 6);
 }
 
+TEST(TaskIds, BlockFillsEachNodeInTurn) {
+  using V = std::vector<std::vector<int32_t>>;
+  EXPECT_EQ(TaskIds({4, 4}, Distribution::kBlock), (V{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(TaskIds({2, 1}, Distribution::kBlock), (V{{0, 1}, {2}}));
+}
+
+TEST(TaskIds, CyclicDealsRoundRobinOverNodesWithRoom) {
+  using V = std::vector<std::vector<int32_t>>;
+  EXPECT_EQ(TaskIds({4, 4}, Distribution::kCyclic), (V{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  EXPECT_EQ(TaskIds({3, 1}, Distribution::kCyclic), (V{{0, 2, 3}, {1}}));
+}
+
+TEST(ParseDistribution, NodeLevelOnly) {
+  EXPECT_EQ(ParseDistribution("block"), Distribution::kBlock);
+  EXPECT_EQ(ParseDistribution("cyclic:block"), Distribution::kCyclic);
+  EXPECT_EQ(ParseDistribution("plane=4"), std::nullopt);
+  EXPECT_EQ(ParseDistribution("arbitrary"), std::nullopt);
+}
+
 TEST(StepStatus, HighestExitCodeWins) {
   StepStatus s;
   EXPECT_TRUE(s.empty());

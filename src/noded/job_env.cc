@@ -224,39 +224,75 @@ std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
   return env;
 }
 
+TaskBinding BindTask(const BatchJob& job, const std::string& node_cpus,
+                     const BindingOptions& options, int32_t local_id, int32_t tasks_on_node) {
+  (void)options;
+  (void)local_id;
+  (void)tasks_on_node;
+  return TaskBinding{job.gpus, node_cpus};
+}
+
 std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
                                                    const NodeSettings& settings,
                                                    const UserInfo& user, const StepTask& task) {
   std::map<std::string, std::string> env = BatchEnvironment(job, settings, user);
   env.erase("ENVIRONMENT");  // batch scripts only
   auto set = [&env](const char* name, const auto& value) { env[name] = StrCat(value); };
-  const std::vector<int32_t> layout = TasksPerNode(job);
-  const int32_t first = model::FirstTask(layout, job.node_index);
-  std::string gtids;
-  for (int32_t t = first; t < first + layout[job.node_index]; ++t) {
-    if (!gtids.empty()) gtids += ',';
-    gtids += std::to_string(t);
+  std::vector<int32_t> layout;
+  std::vector<std::string> step_nodes;
+  std::vector<int32_t> here;
+  int32_t node_id = job.node_index;
+  uint32_t step_id = 0;
+  model::Distribution distribution = model::Distribution::kBlock;
+  if (const StepPlacement* p = task.placement) {
+    layout = p->tasks_per_node;
+    step_nodes = p->nodes;
+    here = p->task_ids;
+    node_id = p->node_index;
+    step_id = p->step_id;
+    distribution = p->distribution;
+  } else {
+    layout = TasksPerNode(job);
+    step_nodes = job.nodes;
+    const int32_t first = model::FirstTask(layout, job.node_index);
+    for (int32_t t = first; t < first + layout[job.node_index]; ++t) here.push_back(t);
   }
+  std::string gtids;
+  for (int32_t t : here) gtids += gtids.empty() ? std::to_string(t) : StrCat(",", t);
   const int32_t ntasks = model::TaskTotal(layout);
-  const std::string nodelist = core::CompressHostlist(job.nodes);
-  set("SLURM_STEP_ID", 0);
-  set("SLURM_STEPID", 0);
+  const std::string nodelist = core::CompressHostlist(step_nodes);
+  set("SLURM_STEP_ID", step_id);
+  set("SLURM_STEPID", step_id);
   set("SLURM_PROCID", task.task_id);
   set("SLURM_LOCALID", task.local_id);
+  set("SLURM_NODEID", node_id);
   set("SLURM_GTIDS", gtids);
   set("SLURM_NTASKS", ntasks);
   set("SLURM_NPROCS", ntasks);
+  set("SLURM_NNODES", step_nodes.size());
+  set("SLURM_NODELIST", nodelist);
+  set("SLURM_TASKS_PER_NODE", CompressCounts(layout));
   set("SLURM_STEP_NODELIST", nodelist);
-  set("SLURM_STEP_NUM_NODES", job.nodes.size());
+  set("SLURM_STEP_NUM_NODES", step_nodes.size());
   set("SLURM_STEP_NUM_TASKS", ntasks);
   set("SLURM_STEP_TASKS_PER_NODE", CompressCounts(layout));
-  set("SLURM_DISTRIBUTION", "block");
+  set("SLURM_DISTRIBUTION", model::DistributionName(distribution));
   if (!task.srun_host.empty()) {
     set("SLURM_SRUN_COMM_HOST", task.srun_host);
     set("SLURM_LAUNCH_NODE_IPADDR", task.srun_host);
     set("SLURM_SRUN_COMM_PORT", task.srun_port);
   }
-  if (job.gpus != 0) set("SLURM_STEP_GPUS", GpuIndexList(job.gpus));
+  const model::GpuMask gpus = task.binding ? task.binding->gpus : job.gpus;
+  if (task.binding) {
+    env.erase("CUDA_VISIBLE_DEVICES");
+    env.erase("GPU_DEVICE_ORDINAL");
+    if (gpus != 0) {
+      const std::string visible = GpuIndexList(gpus, settings.constrain_devices);
+      set("CUDA_VISIBLE_DEVICES", visible);
+      set("GPU_DEVICE_ORDINAL", visible);
+    }
+  }
+  if (gpus != 0) set("SLURM_STEP_GPUS", GpuIndexList(gpus));
   return env;
 }
 

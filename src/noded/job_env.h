@@ -16,6 +16,7 @@
 #include "model/gpu_topology.h"
 #include "model/job.h"
 #include "model/job_request.h"
+#include "model/step.h"
 
 namespace loom::noded {
 
@@ -114,19 +115,59 @@ std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
                                                     const NodeSettings& settings,
                                                     const UserInfo& user);
 
-// One task of a step srun runs, as its environment describes it. The step's layout is the
-// job's (BatchJob::tasks_per_node, or TasksPerNode()); this node's tasks are a block of it.
+// Where a step inside a job's allocation (srun from a batch script or a salloc shell) runs:
+// all or part of the job's nodes, in the step's own order, and its tasks on each.
+struct StepPlacement {
+  uint32_t step_id = 0;
+  std::vector<std::string> nodes;       // the step's nodes (SLURM_STEP_NODELIST)
+  std::vector<int32_t> tasks_per_node;  // per step node
+  int32_t node_index = 0;               // this node's place in `nodes` (SLURM_NODEID)
+  std::vector<int32_t> task_ids;        // the tasks this node runs (SLURM_GTIDS)
+  model::Distribution distribution = model::Distribution::kBlock;
+  friend bool operator==(const StepPlacement&, const StepPlacement&) = default;
+};
+
+// srun's binding options for a step, as given (validated by srun).
+struct BindingOptions {
+  std::string cpu_bind;       // --cpu-bind
+  std::string gpu_bind;       // --gpu-bind
+  std::string gpus_per_task;  // --gpus-per-task
+};
+
+// What one task may use on its node.
+struct TaskBinding {
+  model::GpuMask gpus = 0;  // its CUDA_VISIBLE_DEVICES, by the node's GPU index
+  std::string cpus;         // its CPU list ("0-3,8"); empty: the whole node's
+  friend bool operator==(const TaskBinding&, const TaskBinding&) = default;
+};
+
+// THE place where each task's GPUs and CPUs are decided. `job.gpus` and `node_cpus` are what
+// the job holds on this node; the task is `local_id` of `tasks_on_node` tasks here. Today
+// every task gets all of them whatever `options` say; per-task binding (--gpu-bind=closest,
+// --cpu-bind=cores, --gpus-per-task) computed from the node's topology goes here, and
+// TaskEnvironment and the launcher take its answer.
+TaskBinding BindTask(const BatchJob& job, const std::string& node_cpus,
+                     const BindingOptions& options, int32_t local_id, int32_t tasks_on_node);
+
+// One task of a step srun runs, as its environment describes it. Without `placement` the
+// step is the job's only one (a job srun submitted): its layout is the job's
+// (BatchJob::tasks_per_node, or TasksPerNode()) and this node's tasks are a block of it.
 struct StepTask {
   int32_t task_id = 0;    // SLURM_PROCID: the task's rank in the step
   int32_t local_id = 0;   // SLURM_LOCALID: its place among this node's tasks
   std::string srun_host;  // where srun runs (SLURM_SRUN_COMM_HOST, SLURM_LAUNCH_NODE_IPADDR)
   int32_t srun_port = 0;  // SLURM_SRUN_COMM_PORT
+  const StepPlacement* placement = nullptr;           // a step inside the allocation
+  std::optional<TaskBinding> binding = std::nullopt;  // BindTask's answer; unset: the job's GPUs
 };
 
 // The environment of one task of srun's step: BatchEnvironment() without ENVIRONMENT=BATCH,
-// then the step's variables, as slurmstepd sets them: SLURM_STEP_ID 0, SLURM_PROCID,
-// SLURM_LOCALID, SLURM_NODEID, SLURM_GTIDS (this node's tasks), SLURM_NTASKS, SLURM_STEP_*,
-// SLURM_DISTRIBUTION=block, srun's address, and SLURM_STEP_GPUS for a step with GPUs here.
+// then the step's variables, as slurmstepd sets them: SLURM_STEP_ID (0, or the placement's),
+// SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID (this node's place in the step), SLURM_GTIDS
+// (this node's tasks), SLURM_NTASKS/SLURM_NPROCS, SLURM_NNODES, SLURM_NODELIST and
+// SLURM_TASKS_PER_NODE (the step's, as srun sets them; SLURM_JOB_* keep the job's),
+// SLURM_STEP_*, SLURM_DISTRIBUTION, srun's address, CUDA_VISIBLE_DEVICES from the task's
+// binding, and SLURM_STEP_GPUS for a step with GPUs here.
 std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
                                                    const NodeSettings& settings,
                                                    const UserInfo& user, const StepTask& task);

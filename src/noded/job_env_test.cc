@@ -318,6 +318,67 @@ TEST(TaskEnvironmentTest, TasksOnOneNodeAreABlock) {
   EXPECT_THAT(env, Not(Contains(Key("SLURM_STEP_GPUS"))));
 }
 
+// Step 2 of a 3-node job, on its last two nodes, cyclic: node n3 is the step's node 1.
+TEST(TaskEnvironmentTest, AStepInsideTheAllocationDescribesItselfNotTheJob) {
+  BatchJob job = OneNodeJob();
+  job.nodes = {"n1", "n2", "n3"};
+  job.cpus_per_node = {8, 8, 8};
+  job.node_name = "n3";
+  job.node_index = 2;
+  job.ntasks = 24;
+  StepPlacement p;
+  p.step_id = 2;
+  p.nodes = {"n2", "n3"};
+  p.tasks_per_node = {2, 2};
+  p.node_index = 1;
+  p.task_ids = {1, 3};
+  p.distribution = model::Distribution::kCyclic;
+  StepTask task{3, 1, "10.1.2.3", 40001};
+  task.placement = &p;
+  auto env = TaskEnvironment(job, Settings(), Alice(), task);
+  EXPECT_EQ(env["SLURM_STEP_ID"], "2");
+  EXPECT_EQ(env["SLURM_STEPID"], "2");
+  EXPECT_EQ(env["SLURM_PROCID"], "3");
+  EXPECT_EQ(env["SLURM_LOCALID"], "1");
+  EXPECT_EQ(env["SLURM_NODEID"], "1");
+  EXPECT_EQ(env["SLURM_GTIDS"], "1,3");
+  EXPECT_EQ(env["SLURM_NTASKS"], "4");
+  EXPECT_EQ(env["SLURM_NPROCS"], "4");
+  EXPECT_EQ(env["SLURM_NNODES"], "2");
+  EXPECT_EQ(env["SLURM_NODELIST"], "n[2-3]");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2(x2)");
+  EXPECT_EQ(env["SLURM_STEP_NODELIST"], "n[2-3]");
+  EXPECT_EQ(env["SLURM_STEP_NUM_NODES"], "2");
+  EXPECT_EQ(env["SLURM_STEP_NUM_TASKS"], "4");
+  EXPECT_EQ(env["SLURM_STEP_TASKS_PER_NODE"], "2(x2)");
+  EXPECT_EQ(env["SLURM_DISTRIBUTION"], "cyclic");
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "n[1-3]");  // the job's stay the job's
+  EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "3");
+  EXPECT_EQ(env["SLURMD_NODENAME"], "n3");
+}
+
+TEST(BindTaskTest, TodayEveryTaskGetsTheNodesGpusAndCpus) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b1100;
+  const TaskBinding b = BindTask(job, "0-7", BindingOptions{"cores", "closest", "1"}, 1, 2);
+  EXPECT_EQ(b, (TaskBinding{0b1100, "0-7"}));
+}
+
+TEST(TaskEnvironmentTest, TheTasksBindingSetsItsVisibleGpus) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b1111;
+  StepTask task{0, 0, "", 0};
+  task.binding = TaskBinding{0b0100, ""};
+  auto env = TaskEnvironment(job, Settings(), Alice(), task);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2");
+  EXPECT_EQ(env["GPU_DEVICE_ORDINAL"], "2");
+  EXPECT_EQ(env["SLURM_STEP_GPUS"], "2");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,1,2,3");
+  task.binding = TaskBinding{0, ""};
+  env = TaskEnvironment(job, Settings(), Alice(), task);
+  EXPECT_THAT(env, Not(Contains(Key("CUDA_VISIBLE_DEVICES"))));
+}
+
 TEST(TaskEnvironmentTest, AnOuterStepsVariablesDoNotReachABatchScript) {
   BatchJob job = OneNodeJob();
   job.environment = {{"SLURM_DISTRIBUTION", "cyclic"},

@@ -105,6 +105,7 @@ class Daemon {
   }
 
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
+    if (req.has_step_id()) return LaunchStep(req);
     const v1::SrunStep& srun = req.job().spec().srun();
     if (srun.argv().empty()) {
       return absl::InvalidArgumentError(
@@ -130,12 +131,53 @@ class Daemon {
     return steps_.Start(step);
   }
 
+  // A step inside the job's allocation: its command, layout and I/O come with the request.
+  Status LaunchStep(const v1::LaunchTasksRequest& req) {
+    const v1::StepRequest& r = req.step();
+    const v1::StepInfo& info = req.step_info();
+    if (r.argv().empty() || info.nodes().empty()) {
+      return absl::InvalidArgumentError(core::StrCat("step ", req.job_id(), ".", req.step_id(),
+                                                     ": LaunchTasks without its command or nodes"));
+    }
+    StepJob step;
+    ASSIGN_OR_RETURN(step.job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
+    step.job.time_limit_s = req.time_limit_s();
+    step.job.work_dir = r.work_dir().empty() ? "/tmp" : r.work_dir();
+    step.job.environment.insert(req.environment().begin(), req.environment().end());
+    step.argv.assign(r.argv().begin(), r.argv().end());
+    step.io_host = r.io_host();
+    step.io_port = r.io_port();
+    step.io_key = req.io_key();
+    step.unbuffered = r.unbuffered();
+    step.stdout_pattern = r.std_out();
+    step.stderr_pattern = r.std_err();
+    step.stdin_pattern = r.std_in();
+    StepPlacement& p = step.placement.emplace();
+    p.step_id = req.step_id();
+    p.nodes.assign(info.nodes().begin(), info.nodes().end());
+    p.tasks_per_node.assign(info.tasks_per_node().begin(), info.tasks_per_node().end());
+    p.node_index = req.step_node_index();
+    p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
+    p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
+    step.binding = BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task()};
+    step.node_cpus = req.cpu_ids();
+    return steps_.Start(step);
+  }
+
   Status Signal(const v1::SignalTasksRequest& req) {
-    if (steps_.IsRunning(req.job_id())) {
+    if (req.has_step_id()) {
       if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
-        return steps_.Terminate(req.job_id(), req.kill_wait_s());
+        return steps_.Terminate(req.job_id(), req.kill_wait_s(), req.step_id());
       }
-      return steps_.Signal(req.job_id(), req.signal());
+      return steps_.Signal(req.job_id(), req.signal(), req.step_id());
+    }
+    // The whole job: its steps here, and its batch script when it runs here.
+    if (steps_.IsRunning(req.job_id())) {
+      Status s = req.signal() == SIGTERM && req.kill_wait_s() > 0
+                     ? steps_.Terminate(req.job_id(), req.kill_wait_s())
+                     : steps_.Signal(req.job_id(), req.signal());
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!launcher_.IsRunning(req.job_id())) return s;
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
@@ -149,13 +191,13 @@ class Daemon {
     int64_t interval = 1;
     bool registered = false;
     auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
-    std::vector<FinishedJob> unreported;
+    std::vector<FinishedStep> unreported;
     while (!stop_) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        for (FinishedJob& f : launcher_.Reap()) unreported.push_back(f);
+        for (FinishedJob& f : launcher_.Reap()) unreported.push_back(FinishedStep{f, {}});
       }
-      for (FinishedJob& f : steps_.Reap()) unreported.push_back(f);
+      for (FinishedStep& f : steps_.Reap()) unreported.push_back(f);
       for (auto it = unreported.begin(); it != unreported.end();) {
         v1::JobCompleteRequest req;
         req.set_node(opt_.node);
@@ -163,6 +205,7 @@ class Daemon {
         // Killed by the OOM killer: Slurm's OUT_OF_MEMORY with ExitCode 0:125.
         req.set_exit_code(it->out_of_memory ? 125 : it->wait_status);
         req.set_out_of_memory(it->out_of_memory);
+        if (it->step_id) req.set_step_id(*it->step_id);
         v1::JobCompleteReply reply;
         if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
           std::lock_guard<std::mutex> lock(mu_);

@@ -123,6 +123,7 @@ struct StepLauncher::Step {
   }
 
   model::JobId job_id = 0;
+  std::optional<uint32_t> step_id;           // unset: the job's only step
   std::optional<rpc::FrameConnection> srun;  // unset once srun is gone; I/O thread's
   std::vector<Task> tasks;
   int wake_read = -1, wake_write = -1;  // a pipe that wakes the I/O thread
@@ -157,9 +158,21 @@ StepLauncher::~StepLauncher() {
   }
 }
 
-bool StepLauncher::IsRunning(model::JobId job) const {
+bool StepLauncher::IsRunning(model::JobId job, std::optional<uint32_t> step) const {
   absl::MutexLock lock(&mu_);
-  return steps_.contains(job);
+  for (const auto& [key, s] : steps_) {
+    if (key.first == job && (!step || key.second == step)) return true;
+  }
+  return false;
+}
+
+std::vector<StepLauncher::Step*> StepLauncher::Matching(model::JobId job,
+                                                        std::optional<uint32_t> step) const {
+  std::vector<Step*> out;
+  for (const auto& [key, s] : steps_) {
+    if (key.first == job && (!step || key.second == step) && !s->finished) out.push_back(s.get());
+  }
+  return out;
 }
 
 Status StepLauncher::Start(const StepJob& step_job) {
@@ -171,18 +184,35 @@ Status StepLauncher::Start(const StepJob& step_job) {
   if (step_job.argv.empty()) {
     return absl::InvalidArgumentError(StrCat("job ", job.job_id, ": the step has no command"));
   }
+  const std::optional<uint32_t> step_id =
+      step_job.placement ? std::optional<uint32_t>(step_job.placement->step_id) : std::nullopt;
+  const StepKey key{job.job_id, step_id};
   {
     absl::MutexLock lock(&mu_);
-    if (steps_.contains(job.job_id)) {
-      return absl::AlreadyExistsError(StrCat("job ", job.job_id, " is already running here"));
+    if (steps_.contains(key)) {
+      return absl::AlreadyExistsError(
+          step_id ? StrCat("step ", job.job_id, ".", *step_id, " is already running here")
+                  : StrCat("job ", job.job_id, " is already running here"));
     }
   }
-  const std::vector<int32_t> layout = TasksPerNode(job);
-  const int32_t first = model::FirstTask(layout, job.node_index);
-  const int32_t count = layout[job.node_index];
+  // This node's task ids, in the order of their local ids.
+  std::vector<int32_t> ids;
+  if (step_job.placement) {
+    ids = step_job.placement->task_ids;
+    if (ids.empty()) {
+      return fail(
+          absl::InvalidArgumentError(StrCat("step ", *step_id, " has no task on this node")));
+    }
+  } else {
+    const std::vector<int32_t> layout = TasksPerNode(job);
+    const int32_t first = model::FirstTask(layout, job.node_index);
+    for (int32_t t = first; t < first + layout[job.node_index]; ++t) ids.push_back(t);
+  }
+  const int32_t count = static_cast<int32_t>(ids.size());
 
   auto step = std::make_unique<Step>();
   step->job_id = job.job_id;
+  step->step_id = step_id;
   auto connected = rpc::FrameConnection::Connect(step_job.io_host, step_job.io_port, 5000);
   // Not Unavailable: this node is fine, srun is not (the controller would blame the node).
   if (!connected.ok()) {
@@ -196,7 +226,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
   hello.mutable_hello()->set_key(step_job.io_key);
   hello.mutable_hello()->set_node(job.node_name);
   hello.mutable_hello()->set_node_index(job.node_index);
-  for (int32_t t = first; t < first + count; ++t) hello.mutable_hello()->add_tasks(t);
+  for (int32_t t : ids) hello.mutable_hello()->add_tasks(t);
   if (Status said = step->srun->Send(hello.SerializeAsString(), io_timeout_ms_); !said.ok()) {
     return fail(
         absl::FailedPreconditionError(StrCat("srun at ", step_job.io_host, ":", step_job.io_port,
@@ -237,12 +267,12 @@ Status StepLauncher::Start(const StepJob& step_job) {
   context.user = job.user.empty() ? who->user.name : job.user;
   context.node_name = job.node_name;
   context.node_index = job.node_index;
-  context.step_id = 0;
+  context.step_id = step_id.value_or(0);
   const bool append = job.open_mode == model::OpenMode::kAppend ||
                       (job.open_mode == model::OpenMode::kDefault && settings_.job_file_append);
   for (int32_t local = 0; local < count; ++local) {
     Task& task = step->tasks.emplace_back();
-    task.id = first + local;
+    task.id = ids[local];
     task.out = OutputChunker(step_job.unbuffered);
     task.err = OutputChunker(step_job.unbuffered);
     ProcessSpec spec;
@@ -250,8 +280,11 @@ Status StepLauncher::Start(const StepJob& step_job) {
     spec.work_dir = job.work_dir;
     spec.append = append;
     spec.on_failure = ProcessSpec::OnFailure::kExitWithErrno;
-    spec.environment = TaskEnvironment(
-        job, settings_, who->user, StepTask{task.id, local, step_job.io_host, step_job.io_port});
+    StepTask about{task.id, local, step_job.io_host, step_job.io_port};
+    about.placement = step_job.placement ? &*step_job.placement : nullptr;
+    // What this task may use: decided in one place (BindTask), for every task.
+    about.binding = BindTask(job, step_job.node_cpus, step_job.binding, local, count);
+    spec.environment = TaskEnvironment(job, settings_, who->user, about);
     spec.umask = UmaskOf(spec.environment);
     spec.argv = step_job.argv;
     auto path = spec.environment.find("PATH");
@@ -298,30 +331,38 @@ Status StepLauncher::Start(const StepJob& step_job) {
 
   absl::MutexLock lock(&mu_);
   Step* raw = step.get();
-  steps_.emplace(job.job_id, std::move(step));
+  steps_.emplace(key, std::move(step));
   raw->io = std::thread([this, raw] { RunIo(raw); });
   return absl::OkStatus();
 }
 
-Status StepLauncher::Signal(model::JobId job, int sig) {
+Status StepLauncher::Signal(model::JobId job, int sig, std::optional<uint32_t> step) {
   absl::MutexLock lock(&mu_);
-  auto it = steps_.find(job);
-  if (it == steps_.end() || it->second->finished) {
-    return absl::NotFoundError(StrCat("job ", job, " is not running on this node"));
+  const std::vector<Step*> found = Matching(job, step);
+  if (found.empty()) {
+    return absl::NotFoundError(
+        step ? StrCat("step ", job, ".", *step, " is not running on this node")
+             : StrCat("job ", job, " is not running on this node"));
   }
-  for (const Task& t : it->second->tasks) {
-    if (!t.reaped) ::kill(-t.pid, sig);
+  for (Step* s : found) {
+    for (const Task& t : s->tasks) {
+      if (!t.reaped) ::kill(-t.pid, sig);
+    }
   }
   return absl::OkStatus();
 }
 
-Status StepLauncher::Terminate(model::JobId job, int64_t kill_wait_s) {
+Status StepLauncher::Terminate(model::JobId job, int64_t kill_wait_s,
+                               std::optional<uint32_t> step) {
   absl::MutexLock lock(&mu_);
-  auto it = steps_.find(job);
-  if (it == steps_.end() || it->second->finished) {
-    return absl::NotFoundError(StrCat("job ", job, " is not running on this node"));
+  const std::vector<Step*> found = Matching(job, step);
+  if (found.empty()) {
+    return absl::NotFoundError(
+        step ? StrCat("step ", job, ".", *step, " is not running on this node")
+             : StrCat("job ", job, " is not running on this node"));
   }
-  return TerminateLocked(*it->second, kill_wait_s);
+  for (Step* s : found) RETURN_IF_ERROR(TerminateLocked(*s, kill_wait_s));
+  return absl::OkStatus();
 }
 
 Status StepLauncher::TerminateLocked(Step& step, int64_t kill_wait_s) {
@@ -342,7 +383,7 @@ Status StepLauncher::TerminateLocked(Step& step, int64_t kill_wait_s) {
   return absl::OkStatus();
 }
 
-std::vector<FinishedJob> StepLauncher::Reap() {
+std::vector<FinishedStep> StepLauncher::Reap() {
   std::vector<std::unique_ptr<Step>> done;
   {
     absl::MutexLock lock(&mu_);
@@ -355,11 +396,12 @@ std::vector<FinishedJob> StepLauncher::Reap() {
       it = steps_.erase(it);
     }
   }
-  std::vector<FinishedJob> out;
+  std::vector<FinishedStep> out;
   for (auto& step : done) {
     if (step->io.joinable()) step->io.join();
-    FinishedJob f;
+    FinishedStep f;
     f.job_id = step->job_id;
+    f.step_id = step->step_id;
     f.wait_status = step->status.wait_status();
     f.terminated = step->terminated;
     f.killed = step->killed;

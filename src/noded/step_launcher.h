@@ -49,6 +49,18 @@ struct StepJob {
   std::string stdout_pattern;
   std::string stderr_pattern;
   std::string stdin_pattern;
+  // Set for a step inside the job's allocation (srun from a batch script or a salloc shell):
+  // its id, nodes and this node's tasks. Unset: the job's only step (a job srun submitted),
+  // its tasks a block of the job's layout.
+  std::optional<StepPlacement> placement;
+  BindingOptions binding;  // --cpu-bind, --gpu-bind, --gpus-per-task
+  std::string node_cpus;   // the CPUs the job holds on this node ("0-7"); empty: unknown
+};
+
+// A step whose tasks have all ended on this node: the job's only step (step_id unset) or a
+// step inside the job's allocation.
+struct FinishedStep : FinishedJob {
+  std::optional<uint32_t> step_id;
 };
 
 // Cuts the bytes one task writes to one stream into the Output payloads srun gets: whole
@@ -92,17 +104,21 @@ class StepLauncher {
   // job is left running. A task whose command cannot be run still starts: it writes
   // "loomd: error: execve(): CMD: REASON" to its stderr and exits with the errno.
   Status Start(const StepJob& step);
-  // Sends `sig` to every task's process group. NotFound for a job not running here.
-  Status Signal(model::JobId job, int sig);
-  // SIGCONT and SIGTERM to every task, SIGKILL once kill_wait_s seconds have passed (at once
-  // when <= 0); a second call keeps the earlier deadline. NotFound for a job not running here.
-  Status Terminate(model::JobId job, int64_t kill_wait_s);
-  // The jobs whose tasks have all ended here since the last call (their exits sent to srun,
+  // Sends `sig` to every task's process group: of step `step` of the job, or of all its
+  // steps when unset. NotFound when no such step runs here.
+  Status Signal(model::JobId job, int sig, std::optional<uint32_t> step = std::nullopt);
+  // SIGCONT and SIGTERM to every task (of `step`, or of all the job's steps), SIGKILL once
+  // kill_wait_s seconds have passed (at once when <= 0); a second call keeps the earlier
+  // deadline. NotFound when no such step runs here.
+  Status Terminate(model::JobId job, int64_t kill_wait_s,
+                   std::optional<uint32_t> step = std::nullopt);
+  // The steps whose tasks have all ended here since the last call (their exits sent to srun,
   // or srun gone), each with the tasks' wait statuses added up by srun's rule
   // (model::StepStatus). Never blocks.
-  std::vector<FinishedJob> Reap();
+  std::vector<FinishedStep> Reap();
 
-  bool IsRunning(model::JobId job) const;
+  // Whether some step of `job` (or step `step` of it) runs here.
+  bool IsRunning(model::JobId job, std::optional<uint32_t> step = std::nullopt) const;
 
  private:
   struct Task;
@@ -115,7 +131,12 @@ class StepLauncher {
   const NodeSettings settings_;
   const int io_timeout_ms_;
   mutable absl::Mutex mu_;
-  std::map<model::JobId, std::unique_ptr<Step>> steps_ ABSL_GUARDED_BY(mu_);
+  // By job and step (unset: the job's only step).
+  using StepKey = std::pair<model::JobId, std::optional<uint32_t>>;
+  std::map<StepKey, std::unique_ptr<Step>> steps_ ABSL_GUARDED_BY(mu_);
+  // The steps of `job` (of step `step` only, when set) that have not finished.
+  std::vector<Step*> Matching(model::JobId job, std::optional<uint32_t> step) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace loom::noded

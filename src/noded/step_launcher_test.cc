@@ -372,6 +372,51 @@ TEST_F(StepLauncherTest, SameJobTwiceIsRefused) {
   ASSERT_TRUE(WaitFinished(launcher, 18));
 }
 
+// Two steps of one job side by side on this node (srun twice in a batch script): each its own
+// tasks (cyclic ids here), its own srun, its own end; a signal to one leaves the other alone.
+TEST_F(StepLauncherTest, StepsOfOneJobRunSideBySide) {
+  StepLauncher launcher(settings_);
+  FakeSrun second;
+  auto placed = [&](uint32_t id, std::vector<int32_t> tasks, std::vector<std::string> argv) {
+    StepJob s = Step(30, std::move(argv));
+    StepPlacement& p = s.placement.emplace();
+    p.step_id = id;
+    p.nodes = {"n1", "n2"};
+    p.tasks_per_node = {2, 2};
+    p.node_index = 0;
+    p.task_ids = std::move(tasks);
+    p.distribution = model::Distribution::kCyclic;
+    return s;
+  };
+  ASSERT_TRUE(launcher.Start(placed(0, {0, 1}, {"sleep", "600"})).ok());
+  StepJob echo = placed(1, {0, 2}, {"sh", "-c", "echo $SLURM_PROCID $SLURM_LOCALID $SLURM_STEP_ID"});
+  echo.io_port = second.port();
+  ASSERT_TRUE(launcher.Start(echo).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(launcher.Start(echo)));  // the same step again
+  std::vector<v1::StepIo> messages = second.WaitClosed();
+  ASSERT_FALSE(messages.empty());
+  EXPECT_THAT(messages[0].hello().tasks(), ElementsAre(0, 2));
+  Heard h = Collect(messages);
+  EXPECT_EQ(h.out[0], "0 0 1\n");
+  EXPECT_EQ(h.out[2], "2 1 1\n");
+  std::optional<FinishedStep> done;
+  for (int i = 0; i < 1000 && !done; ++i) {
+    for (const FinishedStep& f : launcher.Reap()) done = f;
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->step_id, std::optional<uint32_t>(1));
+  EXPECT_TRUE(launcher.IsRunning(30, 0));  // step 0 still sleeps
+  EXPECT_FALSE(launcher.IsRunning(30, 1));
+  EXPECT_TRUE(absl::IsNotFound(launcher.Signal(30, SIGTERM, 1)));
+  ASSERT_TRUE(launcher.Signal(30, SIGTERM, 0).ok());
+  Heard first = Collect(srun_.WaitClosed());
+  EXPECT_EQ(WTERMSIG(first.status[0]), SIGTERM);
+  auto f = WaitFinished(launcher, 30);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(launcher.IsRunning(30));
+}
+
 TEST(OutputChunkerTest, WholeLinesOnly) {
   OutputChunker c;
   EXPECT_TRUE(c.Add("hel").empty());

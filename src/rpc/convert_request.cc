@@ -257,6 +257,7 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
   s->set_alloc_node(r.alloc_node);
   s->set_alloc_sid(r.alloc_sid);
   s->mutable_ignored_options()->insert(r.ignored_options.begin(), r.ignored_options.end());
+  s->set_allocation_only(r.allocation_only);
   if (r.srun) {
     v1::SrunStep* step = s->mutable_srun();
     for (const std::string& a : r.srun->argv) step->add_argv(a);
@@ -477,6 +478,7 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
   r.alloc_node = s.alloc_node();
   r.alloc_sid = s.alloc_sid();
   r.ignored_options.insert(s.ignored_options().begin(), s.ignored_options().end());
+  r.allocation_only = s.allocation_only();
   if (s.has_srun()) {
     const v1::SrunStep& step = s.srun();
     model::SrunStep& out = r.srun.emplace();

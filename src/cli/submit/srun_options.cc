@@ -1,12 +1,15 @@
 #include "cli/submit/srun_options.h"
 
 #include <algorithm>
+#include <set>
 
 #include "cli/submit/internal/sbatch_apply.h"
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_getopt.h"
 #include "cli/submit/internal/sbatch_values.h"
+#include "cli/submit/step_binding.h"
 #include "core/strings.h"
+#include "model/step.h"
 
 namespace loom::cli::submit {
 namespace {
@@ -50,12 +53,10 @@ bool IsIgnoredBySrun(Opt id) {
   switch (id) {
     case Opt::kBcast:
     case Opt::kCompress:
-    case Opt::kCpuBind:
     case Opt::kDisableStatus:
     case Opt::kEpilog:
     case Opt::kExact:
     case Opt::kImmediate:
-    case Opt::kKillOnBadExit:
     case Opt::kMpi:
     case Opt::kOverlap:
     case Opt::kProlog:
@@ -77,9 +78,6 @@ bool IsIgnoredBySrun(Opt id) {
 // pseudo-terminal, several programs.
 std::optional<std::string> Unsupported(Opt id) {
   switch (id) {
-    case Opt::kJobid:
-      return "--jobid would start a step in an existing allocation, which Loom does not do "
-             "yet; srun without it runs in a new allocation";
     case Opt::kNoAllocate:
       return "--no-allocate is not supported by Loom";
     case Opt::kPty:
@@ -109,6 +107,49 @@ constexpr EnvVar kSrunEnv[] = {
 // them (tasks may start elsewhere).
 std::string NodePattern(const IoTarget& t, std::string_view work_dir) {
   return t.pattern == "/dev/null" ? t.pattern : Absolute(t.pattern, work_dir);
+}
+
+// The options that mean something for a step inside an allocation; the job's own options
+// (partition, time limit, memory, node names, ...) are the job's, already granted.
+bool AppliesToStep(Opt id) {
+  switch (id) {
+    case Opt::kNtasks:
+    case Opt::kNodes:
+    case Opt::kNtasksPerNode:
+    case Opt::kCpusPerTask:
+    case Opt::kDistribution:
+    case Opt::kExclusive:
+    case Opt::kOverlap:
+    case Opt::kExact:
+    case Opt::kCpuBind:
+    case Opt::kGpuBind:
+    case Opt::kGpusPerTask:
+    case Opt::kKillOnBadExit:
+    case Opt::kJobid:
+    case Opt::kJobName:
+    case Opt::kLabel:
+    case Opt::kUnbuffered:
+    case Opt::kOutput:
+    case Opt::kError:
+    case Opt::kInput:
+    case Opt::kOpenMode:
+    case Opt::kChdir:
+    case Opt::kExport:
+    case Opt::kQuiet:
+    case Opt::kVerbose:
+    case Opt::kQuitOnInterrupt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The message of a binding check, empty when the value is good.
+std::string ValidateCpuBindText(std::string_view value) {
+  return std::string(ValidateCpuBind(value).message());
+}
+std::string ValidateGpuBindText(std::string_view value) {
+  return std::string(ValidateGpuBind(value).message());
 }
 
 }  // namespace
@@ -174,11 +215,20 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       return Fail(StrCat("srun: error: ", *why), error_exit);
     }
   }
-  if (auto it = env.find("SLURM_JOB_ID"); it != env.end() && !it->second.empty()) {
-    return Fail(StrCat("srun: error: srun inside a job allocation (SLURM_JOB_ID=", it->second,
-                       ") would start a step of that job, which Loom does not do yet; unset "
-                       "SLURM_JOB_ID to run in a new allocation of its own"),
-                error_exit);
+  // Inside an allocation: --jobid, else SLURM_JOB_ID (SLURM_JOBID), as Slurm's srun.
+  std::optional<std::string> jobid_text;
+  for (const char* name : {"SLURM_JOBID", "SLURM_JOB_ID"}) {
+    if (auto it = env.find(name); it != env.end() && !it->second.empty()) jobid_text = it->second;
+  }
+  for (const ParsedOption& o : cli.options) {
+    if (o.id == Opt::kJobid) jobid_text = o.value.value_or("");
+  }
+  if (jobid_text) {
+    std::optional<int64_t> id = core::ParseInt(*jobid_text);
+    if (!id || *id <= 0) {
+      return Fail(StrCat("srun: error: Invalid job id specified: ", *jobid_text), error_exit);
+    }
+    in.step.emplace().job_id = static_cast<model::JobId>(*id);
   }
   if (cli.rest.empty()) return Fail("srun: fatal: No command given to execute.", error_exit);
 
@@ -186,6 +236,8 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   internal::State st;
   st.warnings = std::move(in.warnings);
   bool unbuffered = false;
+  bool kill_on_bad_exit = false;
+  std::string cpu_bind, gpu_bind, distribution = "block";
   auto apply = [&](const ParsedOption& o, Source source) -> Status {
     switch (o.id) {
       case Opt::kLabel:
@@ -197,10 +249,51 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       case Opt::kQuitOnInterrupt:
         in.quit_on_interrupt = true;
         return absl::OkStatus();
+      case Opt::kJobid:
+        return absl::OkStatus();  // read above
+      case Opt::kCpuBind:
+        if (o.value && core::EqualsIgnoreCase(*o.value, "help")) {
+          in.action = SrunInput::Action::kCpuBindHelp;
+          return absl::OkStatus();
+        }
+        if (std::string why = ValidateCpuBindText(o.value.value_or("")); !why.empty()) {
+          return Fail(why, error_exit);
+        }
+        cpu_bind = o.value.value_or("");
+        if (!in.step) break;  // a new allocation: accepted, no effect (warned below)
+        return absl::OkStatus();
+      case Opt::kGpuBind:
+        if (std::string why = ValidateGpuBindText(o.value.value_or("")); !why.empty()) {
+          return Fail(why, error_exit);
+        }
+        gpu_bind = o.value.value_or("");
+        if (!in.step) break;
+        return absl::OkStatus();
+      case Opt::kDistribution:
+        distribution = o.value.value_or("");
+        if (!model::ParseDistribution(distribution)) {
+          const bool slurms = distribution.starts_with("plane") ||
+                              distribution.starts_with("arbitrary") || distribution[0] == '*';
+          return Fail(slurms ? StrCat("srun: error: --distribution=", distribution,
+                                      " is not supported by Loom (block and cyclic are)")
+                             : "srun: error: Invalid --distribution specification",
+                      error_exit);
+        }
+        return absl::OkStatus();
+      case Opt::kKillOnBadExit:
+        kill_on_bad_exit = !o.value || o.value->empty() || *o.value != "0";
+        if (!in.step) break;
+        return absl::OkStatus();
+      case Opt::kOverlap:
+      case Opt::kExact:
+        if (in.step) return absl::OkStatus();  // steps share CPUs unless --exclusive
+        break;
       default:
         break;
     }
-    if (IsIgnoredBySrun(o.id)) {
+    const bool step_only =
+        o.id == Opt::kCpuBind || o.id == Opt::kGpuBind || o.id == Opt::kKillOnBadExit;
+    if (IsIgnoredBySrun(o.id) || step_only) {
       st.r.ignored_options[std::string(internal::LongName(o.id))] = o.value.value_or("");
       if (st.warned.insert(o.id).second) {
         st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),
@@ -218,6 +311,38 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
     RETURN_IF_ERROR(apply(o, Source::kEnvironment));
   }
   for (const ParsedOption& o : cli.options) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  if (in.action == SrunInput::Action::kCpuBindHelp) return in;
+  if (in.step) {
+    // Checked above like any srun's; said once each when they cannot act on a step.
+    std::set<Opt> said;
+    for (const ParsedOption& o : cli.options) {
+      if (AppliesToStep(o.id) || IsIgnoredBySrun(o.id) || !said.insert(o.id).second) continue;
+      st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),
+                                   " has no effect on a step inside an allocation in Loom (the "
+                                   "job's own applies)"));
+    }
+  }
+  // What a step reads from its allocation's environment when the command line does not say.
+  bool shape_given = false;
+  for (const ParsedOption& o : cli.options) {
+    shape_given =
+        shape_given || o.id == Opt::kNtasks || o.id == Opt::kNodes || o.id == Opt::kNtasksPerNode;
+  }
+  std::optional<int32_t> env_ntasks, env_per_node, env_cpt;
+  if (in.step) {
+    auto number = [&env](const char* name) -> std::optional<int32_t> {
+      auto it = env.find(name);
+      if (it == env.end()) return std::nullopt;
+      std::optional<int64_t> n = core::ParseInt(it->second);
+      if (!n || *n <= 0 || *n > 1 << 24) return std::nullopt;
+      return static_cast<int32_t>(*n);
+    };
+    if (!shape_given) {
+      env_ntasks = number("SLURM_NTASKS");
+      env_per_node = number("SLURM_NTASKS_PER_NODE");
+    }
+    env_cpt = number("SLURM_CPUS_PER_TASK");
+  }
   if (st.verbose > 0 && st.quiet) {
     return Fail("srun: error: don't specify both --verbose (-v) and --quiet (-Q)", error_exit);
   }
@@ -234,11 +359,26 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   r.environment = model::ResolveExport(r.export_policy, env);
   internal::DeriveShape(&r, &st.warnings);
 
+  if (in.step) {
+    StepOptions& so = *in.step;
+    so.ntasks = r.ntasks.value_or(env_ntasks.value_or(0));
+    so.nodes = r.min_nodes.value_or(0);
+    so.ntasks_per_node = r.ntasks_per_node.value_or(env_per_node.value_or(0));
+    so.cpus_per_task = r.cpus_per_task.value_or(env_cpt.value_or(0));
+    so.distribution = distribution;
+    so.exclusive = r.sharing == model::SharingMode::kExclusive;
+    so.kill_on_bad_exit = kill_on_bad_exit;
+    so.cpu_bind = cpu_bind;
+    so.gpu_bind = gpu_bind;
+    so.gpus_per_task = st.gpus_per_task.value_or("");
+  }
   model::SrunStep& step = r.srun.emplace();
   step.unbuffered = unbuffered;
   step.argv = cli.rest;
-  in.ntasks =
-      std::max(1, r.ntasks.value_or(r.ntasks_per_node ? *r.ntasks_per_node * r.min_nodes.value_or(1)
+  in.ntasks = in.step && in.step->ntasks > 0
+                  ? in.step->ntasks
+                  : std::max(1, r.ntasks.value_or(r.ntasks_per_node
+                                                      ? *r.ntasks_per_node * r.min_nodes.value_or(1)
                                                       : r.min_nodes.value_or(1)));
   in.out = ClassifyIo(st.output.value_or(""), in.ntasks);
   in.err = st.error ? ClassifyIo(*st.error, in.ntasks) : in.out;
@@ -266,6 +406,30 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   in.warnings = std::move(st.warnings);
   for (std::string& w : in.warnings) w = AsSrun(w);
   return in;
+}
+
+std::string CpuBindHelpText() {
+  return "CPU bind options:\n"
+         "    --cpu-bind=         Bind tasks to CPUs\n"
+         "        q[uiet]         quietly bind before task runs (default)\n"
+         "        v[erbose]       verbosely report binding before task runs\n"
+         "        no[ne]          don't bind tasks to CPUs (default)\n"
+         "        rank            bind by task rank\n"
+         "        map_cpu:<list>  specify a CPU ID binding for each task\n"
+         "                        where <list> is <cpuid1>,<cpuid2>,...<cpuidN>\n"
+         "        mask_cpu:<list> specify a CPU ID binding mask for each task\n"
+         "                        where <list> is <mask1>,<mask2>,...<maskN>\n"
+         "        rank_ldom       bind task by rank to CPUs in a NUMA locality domain\n"
+         "        map_ldom:<list> specify a NUMA locality domain ID for each task\n"
+         "                        where <list> is <ldom1>,<ldom2>,...<ldomN>\n"
+         "        mask_ldom:<list>specify a NUMA locality domain ID mask for each task\n"
+         "                        where <list> is <mask1>,<mask2>,...<maskN>\n"
+         "        sockets         auto-generated masks bind to sockets\n"
+         "        cores           auto-generated masks bind to cores\n"
+         "        threads         auto-generated masks bind to threads\n"
+         "        ldoms           auto-generated masks bind to NUMA locality domains\n"
+         "        boards          auto-generated masks bind to boards\n"
+         "        help            show this help message\n";
 }
 
 std::string SrunHelpText() {

@@ -38,8 +38,24 @@ struct IoTarget {
 // %n or %N is per task; anything else is one file on srun's side.
 IoTarget ClassifyIo(std::string_view value, int32_t ntasks);
 
+// srun inside an allocation (SLURM_JOB_ID set, or --jobid): the step to ask the job for.
+// Counts of 0 were not given (on the command line, or by SLURM_NTASKS, SLURM_NTASKS_PER_NODE
+// and SLURM_CPUS_PER_TASK, which srun reads only when the command line gives no task or
+// node count).
+struct StepOptions {
+  model::JobId job_id = 0;
+  int32_t ntasks = 0;
+  int32_t nodes = 0;
+  int32_t ntasks_per_node = 0;
+  int32_t cpus_per_task = 0;
+  std::string distribution = "block";  // block or cyclic (-m)
+  bool exclusive = false;              // --exclusive
+  bool kill_on_bad_exit = false;       // -K
+  std::string cpu_bind, gpu_bind, gpus_per_task;
+};
+
 struct SrunInput {
-  enum class Action { kRun, kHelp, kUsage, kVersion };
+  enum class Action { kRun, kHelp, kUsage, kVersion, kCpuBindHelp };
   Action action = Action::kRun;
   // The job: options as for sbatch, `name` the command's base name unless -J, no requeue (an
   // interactive job is never requeued), and `srun` holding argv, -u and the per-task patterns;
@@ -54,16 +70,21 @@ struct SrunInput {
   IoTarget out, err;   // where srun sends the tasks' stdout and stderr
   int32_t ntasks = 1;  // the step's task count as far as the options say (at least 1)
   std::vector<std::string> warnings;  // "srun: warning: ..." lines for stderr
+  std::optional<StepOptions> step;    // set inside an allocation: run a step of that job
 };
 
 // Resolves srun's command line. `argv` as main() receives it; `env` srun's environment;
 // `now` Unix seconds (for --begin and --deadline). Errors are InvalidArgumentError whose
 // message is what srun prints (lines, no trailing newline) and carry the exit status
-// (SbatchExitCode): an unknown option, a missing command, a bad value, or srun run inside an
-// allocation (SLURM_JOB_ID set), which would start a step of that job.
+// (SbatchExitCode): an unknown option, a missing command, a bad value. Inside an allocation
+// (SLURM_JOB_ID set, or --jobid) the result's `step` says which step to ask for; the job
+// options (partition, time, ...) then do not apply.
 StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
                               const std::map<std::string, std::string>& env, int64_t now,
                               const SbatchSettings& settings = {});
+
+// What `srun --cpu-bind=help` prints.
+std::string CpuBindHelpText();
 
 // What `srun --help` prints.
 std::string SrunHelpText();

@@ -101,12 +101,68 @@ TEST(SrunOptions, BadValuesSpeakAsSrun) {
   EXPECT_EQ(SbatchExitCode(Parse({"-t", "soon", "true"}).status()), 255);
 }
 
-TEST(SrunOptions, InsideAnAllocationIsRefusedWithAWayOut) {
-  auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"}});
-  EXPECT_THAT(ErrorOf(in), HasSubstr("srun inside a job allocation (SLURM_JOB_ID=12)"));
-  EXPECT_THAT(ErrorOf(in), HasSubstr("unset SLURM_JOB_ID"));
-  EXPECT_THAT(ErrorOf(Parse({"--jobid=5", "true"})), HasSubstr("--jobid"));
+TEST(SrunOptions, InsideAnAllocationAsksForAStepOfThatJob) {
+  auto in = Parse({"-n4", "-N2", "-m", "cyclic", "--cpu-bind=cores", "--gpu-bind=closest", "-K",
+                   "--exclusive", "hostname"},
+                  {{"SLURM_JOB_ID", "12"}, {"SLURM_NTASKS", "8"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  ASSERT_TRUE(in->step.has_value());
+  EXPECT_EQ(in->step->job_id, 12u);
+  EXPECT_EQ(in->step->ntasks, 4);  // the command line over SLURM_NTASKS
+  EXPECT_EQ(in->step->nodes, 2);
+  EXPECT_EQ(in->step->distribution, "cyclic");
+  EXPECT_EQ(in->step->cpu_bind, "cores");
+  EXPECT_EQ(in->step->gpu_bind, "closest");
+  EXPECT_TRUE(in->step->kill_on_bad_exit);
+  EXPECT_TRUE(in->step->exclusive);
+  EXPECT_TRUE(in->warnings.empty());
+  EXPECT_EQ(in->request.srun->argv, std::vector<std::string>{"hostname"});
+  EXPECT_FALSE(Parse({"true"})->step.has_value());  // no allocation: a new one
+  EXPECT_EQ(Parse({"--jobid=5", "true"})->step->job_id, 5u);
+  EXPECT_THAT(ErrorOf(Parse({"--jobid=x", "true"})), HasSubstr("Invalid job id specified: x"));
   EXPECT_THAT(ErrorOf(Parse({"--pty", "bash"})), HasSubstr("--pty is not supported"));
+}
+
+TEST(SrunOptions, JobOptionsGivenToAStepAreSaidToHaveNoEffect) {
+  auto in = Parse({"-t", "5", "-w", "n1", "-t", "6", "-l", "-n2", "true"}, {{"SLURM_JOB_ID", "7"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_THAT(in->warnings, ElementsAre("srun: warning: --time has no effect on a step inside an "
+                                        "allocation in Loom (the job's own applies)",
+                                        "srun: warning: --nodelist has no effect on a step inside "
+                                        "an allocation in Loom (the job's own applies)"));
+  EXPECT_THAT(ErrorOf(Parse({"-t", "soon", "true"}, {{"SLURM_JOB_ID", "7"}})),
+              HasSubstr("srun: error:"));  // still checked
+}
+
+TEST(SrunOptions, AStepTakesItsShapeFromTheAllocationWhenNotGiven) {
+  auto in = Parse({"hostname"}, {{"SLURM_JOB_ID", "12"},
+                                 {"SLURM_NTASKS", "8"},
+                                 {"SLURM_NTASKS_PER_NODE", "4"},
+                                 {"SLURM_CPUS_PER_TASK", "2"}});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->step->ntasks, 8);
+  EXPECT_EQ(in->step->ntasks_per_node, 4);
+  EXPECT_EQ(in->step->cpus_per_task, 2);
+  EXPECT_EQ(in->ntasks, 8);
+  auto one = Parse({"-N1", "hostname"}, {{"SLURM_JOB_ID", "12"}, {"SLURM_NTASKS", "8"}});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->step->ntasks, 0);  // -N alone: the allocation's task count does not apply
+  EXPECT_EQ(one->step->nodes, 1);
+}
+
+TEST(SrunOptions, BindingAndDistributionValuesAreChecked) {
+  const std::map<std::string, std::string> job = {{"SLURM_JOB_ID", "3"}};
+  EXPECT_EQ(ErrorOf(Parse({"--cpu-bind=corez", "true"}, job)),
+            "srun: error: unrecognized --cpu-bind argument \"corez\"");
+  EXPECT_EQ(ErrorOf(Parse({"--gpu-bind=near", "true"}, job)),
+            "srun: error: Invalid --gpu-bind argument: near");
+  EXPECT_EQ(ErrorOf(Parse({"-m", "zigzag", "true"}, job)),
+            "srun: error: Invalid --distribution specification");
+  EXPECT_THAT(ErrorOf(Parse({"-m", "plane=2", "true"}, job)), HasSubstr("not supported by Loom"));
+  EXPECT_EQ(Parse({"--cpu-bind=help", "true"}, job)->action, SrunInput::Action::kCpuBindHelp);
+  auto gpus = Parse({"--gpus-per-task=2", "-n2", "true"}, job);
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ(gpus->step->gpus_per_task, "2");
 }
 
 TEST(SrunOptions, IgnoredOptionsWarnOnce) {

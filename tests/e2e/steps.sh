@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Job steps inside an allocation, on `loom cluster up` (2 GPU + 2 CPU nodes), as a user runs
+# them from a batch script: srun -l over 2 nodes x 4 tasks with block and cyclic
+# distribution (each task's SLURM_PROCID, SLURM_NODEID, SLURM_LOCALID and the step's
+# variables), step ids 0, 1, 2 in `scontrol show step`, a failing step that does not end the
+# job, the PyTorch recipe (MASTER_ADDR from `scontrol show hostnames`, --gpu-bind=closest
+# --cpu-bind=cores), --exclusive steps waiting for CPUs, `squeue -s` and `scancel JOB.STEP`.
+#
+#   tests/e2e/steps.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: steps.sh BUILD_BIN_DIR}" && pwd)
+dir=$(mktemp -d /tmp/loom-steps.XXXXXX)
+work="$dir/work"
+cleanup() {
+  "$bin/loom" cluster down --dir "$dir/cluster" >/dev/null 2>&1 || true
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; tail -n 20 "$dir"/cluster/log/*.log >&2 || true; exit 1; }
+
+out=$("$bin/loom" cluster up --dir "$dir/cluster" --nodes 4)
+export_line=$(grep '^export SLURM_CONF=' <<<"$out") || fail "up printed: $out"
+eval "$export_line"
+export PATH="$bin:$PATH"
+mkdir -p "$work"
+cd "$work"
+
+state() { squeue -h -j "$1" -t all -o '%T'; }
+wait_state() {  # job state [tries of 0.1 s]
+  for _ in $(seq "${3:-150}"); do
+    [[ $(state "$1") == "$2" ]] && return 0
+    sleep 0.1
+  done
+  fail "job $1 is $(state "$1"), not $2: $(cat slurm-"$1".out 2>/dev/null)"
+}
+
+# 2 nodes x 4 tasks: three steps, the last one failing; the script goes on after it.
+cat >layout.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N2 --ntasks-per-node=4
+srun -l sh -c 'echo $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURM_STEP_ID $SLURMD_NODENAME' >block.txt
+srun -l --distribution=cyclic sh -c 'echo $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURM_STEP_ID $SLURMD_NODENAME' >cyclic.txt
+srun -n1 sh -c 'echo $SLURM_STEP_NUM_TASKS $SLURM_STEP_NUM_NODES $SLURM_NTASKS $SLURM_NNODES $SLURM_STEP_TASKS_PER_NODE $SLURM_STEPID; exit 3' >fail.txt 2>fail.err
+echo "after the failed step: $?"
+srun sh -c 'echo $SLURM_STEP_NUM_TASKS $SLURM_NTASKS $SLURM_NPROCS $SLURM_TASKS_PER_NODE $SLURM_STEP_NODELIST $SLURM_NODELIST $SLURM_JOB_NODELIST' | sort -u >vars.txt
+EOF
+job=$(sbatch --parsable layout.sh)
+wait_state "$job" COMPLETED 300
+nodes=$(squeue -h -j "$job" -t all -o '%N')
+first=$(scontrol show hostnames "$nodes" | head -n1)
+second=$(scontrol show hostnames "$nodes" | tail -n1)
+expected_block="0: 0 0 0 0 $first
+1: 1 0 1 0 $first
+2: 2 0 2 0 $first
+3: 3 0 3 0 $first
+4: 4 1 0 0 $second
+5: 5 1 1 0 $second
+6: 6 1 2 0 $second
+7: 7 1 3 0 $second"
+[[ $(sort block.txt) == "$expected_block" ]] || fail "block step printed: $(cat block.txt)"
+echo "ok: block: tasks 0-3 on $first, 4-7 on $second, each its PROCID, NODEID, LOCALID"
+expected_cyclic="0: 0 0 0 1 $first
+1: 1 1 0 1 $second
+2: 2 0 1 1 $first
+3: 3 1 1 1 $second
+4: 4 0 2 1 $first
+5: 5 1 2 1 $second
+6: 6 0 3 1 $first
+7: 7 1 3 1 $second"
+[[ $(sort cyclic.txt) == "$expected_cyclic" ]] || fail "cyclic step printed: $(cat cyclic.txt)"
+echo "ok: cyclic: even tasks on $first, odd on $second, step id 1"
+[[ $(cat fail.txt) == "1 1 1 1 1 2" ]] || fail "the one-task step saw: $(cat fail.txt)"
+grep -Eq "^srun: error: $first: task 0: Exited with exit code 3\$" fail.err || fail "$(cat fail.err)"
+grep -q '^after the failed step: 3$' "slurm-$job.out" || fail "script said: $(cat "slurm-$job.out")"
+[[ $(cat vars.txt) == "8 8 8 4(x2) $nodes $nodes $nodes" ]] ||
+  fail "step variables: $(cat vars.txt)"
+echo "ok: a failed step (exit 3) leaves the job running; the job ends COMPLETED"
+
+show=$(scontrol show step "$job.0")
+grep -q "^StepId=$job.0 UserId=$(id -u) StartTime=" <<<"$show" || fail "show step: $show"
+grep -qF "   State=COMPLETED Partition=batch NodeList=$nodes" <<<"$show" || fail "$show"
+grep -q "^   Nodes=2 CPUs=8 Tasks=8 Name=sh Network=(null)$" <<<"$show" || fail "$show"
+grep -q "Dist=Block$" <<<"$show" || fail "$show"
+grep -q "Dist=Cyclic$" <<<"$(scontrol show step "$job.1")" || fail "$(scontrol show step "$job.1")"
+grep -q "State=FAILED Partition=batch NodeList=$first$" <<<"$(scontrol show step "$job.2")" ||
+  fail "$(scontrol show step "$job.2")"
+grep -q "ExitCode=3:0$" <<<"$(scontrol show step "$job.2")" || fail "$(scontrol show step "$job.2")"
+[[ $(scontrol -o show step "$job" | cut -d' ' -f1) == "StepId=$job.0
+StepId=$job.1
+StepId=$job.2
+StepId=$job.3" ]] || fail "steps of $job: $(scontrol -o show step "$job")"
+echo "ok: scontrol show step: ids 0, 1, 2, 3 with their states, nodes, tasks and exit codes"
+
+# The PyTorch recipe, unchanged, on the GPU nodes.
+cat >ddp.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=ddp-train
+#SBATCH --nodes=2 --ntasks-per-node=2 --gpus-per-node=2
+#SBATCH --partition=batch --time=00:05:00
+
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_NODELIST" | head -n1)
+export MASTER_PORT=29500
+export WORLD_SIZE=$(( SLURM_NNODES * SLURM_NTASKS_PER_NODE ))
+
+srun --gpu-bind=closest --cpu-bind=cores \
+     sh -c 'echo rank=$SLURM_PROCID world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT gpus=$CUDA_VISIBLE_DEVICES' >ddp.txt
+EOF
+job=$(sbatch --parsable -C gpu ddp.sh)
+wait_state "$job" COMPLETED 300
+first=$(scontrol show hostnames "$(squeue -h -j "$job" -t all -o '%N')" | head -n1)
+[[ $(sort ddp.txt) == "rank=0 world=4 master=$first:29500 gpus=0,1
+rank=1 world=4 master=$first:29500 gpus=0,1
+rank=2 world=4 master=$first:29500 gpus=0,1
+rank=3 world=4 master=$first:29500 gpus=0,1" ]] || fail "the recipe's step printed: $(cat ddp.txt)"
+grep -q "CpuBind=cores TresBind=gpu:closest" <<<"$(scontrol show step "$job.0")" ||
+  fail "$(scontrol show step "$job.0")"
+echo "ok: the PyTorch recipe runs unchanged: 4 ranks, MASTER_ADDR=$first"
+
+# --exclusive steps: the second waits for the CPUs the first holds, as Slurm says.
+cat >exclusive.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N1 -n2
+srun --exclusive -n2 sleep 3 &
+sleep 1
+srun --exclusive -n1 hostname >second.txt 2>second.err
+wait
+srun -K -n2 sh -c 'if [ "$SLURM_PROCID" = 1 ]; then exit 4; fi; sleep 60' 2>kill.err
+echo "kill-on-bad-exit: $?"
+EOF
+job=$(sbatch --parsable exclusive.sh)
+wait_state "$job" COMPLETED 300
+[[ $(cat second.err) == "srun: Job step creation temporarily disabled, retrying (Requested nodes are busy)
+srun: Step created for job $job" ]] || fail "the waiting step said: $(cat second.err)"
+[[ -s second.txt ]] || fail "the waiting step never ran"
+echo "ok: an --exclusive step waits for CPUs another step holds"
+grep -q "^kill-on-bad-exit: 4$" "slurm-$job.out" || fail "srun -K: $(cat "slurm-$job.out" kill.err)"
+grep -Eq "^srun: error: [a-z0-9]+: task 1: Exited with exit code 4$" kill.err || fail "$(cat kill.err)"
+grep -q "^srun: Terminating StepId=$job.2$" kill.err || fail "srun -K said: $(cat kill.err)"
+grep -q "State=CANCELLED" <<<"$(scontrol show step "$job.2")" || fail "$(scontrol show step "$job.2")"
+echo "ok: srun -K ends the step when a task exits non-zero (not after task 0's sleep 60)"
+
+# squeue -s while a step runs; scancel JOB.STEP ends that step, not the job.
+cat >cancel.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N1
+srun -J napper sleep 120
+echo "step ended: $?"
+EOF
+job=$(sbatch --parsable cancel.sh)
+for _ in $(seq 150); do
+  steps=$(squeue -s -h -j "$job")
+  [[ -n $steps ]] && break
+  sleep 0.1
+done
+[[ $steps =~ ^\ +$job\.0\ +napper\ +batch\ +$(id -un | cut -c1-8)\ +[0-9:]+\ [a-z0-9]+$ ]] ||
+  fail "squeue -s: '$steps'"
+[[ $(squeue -s | head -1) =~ ^\ +STEPID\ +NAME\ PARTITION\ +USER\ +TIME\ NODELIST$ ]] ||
+  fail "squeue -s header: $(squeue -s | head -1)"
+echo "ok: squeue -s shows the running step: $steps"
+scancel "$job.0"
+wait_state "$job" COMPLETED 300
+grep -q "State=CANCELLED" <<<"$(scontrol show step "$job.0")" || fail "$(scontrol show step "$job.0")"
+grep -q "^step ended: " "slurm-$job.out" || fail "script said: $(cat "slurm-$job.out")"
+echo "ok: scancel $job.0 ended the step; the job went on to COMPLETED"
+
+# Cancelling the job ends its steps.
+job=$(sbatch --parsable cancel.sh)
+for _ in $(seq 150); do
+  [[ -n $(squeue -s -h -j "$job") ]] && break
+  sleep 0.1
+done
+scancel "$job"
+wait_state "$job" CANCELLED 300
+grep -q "State=CANCELLED" <<<"$(scontrol show step "$job.0")" || fail "$(scontrol show step "$job.0")"
+echo "ok: scancel $job ends its running step"
+
+# Refusals in Slurm's words.
+set +e
+SLURM_JOB_ID=999999 srun true 2>err
+rc=$?
+set -e
+(( rc == 1 )) && [[ $(cat err) == "srun: error: Unable to create step for job 999999: Invalid job id specified" ]] ||
+  fail "$rc: $(cat err)"
+set +e
+srun --jobid="$job" true 2>err
+rc=$?
+set -e
+(( rc == 1 )) && [[ $(cat err) == "srun: error: Unable to create step for job $job: Job/step already completing or completed" ]] ||
+  fail "$rc: $(cat err)"
+set +e
+SLURM_JOB_ID=1 srun --cpu-bind=corez true 2>err
+rc=$?
+set -e
+(( rc != 0 )) && [[ $(cat err) == 'srun: error: unrecognized --cpu-bind argument "corez"' ]] ||
+  fail "$rc: $(cat err)"
+echo "ok: unknown and ended jobs, bad --cpu-bind refused"
+echo "PASS"
