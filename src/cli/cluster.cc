@@ -133,15 +133,18 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) 
     << "SlurmdParameters=config_overrides\n"
     << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\n"
     << "GresTypes=gpu\n";
-  // The first half DGX-like GPU nodes (8 A100s), the rest CPU nodes.
+  // The first half DGX-like GPU nodes (8 A100s; GPUs 0-3 on socket 0's NUMA node, 4-7 on
+  // socket 1's), the rest CPU nodes.
   const int gpu_nodes = (nodes + 1) / 2;
   for (int i = 1; i <= nodes; ++i) {
     const bool gpu = i <= gpu_nodes;
     char name[32];
     std::snprintf(name, sizeof(name), gpu ? "gpu%02d" : "cpu%02d", gpu ? i : i - gpu_nodes);
     c << "NodeName=" << name << " NodeAddr=127.0.0.1 Port=" << ports.Next()
-      << (gpu ? " CPUs=32 RealMemory=128000 Gres=gpu:a100:8 Features=gpu,a100"
-              : " CPUs=16 RealMemory=64000 Features=cpu")
+      << (gpu ? " CPUs=32 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=128000"
+                " Gres=gpu:a100:8 Features=gpu,a100"
+              : " CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000"
+                " Features=cpu")
       << "\n";
   }
   c << "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n";

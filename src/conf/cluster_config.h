@@ -251,6 +251,13 @@ struct ClusterConfig {
   int64_t def_mem_per_gpu_mb = 0;
   int32_t slurmd_timeout_s = 300;
   int32_t kill_wait_s = 30;
+  // TreeWidth: how many node daemons one daemon (or the controller) passes a step launch on
+  // to; the rest go through them (core::FanoutTree).
+  int32_t tree_width = 50;
+  // TaskPlugin (e.g. task/affinity,task/cgroup) and TaskPluginParam as written: with
+  // task/affinity the node daemons bind tasks to CPUs even without --cpu-bind.
+  std::vector<std::string> task_plugins;
+  std::string task_plugin_param;
   int32_t min_job_age_s = 300;
   int32_t return_to_service = 0;
 

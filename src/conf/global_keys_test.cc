@@ -200,6 +200,7 @@ TEST(GlobalKeys, TopologyAccountingAndLimits) {
       "AccountingStorageTRES=gres/gpu,GRES/gpu:a100,license/matlab\n"
       "MaxJobCount=50000\nMaxArraySize=10001\nDefMemPerCPU=4000\nMaxMemPerCPU=8000\n"
       "DefMemPerGPU=80000\nSlurmdTimeout=600\nKillWait=60\nMinJobAge=120\nReturnToService=1\n"
+      "TreeWidth=16\nTaskPlugin=task/affinity,task/cgroup\nTaskPluginParam=Cores,Verbose\n"
       "StateSaveLocation=/var/spool/slurm/ctld\nSlurmUser=slurm\nSchedulerType=sched/builtin\n");
   ASSERT_TRUE(c.ok()) << ErrorText(c);
   EXPECT_EQ(c->topology_plugin, "topology/tree");
@@ -213,6 +214,9 @@ TEST(GlobalKeys, TopologyAccountingAndLimits) {
   EXPECT_EQ(c->def_mem_per_gpu_mb, 80000);
   EXPECT_EQ(c->slurmd_timeout_s, 600);
   EXPECT_EQ(c->kill_wait_s, 60);
+  EXPECT_EQ(c->tree_width, 16);
+  EXPECT_THAT(c->task_plugins, ElementsAre("task/affinity", "task/cgroup"));
+  EXPECT_EQ(c->task_plugin_param, "Cores,Verbose");
   EXPECT_EQ(c->min_job_age_s, 120);
   EXPECT_EQ(c->return_to_service, 1);
   EXPECT_EQ(c->state_save_location, "/var/spool/slurm/ctld");

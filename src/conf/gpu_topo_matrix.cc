@@ -9,7 +9,7 @@
 
 #include "conf/diagnostic.h"
 #include "conf/include_resolver.h"
-#include "conf/internal/cpu_list.h"
+#include "core/cpu_list.h"
 #include "conf/internal/union_find.h"
 #include "core/strings.h"
 
@@ -291,7 +291,7 @@ void MatrixParser::AddRow(int line, const std::vector<std::string_view>& f) {
     std::string_view v = f[1 + d + j];
     if (EqualsIgnoreCase(v, "N/A")) continue;
     if (affinity_[j] == Affinity::kCpu) {
-      StatusOr<std::vector<int32_t>> cpus = internal::ParseCpuList(v);
+      StatusOr<std::vector<int32_t>> cpus = core::ParseCpuList(v);
       if (!cpus.ok()) {
         Error(line, StrCat("row ", devices_[dev], ": invalid CPU Affinity '", v,
                            "': ", std::string(cpus.status().message()),

@@ -7,7 +7,7 @@
 
 #include "conf/gpu_topo_matrix.h"
 #include "conf/internal/conf_file.h"
-#include "conf/internal/cpu_list.h"
+#include "core/cpu_list.h"
 #include "conf/internal/key_table.h"
 #include "conf/internal/nodes.h"
 #include "core/strings.h"
@@ -122,7 +122,7 @@ bool GresParser::SetValue(const SourceLocation& at, std::string_view key, const 
     line->files = std::move(*files);
     line->multiple_files = key == "MultipleFiles";
   } else if (key == "Cores" || key == "CPUs") {
-    StatusOr<std::vector<int32_t>> cores = internal::ParseCpuList(v);
+    StatusOr<std::vector<int32_t>> cores = core::ParseCpuList(v);
     if (!cores.ok()) {
       return bad(
           StrCat("core ids such as 0-31,64-95 (", std::string(cores.status().message()), ")"));

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "conf/internal/conf_file.h"
-#include "conf/internal/cpu_list.h"
+#include "core/cpu_list.h"
 #include "conf/internal/union_find.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
@@ -247,8 +247,8 @@ std::optional<model::NodeTopology> TopologyBuilder::FromDevices(const GresNode& 
       if (*ci == *cj || overlap_reported) continue;
       overlap_reported = true;
       issues->push_back({Severity::kWarning, gpus[i].line->location, "Cores",
-                         StrCat("Cores=", internal::FormatCpuList(*ci), " of ", gpu_name(i),
-                                " overlaps Cores=", internal::FormatCpuList(*cj), " of ",
+                         StrCat("Cores=", core::FormatCpuList(*ci), " of ", gpu_name(i),
+                                " overlaps Cores=", core::FormatCpuList(*cj), " of ",
                                 gpu_name(j), " (", Line(gpus[j].line),
                                 ") without being equal; Loom puts both GPUs in one NUMA node "
                                 "with the cores of both")});

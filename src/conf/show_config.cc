@@ -68,6 +68,9 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
     kv["MaxMemPerCPU"] = StrCat(c.max_mem_per_cpu_mb);
   }
   kv["MinJobAge"] = Seconds(c.min_job_age_s);
+  kv["TreeWidth"] = StrCat(c.tree_width);
+  kv["TaskPlugin"] = OrNull(core::Join(c.task_plugins, ","));
+  kv["TaskPluginParam"] = OrNull(c.task_plugin_param);
   kv["PreemptMode"] = c.preempt_mode.ToString();
   kv["PreemptType"] = std::string(PreemptTypeName(c.preempt_type));
   kv["PriorityType"] = std::string(PriorityTypeName(c.priority.type));

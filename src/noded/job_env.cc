@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "core/cpu_list.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "model/step.h"
@@ -224,12 +225,78 @@ std::map<std::string, std::string> BatchEnvironment(const BatchJob& job,
   return env;
 }
 
-TaskBinding BindTask(const BatchJob& job, const std::string& node_cpus,
-                     const BindingOptions& options, int32_t local_id, int32_t tasks_on_node) {
-  (void)options;
-  (void)local_id;
-  (void)tasks_on_node;
-  return TaskBinding{job.gpus, node_cpus};
+StatusOr<model::StepBinding> BindStep(const BatchJob& job, const std::string& node_cpus,
+                                      const BindingOptions& options,
+                                      const std::vector<int32_t>& task_ids,
+                                      const NodeSettings& settings) {
+  model::StepOnNode step;
+  step.gpus = job.gpus;
+  step.task_ids = task_ids;
+  step.cpus_per_task = options.cpus_per_task > 0 ? options.cpus_per_task
+                                                 : job.cpus_per_task.value_or(1);
+  step.constrain_devices = settings.constrain_devices;
+  step.default_cpu_bind = settings.default_cpu_bind;
+  if (!options.cpu_bind.empty()) {
+    ASSIGN_OR_RETURN(step.cpu_bind, model::ParseCpuBind(options.cpu_bind));
+  } else if (!settings.auto_cpu_bind) {
+    step.cpu_bind.type = model::CpuBindType::kNone;
+  }
+  if (!options.gpu_bind.empty()) {
+    ASSIGN_OR_RETURN(step.gpu_bind, model::ParseGpuBind(options.gpu_bind));
+  }
+  if (!options.gpus_per_task.empty()) {
+    // "N" or "TYPE:N": the count is what binding needs.
+    const std::string_view v = options.gpus_per_task;
+    const size_t colon = v.rfind(':');
+    auto n = core::ParseInt(colon == std::string_view::npos ? v : v.substr(colon + 1));
+    if (!n || *n < 1 || *n > model::kMaxGpusPerNode) {
+      return absl::InvalidArgumentError(
+          StrCat("Invalid --gpus-per-task specification: ", v));
+    }
+    step.gpus_per_task = static_cast<int32_t>(*n);
+  }
+  const model::BindNode& node = settings.layout;
+  std::vector<int32_t> cpus = node_cpus.empty() ? std::vector<int32_t>{}
+                                                : core::ParseCpuList(node_cpus).value_or(
+                                                      std::vector<int32_t>{});
+  if (cpus.empty()) {
+    for (int32_t c = 0; c < node.cpus.num_cpus(); ++c) cpus.push_back(c);
+  }
+  for (int32_t c : cpus) step.cpus.set(c);
+  if (node.cpus.cores.empty() || step.cpus.empty()) {
+    // No layout to bind by: every task gets all the job holds here.
+    model::StepBinding all;
+    for (size_t local = 0; local < task_ids.size(); ++local) {
+      model::TaskBinding t;
+      t.task_id = task_ids[local];
+      t.local_id = static_cast<int32_t>(local);
+      t.cpus = step.cpus;
+      t.gpus = job.gpus;
+      t.cuda_visible_devices = GpuIndexList(job.gpus, settings.constrain_devices);
+      all.tasks.push_back(std::move(t));
+    }
+    return all;
+  }
+  return model::BindTasks(node, step);
+}
+
+std::map<std::string, std::string> CpuBindEnvironment(const model::StepBinding& binding,
+                                                      bool verbose) {
+  std::map<std::string, std::string> env;
+  if (binding.cpu_bind == model::CpuBindType::kNone || binding.cpu_bind == model::CpuBindType::kAuto) {
+    return env;
+  }
+  std::vector<std::string> masks;
+  for (const model::TaskBinding& t : binding.tasks) {
+    masks.push_back(StrCat("0x", model::HexMask(t.cpus)));
+  }
+  const std::string list = core::Join(masks, ",");
+  const char* how = verbose ? "verbose" : "quiet";
+  env["SLURM_CPU_BIND_VERBOSE"] = how;
+  env["SLURM_CPU_BIND_TYPE"] = "mask_cpu:";
+  env["SLURM_CPU_BIND_LIST"] = list;
+  env["SLURM_CPU_BIND"] = StrCat(how, ",mask_cpu:", list);
+  return env;
 }
 
 std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
@@ -282,17 +349,22 @@ std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
     set("SLURM_LAUNCH_NODE_IPADDR", task.srun_host);
     set("SLURM_SRUN_COMM_PORT", task.srun_port);
   }
-  const model::GpuMask gpus = task.binding ? task.binding->gpus : job.gpus;
   if (task.binding) {
     env.erase("CUDA_VISIBLE_DEVICES");
     env.erase("GPU_DEVICE_ORDINAL");
-    if (gpus != 0) {
-      const std::string visible = GpuIndexList(gpus, settings.constrain_devices);
-      set("CUDA_VISIBLE_DEVICES", visible);
-      set("GPU_DEVICE_ORDINAL", visible);
+    if (!task.binding->cuda_visible_devices.empty()) {
+      set("CUDA_VISIBLE_DEVICES", task.binding->cuda_visible_devices);
+      set("GPU_DEVICE_ORDINAL", task.binding->cuda_visible_devices);
     }
   }
-  if (gpus != 0) set("SLURM_STEP_GPUS", GpuIndexList(gpus));
+  if (job.gpus != 0) set("SLURM_STEP_GPUS", GpuIndexList(job.gpus));
+  for (const char* name : {"SLURM_CPU_BIND", "SLURM_CPU_BIND_LIST", "SLURM_CPU_BIND_TYPE",
+                           "SLURM_CPU_BIND_VERBOSE"}) {
+    env.erase(name);  // another step's, carried in the job's environment
+  }
+  if (task.cpu_bind_env) {
+    for (const auto& [name, value] : *task.cpu_bind_env) env[name] = value;
+  }
   return env;
 }
 

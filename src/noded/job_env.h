@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/binding.h"
 #include "model/gpu_topology.h"
 #include "model/job.h"
 #include "model/job_request.h"
@@ -89,6 +90,13 @@ struct NodeSettings {
   bool job_file_append = false;    // slurm.conf JobFileAppend: the default --open-mode
   int64_t kill_wait_s = 30;        // slurm.conf KillWait: SIGTERM to SIGKILL when loomd ends
                                    // tasks on its own (srun went away)
+  // The node as task binding sees it: its CPU layout (sockets, cores, threads, NUMA) and its
+  // GPUs; an empty layout (no cores) binds nothing.
+  model::BindNode layout;
+  // TaskPlugin names task/affinity: tasks are bound without --cpu-bind too (auto binding),
+  // with TaskPluginParam's type when auto binding finds no fit.
+  bool auto_cpu_bind = false;
+  model::CpuBindType default_cpu_bind = model::CpuBindType::kNone;
 };
 
 // The job's user as the node's passwd database knows it.
@@ -131,23 +139,29 @@ struct StepPlacement {
 struct BindingOptions {
   std::string cpu_bind;       // --cpu-bind
   std::string gpu_bind;       // --gpu-bind
-  std::string gpus_per_task;  // --gpus-per-task
+  std::string gpus_per_task;  // --gpus-per-task: "N" or "TYPE:N"
+  int32_t cpus_per_task = 0;  // the step's -c; 0: the job's
 };
 
-// What one task may use on its node.
-struct TaskBinding {
-  model::GpuMask gpus = 0;  // its CUDA_VISIBLE_DEVICES, by the node's GPU index
-  std::string cpus;         // its CPU list ("0-3,8"); empty: the whole node's
-  friend bool operator==(const TaskBinding&, const TaskBinding&) = default;
-};
+// THE place where the GPUs and CPUs of each task of a step are decided, once for all the
+// step's tasks on this node: model::BindTasks over the node's layout (settings.layout) with
+// what the job holds here (`job.gpus`, `node_cpus` as a CPU list "0-7"), for the tasks
+// `task_ids` (global ids, by local id). Auto binding (no --cpu-bind) applies when
+// settings.auto_cpu_bind (TaskPlugin=task/affinity), falling back to
+// settings.default_cpu_bind. A node whose CPU layout is unknown gives every task all of the
+// job's CPUs and GPUs. Errors are the options' parse errors and BindTasks' (worded for srun's
+// user).
+StatusOr<model::StepBinding> BindStep(const BatchJob& job, const std::string& node_cpus,
+                                      const BindingOptions& options,
+                                      const std::vector<int32_t>& task_ids,
+                                      const NodeSettings& settings);
 
-// THE place where each task's GPUs and CPUs are decided. `job.gpus` and `node_cpus` are what
-// the job holds on this node; the task is `local_id` of `tasks_on_node` tasks here. Today
-// every task gets all of them whatever `options` say; per-task binding (--gpu-bind=closest,
-// --cpu-bind=cores, --gpus-per-task) computed from the node's topology goes here, and
-// TaskEnvironment and the launcher take its answer.
-TaskBinding BindTask(const BatchJob& job, const std::string& node_cpus,
-                     const BindingOptions& options, int32_t local_id, int32_t tasks_on_node);
+// The variables srun's tasks get for a CPU binding (for `local`'s whole step on this node):
+// SLURM_CPU_BIND_VERBOSE, SLURM_CPU_BIND_TYPE ("mask_cpu:"), SLURM_CPU_BIND_LIST (every
+// local task's mask, "0x3,0xC") and SLURM_CPU_BIND (their sum, "quiet,mask_cpu:0x3,0xC");
+// none when the step is not bound.
+std::map<std::string, std::string> CpuBindEnvironment(const model::StepBinding& binding,
+                                                      bool verbose);
 
 // One task of a step srun runs, as its environment describes it. Without `placement` the
 // step is the job's only one (a job srun submitted): its layout is the job's
@@ -158,7 +172,10 @@ struct StepTask {
   std::string srun_host;  // where srun runs (SLURM_SRUN_COMM_HOST, SLURM_LAUNCH_NODE_IPADDR)
   int32_t srun_port = 0;  // SLURM_SRUN_COMM_PORT
   const StepPlacement* placement = nullptr;           // a step inside the allocation
-  std::optional<TaskBinding> binding = std::nullopt;  // BindTask's answer; unset: the job's GPUs
+  // BindStep's answer for this task; unset: every GPU the job holds here.
+  const model::TaskBinding* binding = nullptr;
+  // The step's CPU binding variables (CpuBindEnvironment), the same for its tasks here.
+  const std::map<std::string, std::string>* cpu_bind_env = nullptr;
 };
 
 // The environment of one task of srun's step: BatchEnvironment() without ENVIRONMENT=BATCH,
@@ -167,7 +184,7 @@ struct StepTask {
 // (this node's tasks), SLURM_NTASKS/SLURM_NPROCS, SLURM_NNODES, SLURM_NODELIST and
 // SLURM_TASKS_PER_NODE (the step's, as srun sets them; SLURM_JOB_* keep the job's),
 // SLURM_STEP_*, SLURM_DISTRIBUTION, srun's address, CUDA_VISIBLE_DEVICES from the task's
-// binding, and SLURM_STEP_GPUS for a step with GPUs here.
+// binding, SLURM_STEP_GPUS (the step's GPUs here) and the step's SLURM_CPU_BIND* variables.
 std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
                                                    const NodeSettings& settings,
                                                    const UserInfo& user, const StepTask& task);

@@ -357,24 +357,99 @@ TEST(TaskEnvironmentTest, AStepInsideTheAllocationDescribesItselfNotTheJob) {
   EXPECT_EQ(env["SLURMD_NODENAME"], "n3");
 }
 
-TEST(BindTaskTest, TodayEveryTaskGetsTheNodesGpusAndCpus) {
+// An 8-CPU, 4-GPU node: 2 sockets of 2 cores with 2 threads; GPUs 0-1 on socket 0's NUMA
+// node, 2-3 on socket 1's.
+NodeSettings GpuNodeSettings() {
+  NodeSettings s = Settings();
+  s.layout.name = "gpu-01";
+  s.layout.cpus = model::CpuTopology::Uniform(2, 2, 2);
+  for (int32_t g = 0; g < 4; ++g) {
+    model::Gpu gpu;
+    gpu.index = g;
+    gpu.numa = g / 2;
+    s.layout.gpus.push_back(gpu);
+  }
+  return s;
+}
+
+TEST(BindStepTest, WithoutOptionsOrLayoutEveryTaskGetsAllTheJobHolds) {
   BatchJob job = OneNodeJob();
   job.gpus = 0b1100;
-  const TaskBinding b = BindTask(job, "0-7", BindingOptions{"cores", "closest", "1"}, 1, 2);
-  EXPECT_EQ(b, (TaskBinding{0b1100, "0-7"}));
+  auto b = BindStep(job, "0-7", BindingOptions{}, {4, 5}, Settings());  // no layout
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(b->tasks.size(), 2u);
+  EXPECT_EQ(b->tasks[1].task_id, 5);
+  EXPECT_EQ(b->tasks[1].local_id, 1);
+  EXPECT_EQ(b->tasks[1].gpus, 0b1100);
+  EXPECT_EQ(b->tasks[1].cuda_visible_devices, "2,3");
+  EXPECT_EQ(b->tasks[1].cpus.count(), 8);
+  // A layout, but neither --cpu-bind nor task/affinity: no CPU binding.
+  b = BindStep(job, "0-7", BindingOptions{}, {0, 1}, GpuNodeSettings());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->cpu_bind, model::CpuBindType::kNone);
+  EXPECT_TRUE(CpuBindEnvironment(*b, false).empty());
+}
+
+TEST(BindStepTest, CoresAndClosestFollowTheNodesLayout) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b1111;
+  auto b = BindStep(job, "0-7", BindingOptions{"cores", "closest", "", 1}, {0, 1},
+                    GpuNodeSettings());
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(b->tasks.size(), 2u);
+  // Cyclic over sockets: task 0 on socket 0 (core 0: CPUs 0 and 4), task 1 on socket 1.
+  EXPECT_EQ(b->tasks[0].cpus.ToVector(), (std::vector<int32_t>{0, 4}));
+  EXPECT_EQ(b->tasks[1].cpus.ToVector(), (std::vector<int32_t>{2, 6}));
+  EXPECT_EQ(b->tasks[0].cuda_visible_devices, "0,1");
+  EXPECT_EQ(b->tasks[1].cuda_visible_devices, "2,3");
+  auto env = CpuBindEnvironment(*b, false);
+  EXPECT_EQ(env["SLURM_CPU_BIND_TYPE"], "mask_cpu:");
+  EXPECT_EQ(env["SLURM_CPU_BIND_LIST"], "0x11,0x44");
+  EXPECT_EQ(env["SLURM_CPU_BIND"], "quiet,mask_cpu:0x11,0x44");
+  // --gpus-per-task: a GPU of its own, the closest.
+  b = BindStep(job, "0-7", BindingOptions{"", "", "1", 1}, {0, 1}, GpuNodeSettings());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->tasks[0].cuda_visible_devices.size(), 1u);
+  EXPECT_NE(b->tasks[0].cuda_visible_devices, b->tasks[1].cuda_visible_devices);
+  // task/affinity binds without --cpu-bind.
+  NodeSettings affinity = GpuNodeSettings();
+  affinity.auto_cpu_bind = true;
+  affinity.default_cpu_bind = model::CpuBindType::kCores;
+  b = BindStep(job, "0-7", BindingOptions{}, {0, 1}, affinity);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(b->cpu_bind, model::CpuBindType::kNone);
+  EXPECT_LT(b->tasks[0].cpus.count(), 8);
+}
+
+TEST(BindStepTest, BadOptionsAndTooLittleAreErrors) {
+  BatchJob job = OneNodeJob();
+  job.gpus = 0b0011;
+  EXPECT_FALSE(BindStep(job, "0-7", BindingOptions{"bogus", "", "", 1}, {0}, GpuNodeSettings()).ok());
+  EXPECT_FALSE(BindStep(job, "0-7", BindingOptions{"", "", "x:y", 1}, {0}, GpuNodeSettings()).ok());
+  // Three GPUs a task, two held here.
+  auto b = BindStep(job, "0-7", BindingOptions{"", "", "a100:3", 1}, {0}, GpuNodeSettings());
+  EXPECT_FALSE(b.ok());
 }
 
 TEST(TaskEnvironmentTest, TheTasksBindingSetsItsVisibleGpus) {
   BatchJob job = OneNodeJob();
   job.gpus = 0b1111;
   StepTask task{0, 0, "", 0};
-  task.binding = TaskBinding{0b0100, ""};
+  model::TaskBinding binding;
+  binding.gpus = 0b0100;
+  binding.cuda_visible_devices = "2";
+  task.binding = &binding;
+  const std::map<std::string, std::string> bind_env = {{"SLURM_CPU_BIND", "quiet,mask_cpu:0x1"}};
+  task.cpu_bind_env = &bind_env;
+  job.environment["SLURM_CPU_BIND_LIST"] = "0xff";  // an outer step's
   auto env = TaskEnvironment(job, Settings(), Alice(), task);
   EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2");
   EXPECT_EQ(env["GPU_DEVICE_ORDINAL"], "2");
-  EXPECT_EQ(env["SLURM_STEP_GPUS"], "2");
+  EXPECT_EQ(env["SLURM_STEP_GPUS"], "0,1,2,3");
   EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,1,2,3");
-  task.binding = TaskBinding{0, ""};
+  EXPECT_EQ(env["SLURM_CPU_BIND"], "quiet,mask_cpu:0x1");
+  EXPECT_THAT(env, Not(Contains(Key("SLURM_CPU_BIND_LIST"))));
+  binding = model::TaskBinding{};
   env = TaskEnvironment(job, Settings(), Alice(), task);
   EXPECT_THAT(env, Not(Contains(Key("CUDA_VISIBLE_DEVICES"))));
 }

@@ -28,6 +28,7 @@
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/hw/hardware.h"
 #include "noded/launcher.h"
+#include "noded/node_layout.h"
 #include "noded/step_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -159,7 +160,8 @@ class Daemon {
     p.node_index = req.step_node_index();
     p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
     p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
-    step.binding = BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task()};
+    step.binding = BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(),
+                                  r.cpus_per_task()};
     step.node_cpus = req.cpu_ids();
     return steps_.Start(step);
   }
@@ -425,6 +427,9 @@ int main(int argc, char** argv) {
   settings.cluster_name = site->cluster.cluster_name;
   settings.slurm_conf = opt.slurm_conf;
   settings.kill_wait_s = site->cluster.kill_wait_s;
+  settings.layout = noded::NodeLayout(
+      *site, *me, opt.hardware.cpus > 0 ? std::optional(opt.hardware) : std::nullopt);
+  noded::ApplyTaskPlugin(site->cluster, &settings);
   noded::Daemon daemon(opt, *site, settings);
   noded::NodeService service(&daemon);
   grpc::ServerBuilder builder;

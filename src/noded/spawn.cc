@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -55,6 +56,10 @@ struct ChildPlan {
   int report_fd = -1;
   bool report_failures = true;
   const std::vector<int>* cgroup_procs_fds = nullptr;  // joined before the user is taken
+  bool set_affinity = false;
+  cpu_set_t affinity;  // when set_affinity
+  const char* notice_head = nullptr;  // written to stderr before exec, around the pid
+  const char* notice_tail = nullptr;
 };
 
 constexpr char kMessagePrefix[] = "loomd: error: ";
@@ -178,6 +183,8 @@ int OpenOutput(int given, const char* path, int flags, int* open_errno) {
     } while (n < 0 && errno == EINTR);
     if (n != 1) ChildFail(plan, early_fd, "cannot join the job's cgroup", "", errno);
   }
+  // Best effort: a mask the kernel refuses leaves the inherited one, as an unbound task.
+  if (plan.set_affinity) sched_setaffinity(0, sizeof(plan.affinity), &plan.affinity);
   if (plan.become_user) {
     if (setgroups(plan.groups->size(), plan.groups->data()) != 0) {
       ChildFail(plan, early_fd, "setgroups() for ", plan.identity, errno);
@@ -248,6 +255,15 @@ int OpenOutput(int given, const char* path, int flags, int* open_errno) {
   }
 
   if (plan.task_pid_digits != nullptr) FormatDecimal(plan.task_pid_digits, getpid());
+  if (plan.notice_head != nullptr) {
+    if (plan.notice_head[0] != '\0') {
+      char digits[24] = {};
+      FormatDecimal(digits, getpid());
+      WriteString(2, plan.notice_head);
+      WriteString(2, digits);
+    }
+    WriteString(2, plan.notice_tail);
+  }
   CloseFrom(3, plan.report_fd);
 
   execve(plan.program, plan.argv.data(), plan.envp.data());
@@ -428,6 +444,21 @@ StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   plan.report_fd = pipe_fds[1];
   plan.report_failures = spec.on_failure == ProcessSpec::OnFailure::kReport;
   plan.cgroup_procs_fds = &spec.cgroup_procs_fds;
+  if (!spec.notice_head.empty() || !spec.notice_tail.empty()) {
+    plan.notice_head = spec.notice_head.c_str();
+    plan.notice_tail = spec.notice_tail.c_str();
+  }
+  if (!spec.cpu_affinity.empty()) {
+    // Only CPUs this host has (and loomd may use): an emulated node names CPUs beyond them.
+    cpu_set_t here;
+    CPU_ZERO(&plan.affinity);
+    if (sched_getaffinity(0, sizeof(here), &here) == 0) {
+      for (int32_t cpu : spec.cpu_affinity) {
+        if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &here)) CPU_SET(cpu, &plan.affinity);
+      }
+      plan.set_affinity = CPU_COUNT(&plan.affinity) > 0;
+    }
+  }
 
   sigset_t all, old;
   sigfillset(&all);

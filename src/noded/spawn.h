@@ -68,6 +68,15 @@ struct ProcessSpec {
   // to each, joining those cgroups, right after it starts its session and before it takes
   // the job's user, so that everything it runs is confined. A failure is reported as above.
   std::vector<int> cgroup_procs_fds;
+  // The CPUs the process may run on (sched_setaffinity, before the job's user is taken);
+  // empty: those it inherits. CPUs this host does not have are left out; when none of them
+  // is here the process keeps the inherited set (an emulated node's CPU ids).
+  std::vector<int32_t> cpu_affinity;
+  // Written to the process's stderr just before exec: notice_head followed by the process's
+  // pid in decimal (when notice_head is not empty), then notice_tail (srun's
+  // --cpu-bind=verbose and --gpu-bind=verbose lines).
+  std::string notice_head;
+  std::string notice_tail;
 };
 
 // Forks and starts `spec`; returns the child's pid, which is also its process group and

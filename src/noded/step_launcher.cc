@@ -254,6 +254,18 @@ Status StepLauncher::Start(const StepJob& step_job) {
 
   StatusOr<JobIdentity> who = ResolveIdentity(job.uid, job.gid);
   if (!who.ok()) return abort(who.status());
+  // What each task may use: decided in one place (BindStep), for the step's tasks here.
+  StatusOr<model::StepBinding> binding =
+      BindStep(job, step_job.node_cpus, step_job.binding, ids, settings_);
+  if (!binding.ok()) return abort(binding.status());
+  const bool cpu_verbose = !step_job.binding.cpu_bind.empty() &&
+                           model::ParseCpuBind(step_job.binding.cpu_bind).value().verbose;
+  const bool gpu_verbose = !step_job.binding.gpu_bind.empty() &&
+                           model::ParseGpuBind(step_job.binding.gpu_bind).value().verbose;
+  const std::map<std::string, std::string> cpu_bind_env =
+      CpuBindEnvironment(*binding, cpu_verbose);
+  const bool bound = binding->cpu_bind != model::CpuBindType::kNone &&
+                     binding->cpu_bind != model::CpuBindType::kAuto;
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return abort(absl::InternalError(StrCat("pipe: ", ErrnoText(errno))));
@@ -282,9 +294,23 @@ Status StepLauncher::Start(const StepJob& step_job) {
     spec.on_failure = ProcessSpec::OnFailure::kExitWithErrno;
     StepTask about{task.id, local, step_job.io_host, step_job.io_port};
     about.placement = step_job.placement ? &*step_job.placement : nullptr;
-    // What this task may use: decided in one place (BindTask), for every task.
-    about.binding = BindTask(job, step_job.node_cpus, step_job.binding, local, count);
+    const model::TaskBinding& mine = binding->tasks[static_cast<size_t>(local)];
+    about.binding = &mine;
+    about.cpu_bind_env = &cpu_bind_env;
     spec.environment = TaskEnvironment(job, settings_, who->user, about);
+    if (bound) spec.cpu_affinity = mine.cpus.ToVector();
+    if (cpu_verbose) {
+      // "cpu-bind-cores=MASK - n1, task  0  0 [PID]: mask 0x3 set": the child puts its pid in.
+      const std::string line = model::CpuBindVerboseLine(*binding, mine, job.node_name, 0);
+      const size_t pid_at = line.find("[0]");
+      spec.notice_head = line.substr(0, pid_at + 1);
+      spec.notice_tail = line.substr(pid_at + 2) + "\n";
+    }
+    if (gpu_verbose) {
+      model::StepOnNode step_here;
+      step_here.gpus = job.gpus;
+      spec.notice_tail += model::GpuBindVerboseLine(step_here, mine) + "\n";
+    }
     spec.umask = UmaskOf(spec.environment);
     spec.argv = step_job.argv;
     auto path = spec.environment.find("PATH");

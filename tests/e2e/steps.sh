@@ -4,7 +4,7 @@
 # distribution (each task's SLURM_PROCID, SLURM_NODEID, SLURM_LOCALID and the step's
 # variables), step ids 0, 1, 2 in `scontrol show step`, a failing step that does not end the
 # job, the PyTorch recipe (MASTER_ADDR from `scontrol show hostnames`, --gpu-bind=closest
-# --cpu-bind=cores), --exclusive steps waiting for CPUs, `squeue -s` and `scancel JOB.STEP`.
+# --cpu-bind=cores), each task's CPUs and GPUs on the DGX-like node, --exclusive steps waiting for CPUs, `squeue -s` and `scancel JOB.STEP`.
 #
 #   tests/e2e/steps.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -116,6 +116,32 @@ grep -q "CpuBind=cores TresBind=gpu:closest" <<<"$(scontrol show step "$job.0")"
   fail "$(scontrol show step "$job.0")"
 echo "ok: the PyTorch recipe runs unchanged: 4 ranks, MASTER_ADDR=$first"
 
+# Binding on the DGX-like node (2 sockets of 16 cores; GPUs 0-3 on socket 0's NUMA node,
+# 4-7 on socket 1's): tasks alternate sockets, each on a core of its own and a GPU beside it.
+cat >bind.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N1 --exclusive --gpus-per-node=8
+srun -n8 --gpus-per-task=1 --gpu-bind=closest --cpu-bind=verbose,cores \
+     sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES mask=$SLURM_CPU_BIND_LIST' >bind.txt 2>bind.err
+srun -n2 --cpu-bind=sockets --gpu-bind=closest sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES' >sockets.txt
+EOF
+job=$(sbatch --parsable -C gpu bind.sh)
+wait_state "$job" COMPLETED 300
+masks="0x1,0x10000,0x2,0x20000,0x4,0x40000,0x8,0x80000"
+[[ $(sort bind.txt) == "0 gpus=0 mask=$masks
+1 gpus=4 mask=$masks
+2 gpus=1 mask=$masks
+3 gpus=5 mask=$masks
+4 gpus=2 mask=$masks
+5 gpus=6 mask=$masks
+6 gpus=3 mask=$masks
+7 gpus=7 mask=$masks" ]] || fail "--gpu-bind=closest --gpus-per-task=1 printed: $(cat bind.txt)"
+grep -Eq '^cpu-bind-cores=MASK - gpu0[12], task  1  1 \[[0-9]+\]: mask 0x10000 set$' bind.err ||
+  fail "--cpu-bind=verbose printed: $(cat bind.err)"
+[[ $(sort sockets.txt) == "0 gpus=0,1,2,3
+1 gpus=4,5,6,7" ]] || fail "--cpu-bind=sockets --gpu-bind=closest printed: $(cat sockets.txt)"
+echo "ok: --cpu-bind=cores/sockets and --gpu-bind=closest follow the node's sockets and GPUs"
+
 # --exclusive steps: the second waits for the CPUs the first holds, as Slurm says.
 cat >exclusive.sh <<'EOF'
 #!/bin/sh
@@ -191,7 +217,7 @@ set +e
 SLURM_JOB_ID=1 srun --cpu-bind=corez true 2>err
 rc=$?
 set -e
-(( rc != 0 )) && [[ $(cat err) == 'srun: error: unrecognized --cpu-bind argument "corez"' ]] ||
+(( rc != 0 )) && [[ $(cat err) == 'srun: error: Invalid --cpu-bind argument: corez ('* ]] ||
   fail "$rc: $(cat err)"
 echo "ok: unknown and ended jobs, bad --cpu-bind refused"
 echo "PASS"

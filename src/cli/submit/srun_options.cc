@@ -7,8 +7,8 @@
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_getopt.h"
 #include "cli/submit/internal/sbatch_values.h"
-#include "cli/submit/step_binding.h"
 #include "core/strings.h"
+#include "model/binding.h"
 #include "model/step.h"
 
 namespace loom::cli::submit {
@@ -144,12 +144,15 @@ bool AppliesToStep(Opt id) {
   }
 }
 
-// The message of a binding check, empty when the value is good.
+// The message of a binding check, empty when the value is good: the nodes parse the values
+// with the same functions (model/binding.h) when they bind the step's tasks.
 std::string ValidateCpuBindText(std::string_view value) {
-  return std::string(ValidateCpuBind(value).message());
+  Status s = model::ParseCpuBind(value).status();
+  return s.ok() ? "" : core::StrCat("srun: error: ", std::string(s.message()));
 }
 std::string ValidateGpuBindText(std::string_view value) {
-  return std::string(ValidateGpuBind(value).message());
+  Status s = model::ParseGpuBind(value).status();
+  return s.ok() ? "" : core::StrCat("srun: error: ", std::string(s.message()));
 }
 
 }  // namespace

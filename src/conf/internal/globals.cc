@@ -214,6 +214,16 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     set_i32(&cfg.slurmd_timeout_s, 0, 65533);
   } else if (key == "KillWait") {
     set_i32(&cfg.kill_wait_s, 0, 65533);
+  } else if (key == "TreeWidth") {
+    set_i32(&cfg.tree_width, 1, 65533);
+  } else if (key == "TaskPlugin") {
+    cfg.task_plugins.clear();
+    for (std::string_view p : core::Split(kv.value, ',')) {
+      p = core::Trim(p);
+      if (!p.empty()) cfg.task_plugins.emplace_back(p);
+    }
+  } else if (key == "TaskPluginParam") {
+    cfg.task_plugin_param = kv.value;
   } else if (key == "MinJobAge") {
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
   } else if (key == "ReturnToService") {

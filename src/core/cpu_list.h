@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 
-namespace loom::conf::internal {
+namespace loom::core {
 
 // Largest CPU id a list may name, plus one; a bound on what one node can have.
 inline constexpr int32_t kMaxCpuIds = 65536;
@@ -22,4 +22,4 @@ StatusOr<std::vector<int32_t>> ParseCpuList(std::string_view text);
 // The ranged form of ascending ids: {0,1,2,3,8} -> "0-3,8".
 std::string FormatCpuList(const std::vector<int32_t>& cpus);
 
-}  // namespace loom::conf::internal
+}  // namespace loom::core

@@ -1,10 +1,10 @@
-#include "conf/internal/cpu_list.h"
+#include "core/cpu_list.h"
 
 #include <algorithm>
 
 #include "core/strings.h"
 
-namespace loom::conf::internal {
+namespace loom::core {
 namespace {
 
 using core::StrCat;
@@ -68,4 +68,4 @@ std::string FormatCpuList(const std::vector<int32_t>& cpus) {
   return out;
 }
 
-}  // namespace loom::conf::internal
+}  // namespace loom::core

@@ -1,10 +1,10 @@
 // CPU lists as nvidia-smi and gres.conf write them: ranges, overlaps, and the errors.
-#include "conf/internal/cpu_list.h"
+#include "core/cpu_list.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace loom::conf::internal {
+namespace loom::core {
 namespace {
 
 using ::testing::ElementsAre;
@@ -37,4 +37,4 @@ TEST(CpuList, FormatsRanges) {
 }
 
 }  // namespace
-}  // namespace loom::conf::internal
+}  // namespace loom::core
