@@ -72,6 +72,7 @@ class StepRun {
   bool final_ = false;
   Clock::time_point final_at_;
   bool cancel_sent_ = false;
+  bool launch_reported_ = false;  // a node's launch failure has been printed
   Clock::time_point cancel_at_;
   bool give_up_ = false;
   bool bad_exit_handled_ = false;
@@ -185,7 +186,14 @@ void StepRun::QueryStep() {
   if (!client_.Call("QuerySteps", req, &reply).ok()) return;  // asked again later
   std::string state;
   for (const v1::StepInfo& s : reply.steps()) {
-    if (s.step_id() == step_.step_id()) state = s.state();
+    if (s.step_id() != step_.step_id()) continue;
+    state = s.state();
+    if (!s.launch_error().empty() && !launch_reported_) {
+      launch_reported_ = true;
+      std::fprintf(stderr, "srun: error: Task launch for StepId=%llu.%u failed on node %s: %s\n",
+                   static_cast<unsigned long long>(job_), s.step_id(),
+                   s.launch_failed_node().c_str(), s.launch_error().c_str());
+    }
   }
   if (state.empty()) {
     // Not known: its job was purged (long over), or the controller restarted and knows no

@@ -13,12 +13,24 @@
 #include "ctld/service.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/launch_tree.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
 namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
+
+// A node's GPU ids as launches carry them: "0,2,3".
+std::string GpuIdList(model::GpuMask gpus) {
+  std::string out;
+  for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
+    if (!(gpus >> g & 1)) continue;
+    if (!out.empty()) out.push_back(',');
+    out.append(std::to_string(g));
+  }
+  return out;
+}
 
 CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   auto slurm_user = auth::LookupUserByName(cfg.slurm_user);
@@ -120,7 +132,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
         [id, step, node, message = std::string(why.message()),
          unreachable = absl::IsUnavailable(why)](ControllerCore& core, Effects& fx, Time now) {
           if (step) {
-            core.StepNodeEnded(id, *step, node, 1 << 8, /*failed=*/true, now, &fx);
+            core.StepNodeEnded(id, *step, node, 1 << 8, message, now, &fx);
             return absl::OkStatus();
           }
           core.LaunchFailed(id, message, now, &fx, unreachable, node);
@@ -349,13 +361,7 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_uid(e.job.uid);
     lr.set_gid(e.job.gid);
     const sched::NodeAlloc& head = e.alloc.front();
-    std::string gpus;
-    for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
-      if (!(head.gpu_ids >> g & 1)) continue;
-      if (!gpus.empty()) gpus.push_back(',');
-      gpus.append(std::to_string(g));
-    }
-    lr.set_gpu_ids(gpus);
+    lr.set_gpu_ids(GpuIdList(head.gpu_ids));
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.time_limit_s);
     links_->Launch(NodeAddress(head.node), std::move(lr));
@@ -379,6 +385,7 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
       info.distribution() == "cyclic" ? model::Distribution::kCyclic : model::Distribution::kBlock;
   const std::vector<int32_t> counts(info.tasks_per_node().begin(), info.tasks_per_node().end());
   const std::vector<std::vector<int32_t>> ids = model::TaskIds(counts, d);
+  std::vector<v1::ForwardedLaunch> launches;
   for (int i = 0; i < info.nodes_size(); ++i) {
     const sched::NodeAlloc* a = nullptr;
     for (const sched::NodeAlloc& n : e.alloc) {
@@ -395,11 +402,7 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
     for (int32_t n = 0; n < job.allocation_size(); ++n) {
       if (job.allocation(n).node() == info.nodes(i)) req.set_node_index(n);
     }
-    std::string gpus;
-    for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
-      if (a->gpu_ids >> g & 1) gpus += gpus.empty() ? std::to_string(g) : "," + std::to_string(g);
-    }
-    req.set_gpu_ids(gpus);
+    req.set_gpu_ids(GpuIdList(a->gpu_ids));
     req.set_cpu_ids(a->cpu_ids.ToList());
     req.set_time_limit_s(e.time_limit_s);
     req.set_io_key(step.io_key());
@@ -408,7 +411,18 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
     *req.mutable_step_info() = info;
     req.set_step_node_index(i);
     for (int32_t t : ids[i]) req.add_task_ids(t);
-    links_->LaunchTasks(NodeAddress(a->node), info.nodes(i), std::move(req));
+    v1::ForwardedLaunch& l = launches.emplace_back();
+    l.set_node(info.nodes(i));
+    l.set_address(NodeAddress(a->node));
+    *l.mutable_request() = std::move(req);
+  }
+  SendLaunches(std::move(launches));
+}
+
+void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches) {
+  // At most TreeWidth nodes hear from the controller; they pass the launch on.
+  for (v1::ForwardedLaunch& root : rpc::LaunchTree(std::move(launches), site_.cluster.tree_width)) {
+    links_->LaunchTasks(root.address(), root.node(), std::move(*root.mutable_request()));
   }
 }
 
@@ -416,6 +430,7 @@ void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
   rpc::JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
   const v1::JobInfo info = rpc::FromEntry(e, core_->cluster(), o);
+  std::vector<v1::ForwardedLaunch> launches;
   for (size_t i = 0; i < e.alloc.size(); ++i) {
     const sched::NodeAlloc& a = e.alloc[i];
     v1::LaunchTasksRequest req;
@@ -426,16 +441,16 @@ void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
     req.set_uid(e.job.uid);
     req.set_gid(e.job.gid);
     req.set_node_index(static_cast<int32_t>(i));
-    std::string gpus;
-    for (int g = 0; g < model::kMaxGpusPerNode; ++g) {
-      if (a.gpu_ids >> g & 1) gpus += gpus.empty() ? std::to_string(g) : "," + std::to_string(g);
-    }
-    req.set_gpu_ids(gpus);
+    req.set_gpu_ids(GpuIdList(a.gpu_ids));
     req.set_cpu_ids(a.cpu_ids.ToList());
     req.set_time_limit_s(e.time_limit_s);
     req.set_io_key(r.srun->io_key);
-    links_->LaunchTasks(NodeAddress(a.node), core_->cluster().nodes[a.node].name, std::move(req));
+    v1::ForwardedLaunch& l = launches.emplace_back();
+    l.set_node(core_->cluster().nodes[a.node].name);
+    l.set_address(NodeAddress(a.node));
+    *l.mutable_request() = std::move(req);
   }
+  SendLaunches(std::move(launches));
 }
 
 }  // namespace loom::ctld

@@ -102,6 +102,8 @@ class Controller {
   const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
   // A job srun submitted: LaunchTasks to every node of it, each with its place in the job.
   void LaunchTasks(const JobEntry& e, const model::JobRequest& r);
+  // Sends a step's launches, one per node, through the TreeWidth fan-out (rpc/launch_tree.h).
+  void SendLaunches(std::vector<v1::ForwardedLaunch> launches);
 
   conf::SiteConfig site_;
   std::string slurm_conf_;  // where the configuration was read from

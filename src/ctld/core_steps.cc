@@ -88,7 +88,8 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
 }
 
 void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view node,
-                                   int32_t status, bool failed, Time now, Effects* fx) {
+                                   int32_t status, std::string_view launch_error, Time now,
+                                   Effects* fx) {
   auto table = steps_.find(job);
   if (table == steps_.end()) return;
   auto it = table->second.steps.find(step_id);
@@ -105,8 +106,10 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   if (!its_node) return;
   step.nodes_done.emplace(node);
   step.status.Add(status);
-  if (failed && !step.launch_failed) {
+  if (!launch_error.empty() && !step.launch_failed) {
     step.launch_failed = true;
+    step.launch_failed_node = std::string(node);
+    step.launch_error = std::string(launch_error);
     // The step cannot go on without this node: its tasks elsewhere are ended.
     if (step.state == JobState::kRunning && e != nullptr && !e->alloc.empty()) {
       SignalJob s{e->key, job, SIGKILL, {}, step_id};

@@ -92,15 +92,32 @@ TEST_F(StepsTest, StepsGetIdsInOrderAndEndWithoutEndingTheJob) {
   EXPECT_EQ((*b)->nodes, (std::vector<int32_t>{0}));  // one task: one node
 
   Effects fx;
-  core_.StepNodeEnded(job, 0, "n1", 0, false, 20, &fx);
+  core_.StepNodeEnded(job, 0, "n1", 0, "", 20, &fx);
   EXPECT_EQ(Record(job, 0).state, JobState::kRunning);  // n2's tasks still run
-  core_.StepNodeEnded(job, 0, "n2", 0, false, 21, &fx);
+  core_.StepNodeEnded(job, 0, "n2", 0, "", 21, &fx);
   EXPECT_EQ(Record(job, 0).state, JobState::kCompleted);
   EXPECT_EQ(Record(job, 0).end_time, 21);
-  core_.StepNodeEnded(job, 1, "n1", 3 << 8, false, 22, &fx);
+  core_.StepNodeEnded(job, 1, "n1", 3 << 8, "", 22, &fx);
   EXPECT_EQ(Record(job, 1).state, JobState::kFailed);
   EXPECT_EQ(Record(job, 1).status.wait_status(), 3 << 8);
   EXPECT_EQ(core_.Find(job)->job.state, JobState::kRunning);  // the job goes on
+}
+
+TEST_F(StepsTest, ANodeThatCannotStartItsTasksFailsTheStepAndSaysWhy) {
+  JobId job = RunningJob();
+  auto a = Step(Ask(job, 8));
+  ASSERT_TRUE(a.ok() && a->has_value()) << a.status();
+  Effects fx;
+  core_.StepNodeEnded(job, 0, "n2", 1 << 8, "launch not delivered to n2", 20, &fx);
+  EXPECT_EQ(Record(job, 0).launch_failed_node, "n2");
+  EXPECT_EQ(Record(job, 0).launch_error, "launch not delivered to n2");
+  // The tasks that did start are ended.
+  ASSERT_EQ(fx.signals.size(), 1u);
+  EXPECT_EQ(fx.signals[0].signal, SIGKILL);
+  EXPECT_EQ(fx.signals[0].step, 0u);
+  core_.StepNodeEnded(job, 0, "n1", SIGKILL, "", 21, &fx);
+  EXPECT_EQ(Record(job, 0).state, JobState::kFailed);
+  EXPECT_EQ(core_.Find(job)->job.state, JobState::kRunning);
 }
 
 TEST_F(StepsTest, NodesAndTasksFollowTheRequest) {
@@ -135,8 +152,8 @@ TEST_F(StepsTest, ExclusiveStepsWaitForCpusOtherStepsHold) {
   auto shares = Step(Ask(job, 1));
   ASSERT_TRUE(shares.ok() && shares->has_value());  // not --exclusive: shares the CPUs
   Effects fx;
-  core_.StepNodeEnded(job, 0, "n1", 0, false, 20, &fx);
-  core_.StepNodeEnded(job, 0, "n2", 0, false, 20, &fx);
+  core_.StepNodeEnded(job, 0, "n1", 0, "", 20, &fx);
+  core_.StepNodeEnded(job, 0, "n2", 0, "", 20, &fx);
   auto now_runs = Step(Ask(job, 1, 0, 0, 0, true));
   ASSERT_TRUE(now_runs.ok() && now_runs->has_value());
 }
@@ -150,7 +167,7 @@ TEST_F(StepsTest, ScancelOfAStepSignalsOnlyItsNodesAndEndsItCancelled) {
   EXPECT_EQ(fx.signals[0].step, std::optional<uint32_t>(0));
   EXPECT_EQ(fx.signals[0].signal, SIGTERM);
   EXPECT_EQ(fx.signals[0].nodes.size(), 1u);
-  core_.StepNodeEnded(job, 0, "n1", SIGTERM, false, 16, &fx);
+  core_.StepNodeEnded(job, 0, "n1", SIGTERM, "", 16, &fx);
   EXPECT_EQ(Record(job, 0).state, JobState::kCancelled);
   EXPECT_EQ(core_.Find(job)->job.state, JobState::kRunning);
   EXPECT_FALSE(core_.SignalStep(job, 0, 0, kAlice, 17, &fx).ok());  // already ended

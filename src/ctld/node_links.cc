@@ -7,6 +7,7 @@
 #include "core/strings.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/launch_tree.h"
 
 namespace loom::ctld {
 
@@ -101,12 +102,22 @@ void NodeLinks::Start(Link* link, Call call) {
       : tasks ? static_cast<const google::protobuf::Message&>(*f->call.tasks)
               : static_cast<const google::protobuf::Message&>(*f->call.signal);
   // A launch that did not reach its node, or that the node refused.
+  // A task launch that did not arrive did not reach the nodes it was to be passed on to
+  // either.
   auto failed = [this](const Call& call, const Status& why) {
     if (call.launch && options_.launch_failed) options_.launch_failed(call.job, why);
     if (call.tasks && options_.tasks_failed) {
       std::optional<uint32_t> step;
       if (call.tasks->has_step_id()) step = call.tasks->step_id();
       options_.tasks_failed(call.job, step, call.node, why);
+      for (const v1::ForwardedLaunch& below : call.tasks->forward()) {
+        for (const std::string& node : rpc::NodesUnder(below)) {
+          options_.tasks_failed(call.job, step, node,
+                                absl::UnavailableError(core::StrCat(
+                                    "launch not passed on to node ", node, ": ",
+                                    std::string(why.message()))));
+        }
+      }
     }
   };
   Status attached = rpc::AttachCredential(&f->ctx, *munge_,
@@ -141,8 +152,17 @@ void NodeLinks::Start(Link* link, Call call) {
   };
   if (tasks) {
     link->stub->async()->LaunchTasks(
-        &f->ctx, f->call.tasks.get(), &f->tasks_reply,
-        [f, done](grpc::Status g) { done(g, f->tasks_reply.error()); });
+        &f->ctx, f->call.tasks.get(), &f->tasks_reply, [this, f, done](grpc::Status g) {
+          // Nodes below this one whose launch failed, as it passed the launch on.
+          if (g.ok() && options_.tasks_failed) {
+            std::optional<uint32_t> step;
+            if (f->call.tasks->has_step_id()) step = f->call.tasks->step_id();
+            for (const v1::NodeLaunchError& e : f->tasks_reply.forwarded()) {
+              options_.tasks_failed(f->call.job, step, e.node(), rpc::FromWire(e.error()));
+            }
+          }
+          done(g, f->tasks_reply.error());
+        });
     return;
   }
   link->stub->async()->LaunchBatch(&f->ctx, f->call.launch.get(), &f->launch_reply,

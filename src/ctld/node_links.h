@@ -52,6 +52,9 @@ class NodeLinks {
 
   // Queues the call behind the earlier ones to the same address ("host:port").
   void Launch(const std::string& address, v1::LaunchBatchRequest request);
+  // A task launch for `node`, which passes it on to the nodes in request.forward (TreeWidth):
+  // tasks_failed is called for each node whose launch failed, as the node's answer names
+  // them, and for all of them when `node` cannot be reached.
   void LaunchTasks(const std::string& address, std::string node, v1::LaunchTasksRequest request);
   void Signal(const std::string& address, v1::SignalTasksRequest request);
 

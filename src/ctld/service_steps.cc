@@ -43,6 +43,8 @@ v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::
   info.set_gpu_bind(step.gpu_bind);
   info.set_gpus_per_task(step.gpus_per_task);
   info.set_cpus_per_task(step.cpus_per_task);
+  info.set_launch_failed_node(step.launch_failed_node);
+  info.set_launch_error(step.launch_error);
   info.set_command(step.command);
   return info;
 }

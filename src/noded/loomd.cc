@@ -26,6 +26,7 @@
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "loom/v1/loom.grpc.pb.h"
+#include "noded/forwarder.h"
 #include "noded/hw/hardware.h"
 #include "noded/launcher.h"
 #include "noded/node_layout.h"
@@ -79,6 +80,7 @@ class Daemon {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
+    forwarder_ = std::make_unique<LaunchForwarder>(munge_.get());
     auto slurm_user = auth::LookupUserByName(site_.cluster.slurm_user);
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
@@ -99,6 +101,8 @@ class Daemon {
     }
     return absl::OkStatus();
   }
+
+  LaunchForwarder& forwarder() { return *forwarder_; }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -278,6 +282,7 @@ class Daemon {
   std::mutex mu_;
   stepd::StepdLauncher launcher_;  // guarded by mu_
   StepLauncher steps_;      // thread-safe
+  std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   std::atomic<bool> stop_{false};
 };
 
@@ -293,7 +298,20 @@ grpc::Status NodeService::LaunchBatch(grpc::ServerContext* ctx, const v1::Launch
 grpc::Status NodeService::LaunchTasks(grpc::ServerContext* ctx, const v1::LaunchTasksRequest* req,
                                       v1::LaunchTasksReply* reply) {
   Status s = d_->CheckController(*ctx, "LaunchTasks", *req);
-  if (s.ok()) s = d_->LaunchTasks(*req);
+  if (!s.ok()) return Answer(reply, s);
+  // The nodes below this one first (TreeWidth), in parallel with this node's own tasks; the
+  // answer waits for theirs, leaving a second of the caller's deadline for the way back.
+  std::vector<v1::NodeLaunchError> below;
+  std::thread forwarding;
+  if (!req->forward().empty()) {
+    const auto deadline = std::min(ctx->deadline(), std::chrono::system_clock::now() +
+                                                        std::chrono::seconds(30)) -
+                          std::chrono::seconds(1);
+    forwarding = std::thread([&] { below = d_->forwarder().Forward(req->forward(), deadline); });
+  }
+  s = d_->LaunchTasks(*req);
+  if (forwarding.joinable()) forwarding.join();
+  for (v1::NodeLaunchError& e : below) *reply->add_forwarded() = std::move(e);
   return Answer(reply, s);
 }
 

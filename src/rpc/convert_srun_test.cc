@@ -26,7 +26,9 @@ TEST(SrunStepWireTest, TheKeyTravelsWithTheSubmission) {
 TEST(SrunStepWireTest, TheKeyStaysOutOfQueryReplies) {
   ctld::JobEntry e;
   e.request = std::make_shared<const model::JobRequest>(SrunJob());
-  const v1::JobInfo info = FromEntry(e, sched::Cluster{}, {.with_script = true});
+  JobInfoOptions with_script;
+  with_script.with_script = true;
+  const v1::JobInfo info = FromEntry(e, sched::Cluster{}, with_script);
   EXPECT_EQ(info.spec().srun().io_port(), 41234);  // the rest of srun's step is there
   EXPECT_EQ(info.spec().srun().argv_size(), 2);
   EXPECT_TRUE(info.spec().srun().io_key().empty());

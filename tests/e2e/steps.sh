@@ -220,4 +220,38 @@ set -e
 (( rc != 0 )) && [[ $(cat err) == 'srun: error: Invalid --cpu-bind argument: corez ('* ]] ||
   fail "$rc: $(cat err)"
 echo "ok: unknown and ended jobs, bad --cpu-bind refused"
+
+# TreeWidth=2: a step on all four nodes goes out to two of them, which pass it on to the
+# other two. Every task runs; then, with cpu02's daemon gone, its launch is reported undelivered
+# by the node that was to pass it on, and the step fails.
+echo "TreeWidth=2" >>"$SLURM_CONF"
+scontrol reconfigure || fail "reconfigure with TreeWidth=2"
+cat >wide.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N4 --ntasks-per-node=1
+srun sh -c 'echo $SLURM_PROCID $SLURMD_NODENAME' >wide.txt
+EOF
+job=$(sbatch --parsable wide.sh)
+wait_state "$job" COMPLETED 300
+[[ $(sort wide.txt | awk '{print $2}' | sort | tr '\n' ' ') == "cpu01 cpu02 gpu01 gpu02 " ]] ||
+  fail "TreeWidth=2 step printed: $(cat wide.txt)"
+cpu02=$(awk '$1 == "loomd:cpu02" {print $2}' "$dir/cluster/run/pids")
+cat >lost.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N4 --ntasks-per-node=1
+while [ ! -e go ]; do sleep 0.1; done
+srun sh -c 'echo $SLURM_PROCID' >lost.txt 2>lost.err
+echo "srun exit $?"
+EOF
+job=$(sbatch --parsable lost.sh)
+wait_state "$job" RUNNING
+kill -9 "$cpu02"
+touch go
+for _ in $(seq 100); do grep -q "srun exit" "slurm-$job.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "srun exit [1-9]" "slurm-$job.out" || fail "srun with a node gone: $(cat "slurm-$job.out" lost.err)"
+grep -Eq "^srun: error: Task launch for StepId=$job\.0 failed on node cpu02: launch not delivered to cpu02 " lost.err ||
+  fail "srun said: $(cat lost.err)"
+grep -Eq "job $job: launch on cpu02 failed: launch not delivered to cpu02 \(127\.0\.0\.1:[0-9]+\)" \
+  "$dir/cluster/log/loomctld.log" || fail "controller log: $(grep "job $job" "$dir/cluster/log/loomctld.log")"
+echo "ok: TreeWidth=2 fans a 4-node step out through the nodes; an undelivered launch is reported"
 echo "PASS"
