@@ -287,7 +287,7 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
     any = true;
     if (signal != 0 && signal != SIGKILL) {
       if (e->job.state == JobState::kRunning) {
-        fx->signals.push_back(SignalJob{e->key, e->job.id, signal, {}});
+        fx->signals.push_back(SignalJob{e->key, e->job.id, signal, {}, std::nullopt});
         for (const sched::NodeAlloc& a : e->alloc) fx->signals.back().nodes.push_back(a.node);
       }
       continue;
@@ -316,7 +316,7 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
     JobEntry& e = jobs_.at(key);
     if (e.job.state == JobState::kRunning) {
       // Its processes go first; it holds its nodes until they are gone (completing).
-      SignalJob s{e.key, e.job.id, SIGTERM, {}};
+      SignalJob s{e.key, e.job.id, SIGTERM, {}, std::nullopt};
       for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
       if (fx) fx->signals.push_back(std::move(s));
       e.completing = true;
@@ -409,7 +409,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   // Nothing but steps ran on an allocation salloc holds: once their tasks have the signal,
   // its nodes are free.
   if (e.request->allocation_only) Release(e, fx);
-  SignalJob s{e.key, e.job.id, SIGTERM, {}};
+  SignalJob s{e.key, e.job.id, SIGTERM, {}, std::nullopt};
   for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
   fx->signals.push_back(std::move(s));
   Changed(e, fx);

@@ -55,6 +55,7 @@ struct StepRecord {
   model::StepStatus status;
   bool cancelled = false;  // scancel JOB.STEP, or its job ended under it
   bool launch_failed = false;
+  bool out_of_memory = false;  // some node's tasks met the OOM killer
   std::string launch_failed_node;  // the first node that could not start its tasks, and why
   std::string launch_error;
   std::string cpu_bind, gpu_bind, gpus_per_task;
@@ -258,8 +259,11 @@ class ControllerCore {
   // A node reported that its tasks of step `step` ended (`status` their wait statuses added
   // up). The step ends once all its nodes have; the job goes on. `launch_error` not empty:
   // the node could not start them, and why (the step's other tasks are then killed).
+  // `out_of_memory`: the OOM killer ended some task of it there (the step then ends
+  // OUT_OF_MEMORY).
   void StepNodeEnded(JobId job, uint32_t step, std::string_view node, int32_t status,
-                     std::string_view launch_error, Time now, Effects* fx);
+                     std::string_view launch_error, Time now, Effects* fx,
+                     bool out_of_memory = false);
   // salloc's command ended with wait(2) status `status`: its allocation-only job ends,
   // COMPLETED for 0, else FAILED. Only the job's owner, root and SlurmUser.
   Status ReleaseAllocation(JobId job, int32_t status, const Caller& who, Time now, Effects* fx);

@@ -89,7 +89,7 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
 
 void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view node,
                                    int32_t status, std::string_view launch_error, Time now,
-                                   Effects* fx) {
+                                   Effects* fx, bool out_of_memory) {
   auto table = steps_.find(job);
   if (table == steps_.end()) return;
   auto it = table->second.steps.find(step_id);
@@ -106,6 +106,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   if (!its_node) return;
   step.nodes_done.emplace(node);
   step.status.Add(status);
+  step.out_of_memory = step.out_of_memory || out_of_memory;
   if (!launch_error.empty() && !step.launch_failed) {
     step.launch_failed = true;
     step.launch_failed_node = std::string(node);
@@ -122,7 +123,8 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
     step.end_time = now;
     step.state = step.cancelled       ? JobState::kCancelled
                  : step.launch_failed ? JobState::kFailed
-                                      : model::EndedState(step.status.wait_status(), false);
+                                      : model::EndedState(step.status.wait_status(),
+                                                          step.out_of_memory);
   }
   if (e != nullptr) fx->touched.push_back(e->key);
 }

@@ -334,7 +334,7 @@ Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteReques
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
     if (req.has_step_id()) {
       core.StepNodeEnded(req.job_id(), req.step_id(), req.node(), req.exit_code(),
-                         req.message(), now, &fx);
+                         req.message(), now, &fx, req.out_of_memory());
     } else if (!req.message().empty()) {
       core.LaunchFailed(req.job_id(), req.message(), now, &fx, false, req.node());
     } else {

@@ -72,11 +72,11 @@ class NodeService final : public v1::NodeDaemon::Service {
 
 class Daemon {
  public:
-  Daemon(Options o, conf::SiteConfig site, NodeSettings settings)
+  Daemon(Options o, conf::SiteConfig site, NodeSettings settings, ConfineStep confine)
       : opt_(std::move(o)),
         site_(std::move(site)),
         launcher_(stepd::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, settings.slurm_conf}),
-        steps_(settings) {
+        steps_(settings, 120000, std::move(confine)) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -209,7 +209,8 @@ class Daemon {
         req.set_node(opt_.node);
         req.set_job_id(it->job_id);
         // Killed by the OOM killer: Slurm's OUT_OF_MEMORY with ExitCode 0:125.
-        req.set_exit_code(it->out_of_memory ? 125 : it->wait_status);
+        // A step inside an allocation keeps its tasks' statuses; the flag marks it.
+        req.set_exit_code(it->out_of_memory && !it->step_id ? 125 : it->wait_status);
         req.set_out_of_memory(it->out_of_memory);
         if (it->step_id) req.set_step_id(*it->step_id);
         v1::JobCompleteReply reply;
@@ -448,7 +449,18 @@ int main(int argc, char** argv) {
   settings.layout = noded::NodeLayout(
       *site, *me, opt.hardware.cpus > 0 ? std::optional(opt.hardware) : std::nullopt);
   noded::ApplyTaskPlugin(site->cluster, &settings);
-  noded::Daemon daemon(opt, *site, settings);
+  // srun's steps are confined as batch jobs are (their supervisors read cgroup.conf too).
+  noded::ConfineStep confine;
+  auto cgroups = stepd::LoadNodeCgroups(*site, opt.slurm_conf, opt.node);
+  if (!cgroups.ok()) {
+    std::fprintf(stderr, "loomd: %s\n", std::string(cgroups.status().message()).c_str());
+    return 1;
+  }
+  if (*cgroups) {
+    settings.constrain_devices = (*cgroups)->config.constrain_devices;
+    confine = stepd::StepConfinement(std::make_shared<stepd::NodeCgroups>(std::move(**cgroups)));
+  }
+  noded::Daemon daemon(opt, *site, settings, std::move(confine));
   noded::NodeService service(&daemon);
   grpc::ServerBuilder builder;
   int bound = 0;

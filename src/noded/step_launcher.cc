@@ -135,10 +135,12 @@ struct StepLauncher::Step {
   bool finished = false;
   bool stop = false;  // the launcher is being destroyed
   model::StepStatus status;
+  std::unique_ptr<StepCgroup> cgroup;  // null: not confined
+  bool out_of_memory = false;          // the OOM killer ended some process in its cgroup
 };
 
-StepLauncher::StepLauncher(NodeSettings settings, int io_timeout_ms)
-    : settings_(std::move(settings)), io_timeout_ms_(io_timeout_ms) {}
+StepLauncher::StepLauncher(NodeSettings settings, int io_timeout_ms, ConfineStep confine)
+    : settings_(std::move(settings)), io_timeout_ms_(io_timeout_ms), confine_(std::move(confine)) {}
 
 StepLauncher::~StepLauncher() {
   std::vector<Step*> all;
@@ -244,6 +246,11 @@ Status StepLauncher::Start(const StepJob& step_job) {
       CloseFd(t.out_fd);
       CloseFd(t.err_fd);
     }
+    if (step->cgroup) {
+      (void)step->cgroup->KillAll();
+      (void)step->cgroup->Remove();
+      step->cgroup.reset();
+    }
     const Status failure = fail(why);
     v1::StepIo message;
     message.mutable_failure()->set_message(
@@ -266,6 +273,28 @@ Status StepLauncher::Start(const StepJob& step_job) {
       CpuBindEnvironment(*binding, cpu_verbose);
   const bool bound = binding->cpu_bind != model::CpuBindType::kNone &&
                      binding->cpu_bind != model::CpuBindType::kAuto;
+  // The step's cgroup, which every task joins before it takes the job's user.
+  std::vector<int> procs_fds;
+  auto close_procs = [&procs_fds] {
+    for (int& fd : procs_fds) CloseFd(fd);
+    procs_fds.clear();
+  };
+  if (confine_) {
+    StatusOr<std::unique_ptr<StepCgroup>> cgroup =
+        confine_(step_job, step_id ? std::to_string(*step_id) : std::string("srun"));
+    if (!cgroup.ok()) return abort(cgroup.status());
+    step->cgroup = *std::move(cgroup);
+    if (step->cgroup) {
+      for (const std::string& file : step->cgroup->ProcsFiles()) {
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+          close_procs();
+          return abort(absl::InternalError(StrCat("cannot open ", file, ": ", ErrnoText(errno))));
+        }
+        procs_fds.push_back(fd);
+      }
+    }
+  }
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return abort(absl::InternalError(StrCat("pipe: ", ErrnoText(errno))));
@@ -299,6 +328,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
     about.cpu_bind_env = &cpu_bind_env;
     spec.environment = TaskEnvironment(job, settings_, who->user, about);
     if (bound) spec.cpu_affinity = mine.cpus.ToVector();
+    spec.cgroup_procs_fds = procs_fds;
     if (cpu_verbose) {
       // "cpu-bind-cores=MASK - n1, task  0  0 [PID]: mask 0x3 set": the child puts its pid in.
       const std::string line = model::CpuBindVerboseLine(*binding, mine, job.node_name, 0);
@@ -346,10 +376,14 @@ Status StepLauncher::Start(const StepJob& step_job) {
     StatusOr<pid_t> pid = piped.ok() ? SpawnProcess(spec) : StatusOr<pid_t>(piped);
     if (child_out >= 0) ::close(child_out);
     if (child_err >= 0) ::close(child_err);
-    if (!pid.ok()) return abort(pid.status());
+    if (!pid.ok()) {
+      close_procs();
+      return abort(pid.status());
+    }
     task.pid = *pid;
     started.push_back(*pid);
   }
+  close_procs();
   for (Task& t : step->tasks) {
     if (t.out_fd >= 0) ::fcntl(t.out_fd, F_SETFL, O_NONBLOCK);
     if (t.err_fd >= 0) ::fcntl(t.err_fd, F_SETFL, O_NONBLOCK);
@@ -431,6 +465,7 @@ std::vector<FinishedStep> StepLauncher::Reap() {
     f.wait_status = step->status.wait_status();
     f.terminated = step->terminated;
     f.killed = step->killed;
+    f.out_of_memory = step->out_of_memory;
     out.push_back(f);
   }
   return out;
@@ -547,6 +582,18 @@ void StepLauncher::RunIo(Step* step) {
     }
   }
   step->srun.reset();  // closing the connection tells srun this node is done
+  if (step->cgroup) {
+    // Whatever the tasks left behind goes with the step; an OOM kill marks it.
+    auto usage = step->cgroup->Usage();
+    (void)step->cgroup->KillAll();
+    for (int i = 0; i < 100 && !step->cgroup->Pids().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    (void)step->cgroup->Remove();
+    step->cgroup.reset();
+    absl::MutexLock lock(&mu_);
+    step->out_of_memory = usage.ok() && usage->oom_kills > 0;
+  }
   absl::MutexLock lock(&mu_);
   for (const Task& t : step->tasks) step->status.Add(t.wait_status);
   step->finished = true;

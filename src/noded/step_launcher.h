@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status.h"
 #include "model/job.h"
+#include "noded/cgroup/cgroup.h"
 #include "noded/job_env.h"
 #include "noded/launcher.h"
 
@@ -88,10 +90,19 @@ class OutputChunker {
 std::string FindCommand(const std::string& name, const std::string& path,
                         const std::string& work_dir);
 
+// The cgroup a step's tasks on this node run in (cgroup.conf; see noded/cgroup/cgroup.h),
+// made for `step` ("0", "1", ... or "srun" for a job srun submitted); null: not confined.
+using ConfineStep = std::function<StatusOr<std::unique_ptr<StepCgroup>>(const StepJob& step,
+                                                                       const std::string& name)>;
+
 class StepLauncher {
  public:
   // `io_timeout_ms`: how long a write to srun may make no progress before srun counts as gone.
-  explicit StepLauncher(NodeSettings settings, int io_timeout_ms = 120000);
+  // `confine`, when set, gives each step its cgroup: the tasks join it before they take the
+  // job's user; once they have all ended, an OOM kill in it marks the step out of memory,
+  // what is left in it is killed and it is removed.
+  explicit StepLauncher(NodeSettings settings, int io_timeout_ms = 120000,
+                        ConfineStep confine = {});
   // Stops forwarding output and joins the I/O threads; tasks still running are left running.
   ~StepLauncher();
   StepLauncher(const StepLauncher&) = delete;
@@ -130,6 +141,7 @@ class StepLauncher {
 
   const NodeSettings settings_;
   const int io_timeout_ms_;
+  const ConfineStep confine_;
   mutable absl::Mutex mu_;
   // By job and step (unset: the job's only step).
   using StepKey = std::pair<model::JobId, std::optional<uint32_t>>;

@@ -417,6 +417,66 @@ TEST_F(StepLauncherTest, StepsOfOneJobRunSideBySide) {
   EXPECT_FALSE(launcher.IsRunning(30));
 }
 
+// A step cgroup that records what is done with it; its procs "files" are plain files here.
+class FakeCgroup : public StepCgroup {
+ public:
+  FakeCgroup(std::string procs, int64_t oom_kills, bool* removed)
+      : procs_(std::move(procs)), oom_kills_(oom_kills), removed_(removed) {}
+  Status Attach(pid_t) override { return absl::OkStatus(); }
+  Status Freeze(bool) override { return absl::OkStatus(); }
+  Status KillAll() override { return absl::OkStatus(); }
+  StatusOr<CgroupUsage> Usage() const override {
+    CgroupUsage u;
+    u.oom_kills = oom_kills_;
+    return u;
+  }
+  Status Remove() override {
+    *removed_ = true;
+    return absl::OkStatus();
+  }
+  std::vector<pid_t> Pids() const override { return {}; }
+  std::vector<std::string> ProcsFiles() const override { return {procs_}; }
+
+ private:
+  std::string procs_;
+  int64_t oom_kills_;
+  bool* removed_;
+};
+
+TEST_F(StepLauncherTest, ConfinedStepsJoinTheirCgroupAndAnOomKillMarksThem) {
+  const std::string procs = work_ + "/cgroup.procs";
+  std::ofstream(procs).close();
+  std::vector<std::string> names;
+  bool removed = false;
+  ConfineStep confine = [&](const StepJob& step, const std::string& name)
+      -> StatusOr<std::unique_ptr<StepCgroup>> {
+    names.push_back(name);
+    return std::unique_ptr<StepCgroup>(new FakeCgroup(procs, /*oom_kills=*/1, &removed));
+  };
+  StepLauncher launcher(settings_, 120000, confine);
+  ASSERT_TRUE(launcher.Start(Step(40, {"true"})).ok());
+  Collect(srun_.WaitClosed());
+  auto f = WaitFinished(launcher, 40);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(names, (std::vector<std::string>{"srun"}));  // a job srun submitted: its step
+  EXPECT_TRUE(f->out_of_memory);
+  EXPECT_TRUE(removed);
+  // Each of the two tasks wrote "0" to the procs file before exec, as it joined.
+  std::ifstream in(procs);
+  std::string joined((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(joined, "00");
+
+  // A cgroup that cannot be made fails the launch and runs nothing.
+  ConfineStep refuse = [](const StepJob&, const std::string&)
+      -> StatusOr<std::unique_ptr<StepCgroup>> {
+    return absl::FailedPreconditionError("no cgroup for you");
+  };
+  StepLauncher refusing(settings_, 120000, refuse);
+  Status s = refusing.Start(Step(41, {"true"}));
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("no cgroup for you"));
+  EXPECT_FALSE(refusing.IsRunning(41));
+}
+
 TEST(OutputChunkerTest, WholeLinesOnly) {
   OutputChunker c;
   EXPECT_TRUE(c.Add("hel").empty());

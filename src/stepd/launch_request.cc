@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 
 #include "conf/site_config.h"
 #include "core/hostlist.h"
@@ -101,6 +102,27 @@ StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const nod
   return noded::LimitsFor(config, cpu_ids, job.mem_mb * (int64_t{1} << 20), std::move(denied));
 }
 
+StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& site,
+                                                     const std::string& slurm_conf,
+                                                     const std::string& node) {
+  // Without cgroup.conf nothing is confined, as in Slurm.
+  const std::string cgroup_conf =
+      (std::filesystem::path(slurm_conf).parent_path() / "cgroup.conf").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(cgroup_conf, ec)) return std::nullopt;
+  std::vector<conf::Diagnostic> warnings;
+  NodeCgroups out;
+  ASSIGN_OR_RETURN(out.config, conf::LoadCgroupConf(slurm_conf, &warnings));
+  for (size_t n = 0; n < site.cluster.nodes.size(); ++n) {
+    if (site.cluster.nodes[n].name != node) continue;
+    if (n < site.node_topologies.size() && site.node_topologies[n]) {
+      out.gpus = site.node_topologies[n]->gpus;
+    }
+  }
+  ASSIGN_OR_RETURN(out.system, noded::CgroupSystem::Open(out.config, StrCat("loom/", node)));
+  return out;
+}
+
 StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
                                        const std::string& slurm_conf) {
   std::vector<conf::Diagnostic> warnings;
@@ -110,23 +132,23 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
   p.settings.cluster_name = site.cluster.cluster_name;
   p.settings.slurm_conf = slurm_conf;
   p.settings.kill_wait_s = site.cluster.kill_wait_s;
-  // Without cgroup.conf nothing is confined, as in Slurm.
-  const std::string cgroup_conf =
-      (std::filesystem::path(slurm_conf).parent_path() / "cgroup.conf").string();
-  std::error_code ec;
-  if (!std::filesystem::exists(cgroup_conf, ec)) return p;
-  ASSIGN_OR_RETURN(conf::CgroupConfig config, conf::LoadCgroupConf(slurm_conf, &warnings));
-  p.settings.constrain_devices = config.constrain_devices;
-  std::vector<model::Gpu> gpus;
-  for (size_t n = 0; n < site.cluster.nodes.size(); ++n) {
-    if (site.cluster.nodes[n].name != node) continue;
-    if (n < site.node_topologies.size() && site.node_topologies[n]) {
-      gpus = site.node_topologies[n]->gpus;
-    }
-  }
-  ASSIGN_OR_RETURN(p.limits, LimitsOf(config, p.job, req.cpu_ids(), gpus));
-  ASSIGN_OR_RETURN(p.cgroups, noded::CgroupSystem::Open(config, StrCat("loom/", node)));
+  ASSIGN_OR_RETURN(std::optional<NodeCgroups> cgroups, LoadNodeCgroups(site, slurm_conf, node));
+  if (!cgroups) return p;
+  p.settings.constrain_devices = cgroups->config.constrain_devices;
+  ASSIGN_OR_RETURN(p.limits, LimitsOf(cgroups->config, p.job, req.cpu_ids(), cgroups->gpus));
+  p.cgroups = std::move(cgroups->system);
   return p;
+}
+
+noded::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups) {
+  auto mu = std::make_shared<std::mutex>();
+  return [cgroups, mu](const noded::StepJob& step,
+                       const std::string& name) -> StatusOr<std::unique_ptr<noded::StepCgroup>> {
+    ASSIGN_OR_RETURN(noded::StepLimits limits,
+                     LimitsOf(cgroups->config, step.job, step.node_cpus, cgroups->gpus));
+    std::lock_guard<std::mutex> lock(*mu);  // one step's directories at a time
+    return cgroups->system->Create(step.job.job_id, name, limits);
+  };
 }
 
 }  // namespace loom::stepd

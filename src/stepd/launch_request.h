@@ -5,15 +5,18 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "conf/cgroup_conf.h"
+#include "conf/site_config.h"
 #include "core/status.h"
 #include "loom/v1/loom.pb.h"
 #include "model/gpu_topology.h"
 #include "noded/cgroup/cgroup.h"
 #include "noded/job_env.h"
+#include "noded/step_launcher.h"
 
 namespace loom::stepd {
 
@@ -33,6 +36,25 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
 StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
                                      const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus);
+
+// What confines jobs on one node: cgroup.conf, the node's GPUs (gres.conf) and the cgroup
+// system (under "loom/<node>").
+struct NodeCgroups {
+  conf::CgroupConfig config;
+  std::vector<model::Gpu> gpus;
+  std::unique_ptr<noded::CgroupSystem> system;
+};
+
+// Reads the cgroup.conf beside `slurm_conf` for `node`; nullopt when there is none (nothing
+// is confined, as in Slurm). Errors name the file (and line) at fault, or what the cgroup
+// system lacks.
+StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& site,
+                                                     const std::string& slurm_conf,
+                                                     const std::string& node);
+
+// How loomd confines srun's steps: each gets a cgroup with the job's limits on the node
+// (LimitsOf), like the batch script's. Thread-safe.
+noded::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups);
 
 // Everything a job's supervisor needs before it starts the script.
 struct PreparedLaunch {

@@ -4,7 +4,8 @@
 # neighbour on the node completes; a job given 2 of the node's 4 GPUs (stand-in device files
 # named by gres.conf File=) opens its own and is refused the others; a job's CPU affinity is
 # exactly its allocated CPUs; loomd killed with -9 and restarted while a job runs: the job
-# completes with its whole output and the node never goes DOWN; a plain user's job writes
+# completes with its whole output and the node never goes DOWN; srun's steps inside a job are
+# confined as the job is; a plain user's job writes
 # files the user owns; each job's cgroup is gone once it ends. Every process is started here
 # and stopped by its PID.
 #
@@ -187,6 +188,22 @@ both=$("$bin/sbatch" --parsable -c 2 --mem=16M -o both.out --wrap 'grep Cpus_all
 [[ $(wait_end "$both") == COMPLETED ]] || fail "2-CPU job $both did not complete"
 grep -q "^Cpus_allowed_list:[[:space:]]*0-1$" both.out || fail "job $both: $(cat both.out)"
 echo "ok: CPU affinity is the allocation ($ids_one, $ids_two, 0-1)"
+
+# (f) srun's steps are confined as their job is: a step's task runs on the job's CPU only,
+# and a step that outgrows the job's memory ends OUT_OF_MEMORY while the job goes on.
+stepjob=$("$bin/sbatch" --parsable -c 1 --mem=64M -o steps.out --wrap "
+$bin/srun grep Cpus_allowed_list /proc/self/status
+$bin/srun python3 -c 'b = bytearray(512 << 20); b[::4096] = b\"x\" * len(b[::4096]); print(\"survived\")'
+echo \"after the hog: \$?\"")
+st=$(wait_end "$stepjob")
+[[ "$st" == COMPLETED ]] || fail "job $stepjob with a hogging step ended $st: $(cat steps.out)"
+grep -Eq "^Cpus_allowed_list:[[:space:]]*[01]$" steps.out || fail "step 0 of job $stepjob: $(cat steps.out)"
+grep -q survived steps.out && fail "the step's hog was not stopped: $(cat steps.out)"
+grep -q "^after the hog: [1-9]" steps.out || fail "srun's status after the hog: $(cat steps.out)"
+"$bin/scontrol" show step "$stepjob.1" | grep -q "State=OUT_OF_MEMORY" ||
+  fail "step $stepjob.1: $("$bin/scontrol" show step "$stepjob.1")"
+cgroup_gone "$stepjob"
+echo "ok: srun steps run in the job's CPU and memory; a step over its memory ends OUT_OF_MEMORY"
 
 # (d) loomd killed with -9 while a job runs, then restarted: the job completes, whole output,
 # and the controller never marks the node DOWN nor fails the job.
