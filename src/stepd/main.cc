@@ -1,5 +1,5 @@
 // loom-stepd: the supervisor of one batch job on its node. loomd starts it detached (its
-// own session, adopted by init) with the job's launch request in the job's supervisor
+// own session; with --detach it leaves its first process, so init adopts it) with the job's launch request in the job's supervisor
 // directory (records.h); it makes the job's cgroup per cgroup.conf, starts the script in it
 // (BatchSupervisor), says "ok" or "error MESSAGE" on --ready-fd, then serves loomd's
 // requests on its socket (control.h) until the script ends, writes the result and exits.
@@ -12,10 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -37,6 +39,7 @@ struct Args {
   std::string slurm_conf;
   uint64_t job_id = 0;
   int ready_fd = -1;
+  bool detach = false;  // --detach yes: leave the parent at once (see main)
 };
 
 int64_t NowMs() {
@@ -200,6 +203,8 @@ int main(int argc, char** argv) {
       a.job_id = std::strtoull(value.c_str(), nullptr, 10);
     else if (arg == "--ready-fd")
       a.ready_fd = std::atoi(value.c_str());
+    else if (arg == "--detach")
+      a.detach = value == "yes";
     else {
       std::fprintf(stderr, "loom-stepd: unknown option '%s'\n", arg.c_str());
       a.job_id = 0;
@@ -208,9 +213,22 @@ int main(int argc, char** argv) {
   }
   if (a.spool.empty() || a.node.empty() || a.slurm_conf.empty() || a.job_id == 0) {
     std::fprintf(stderr,
-                 "usage: loom-stepd --spool DIR -N NODE -f slurm.conf --job ID [--ready-fd FD]\n"
+                 "usage: loom-stepd --spool DIR -N NODE -f slurm.conf --job ID [--ready-fd FD] "
+                 "[--detach yes]\n"
                  "loom-stepd is started by loomd, one per batch job; it is not run by hand.\n");
     return 2;
+  }
+  if (a.detach) {
+    // loomd started this process as its child (posix_spawn, in a session of its own): the
+    // supervisor proper is a child of it that init adopts once this one exits, so that it is
+    // nobody's child, outlives loomd and is never loomd's to reap.
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const std::string msg = "error loom-stepd cannot fork: " + std::string(std::strerror(errno));
+      if (a.ready_fd >= 0) (void)!::write(a.ready_fd, msg.data(), msg.size());
+      return 1;
+    }
+    if (pid != 0) ::_exit(0);
   }
   return loom::stepd::Run(std::move(a));
 }

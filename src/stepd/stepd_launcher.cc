@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <filesystem>
 
 #include "core/strings.h"
+
+extern char** environ;
 
 namespace loom::stepd {
 
@@ -98,9 +101,9 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
 
   // Everything the children use, prepared before fork (loomd has other threads).
   const std::string job_arg = StrCat(id);
-  std::vector<std::string> args = {
-      opt_.stepd_path, "--spool", opt_.spool, "-N",         opt_.node, "-f",
-      opt_.slurm_conf, "--job",   job_arg,    "--ready-fd", "3"};
+  std::vector<std::string> args = {opt_.stepd_path, "--spool", opt_.spool,  "-N",
+                                   opt_.node,       "-f",      opt_.slurm_conf, "--job",
+                                   job_arg,         "--ready-fd", "3",     "--detach", "yes"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -109,31 +112,33 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
     std::filesystem::remove_all(paths.dir, ec);
     return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
   }
-  const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  sigset_t all, old;
+  // posix_spawn (no copy of loomd's page tables) in a session of its own; loom-stepd then
+  // leaves its parent (--detach), so init adopts the supervisor: it outlives loomd and loomd
+  // only reaps the short-lived first process.
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, ready[1], 3);  // dup2 clears close-on-exec
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDWR, 0);
+  posix_spawn_file_actions_addclosefrom_np(&files, 4);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // A session of its own, then a grandchild that init adopts: loom-stepd is nobody's
-    // child here, so it outlives loomd and loomd never has to reap it.
-    ::setsid();
-    if (::fork() != 0) ::_exit(0);
-    if (::dup2(ready[1], 3) < 0) ::_exit(127);  // dup2 clears close-on-exec
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::close_range(4, ~0U, 0);
-    ::execv(argv[0], argv.data());
-    const char msg[] = "error cannot run loom-stepd\n";
-    (void)!::write(3, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  pid_t child = -1;
+  const int spawned = ::posix_spawn(&child, argv[0], &files, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&files);
   ::close(ready[1]);
-  if (devnull >= 0) ::close(devnull);
-  if (child < 0) {
+  if (spawned != 0) {
     ::close(ready[0]);
     std::filesystem::remove_all(paths.dir, ec);
-    return absl::ResourceExhaustedError(StrCat("fork: ", std::strerror(errno)));
+    return absl::FailedPreconditionError(StrCat("job ", id, ": cannot run ", opt_.stepd_path,
+                                                ": ", std::strerror(spawned)));
   }
   int status;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
