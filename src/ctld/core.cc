@@ -472,6 +472,27 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
   }
 }
 
+std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
+                                                   const std::vector<JobId>& running,
+                                                   Effects* fx) {
+  std::vector<JobId> orphans;
+  int32_t index = -1;
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (cluster_.nodes[n].name == node) index = static_cast<int32_t>(n);
+  }
+  if (index < 0) return orphans;
+  for (JobId id : running) {
+    const JobEntry* e = Find(id);
+    const bool here = e != nullptr && e->holds_nodes() &&
+                      std::any_of(e->alloc.begin(), e->alloc.end(),
+                                  [&](const sched::NodeAlloc& a) { return a.node == index; });
+    if (here) continue;
+    orphans.push_back(id);
+    if (fx) fx->signals.push_back(SignalJob{e ? e->key : 0, id, SIGKILL, {index}, std::nullopt});
+  }
+  return orphans;
+}
+
 void ControllerCore::NodeRegistered(const std::string& node, const model::Resources& reported,
                                     Time now, Effects* fx) {
   NodeAlive(node, now, fx);

@@ -274,9 +274,16 @@ class ControllerCore {
   // The steps of `job` (every job's when 0), by job then step id.
   std::vector<std::pair<const JobEntry*, const StepRecord*>> Steps(JobId job) const;
 
-  // A node's daemon registered or reported in; returns the jobs the controller believes
-  // run there that the node no longer has (they ended while nobody listened).
+  // A node's daemon registered or reported in.
   void NodeAlive(const std::string& node, Time now, Effects* fx);
+
+  // What a node's daemon says it still runs there (batch scripts under their supervisors,
+  // `running`). A job the controller does not run on that node any more (it ended, failed
+  // with the node or was requeued while the daemon was away, or is long forgotten) is an
+  // orphan: it is killed there (SIGKILL), as slurmctld kills jobs a slurmd reports that it
+  // does not know. Returns the orphans.
+  std::vector<JobId> NodeReportsJobs(const std::string& node, const std::vector<JobId>& running,
+                                     Effects* fx);
 
   // A node's daemon registered with what it found on its node. Unless
   // SlurmdParameters=config_overrides, a node with less than slurm.conf and gres.conf give

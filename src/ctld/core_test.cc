@@ -718,6 +718,29 @@ TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {
   EXPECT_EQ(core_.Find(id + 1)->time_limit_s, 600);
 }
 
+TEST_F(CoreTest, JobsANodeStillRunsButTheControllerDoesNotAreKilledThere) {
+  Up(0);
+  JobId running = Submit(Req());
+  JobId ended = Submit(Req());
+  Effects fx;
+  core_.Schedule(1, &fx);
+  ASSERT_EQ(State(running), JobState::kRunning);
+  const int32_t node = core_.Find(running)->alloc.front().node;
+  const std::string name = core_.cluster().nodes[node].name;
+  core_.JobEnded(ended, 0, false, 2, &fx);  // while its node's daemon was away, say
+  Effects report;
+  auto orphans = core_.NodeReportsJobs(name, {running, ended, 999999}, &report);
+  // The running job is where the node says; the ended and the unknown one are killed there.
+  EXPECT_EQ(orphans, (std::vector<JobId>{ended, 999999}));
+  ASSERT_EQ(report.signals.size(), 2u);
+  EXPECT_EQ(report.signals[0].job_id, ended);
+  EXPECT_EQ(report.signals[0].signal, SIGKILL);
+  EXPECT_EQ(report.signals[0].nodes, (std::vector<int32_t>{node}));
+  EXPECT_EQ(report.signals[1].job_id, 999999u);
+  EXPECT_TRUE(core_.NodeReportsJobs("no-such-node", {ended}, &report).empty());
+  EXPECT_EQ(State(running), JobState::kRunning);
+}
+
 TEST(ParseJobEditTest, SlurmsErrors) {
   using Fields = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(ParseJobEdit(Fields{{"Shoes", "red"}}).status().message(),

@@ -1,6 +1,7 @@
 #include "ctld/service.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <optional>
 #include <set>
@@ -23,6 +24,19 @@ namespace loom::ctld {
 namespace {
 
 Time Now() { return static_cast<Time>(std::time(nullptr)); }
+
+// The jobs `node` reports that the controller does not run there are killed there (see
+// ControllerCore::NodeReportsJobs), and the controller's log says so.
+void KillOrphans(ControllerCore& core, const std::string& node,
+                 const google::protobuf::RepeatedField<uint64_t>& running, Effects* fx) {
+  if (running.empty()) return;
+  const std::vector<JobId> reported(running.begin(), running.end());
+  for (JobId id : core.NodeReportsJobs(node, reported, fx)) {
+    std::fprintf(stderr, "loomctld: node %s still runs job %llu, which does not run there; "
+                         "killing it\n",
+                 node.c_str(), static_cast<unsigned long long>(id));
+  }
+}
 
 // Node daemons report three times per SlurmdTimeout.
 int64_t HeartbeatInterval(int64_t slurmd_timeout_s) {
@@ -312,6 +326,7 @@ Status ControllerApi::RegisterNode(const Caller& who, const v1::RegisterNodeRequ
     } else {
       core.NodeAlive(req.name(), now, &fx);
     }
+    KillOrphans(core, req.name(), req.running_jobs(), &fx);
     return absl::OkStatus();
   });
   reply->set_heartbeat_interval_s(heartbeat_interval_s_.load());
@@ -323,6 +338,7 @@ Status ControllerApi::Heartbeat(const Caller& who, const v1::HeartbeatRequest& r
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
     core.NodeAlive(req.name(), now, &fx);
+    KillOrphans(core, req.name(), req.running_jobs(), &fx);
     return absl::OkStatus();
   });
   return s;

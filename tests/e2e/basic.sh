@@ -313,6 +313,19 @@ for _ in $(seq 50); do "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" && 
 "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" || fail "node $node: $("$bin/sinfo" -h -N -o '%N %T')"
 echo "ok: loomd killed -> $node down, job NODE_FAIL"
 
+# 7b. The daemon comes back: it finds the job still running under its supervisor and says
+# so; the controller, for which the job ended NODE_FAIL, has it killed there.
+read -r _ _ victim_pid _ <"$dir/spool/$node/stepd/${node}_job$victim/pid"
+kill -0 "$victim_pid" 2>/dev/null || fail "job $victim's script should still run on $node"
+"$bin/loomd" -D -N "$node" --spool "$dir/spool/$node" >>"$dir/loomd-$node.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do kill -0 "$victim_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$victim_pid" 2>/dev/null && fail "orphan job $victim (pid $victim_pid) still runs on $node"
+grep -q "node $node still runs job $victim, which does not run there; killing it" "$dir/loomctld.log" ||
+  fail "controller log: $(tail -5 "$dir/loomctld.log")"
+[[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim after the kill"
+echo "ok: loomd back on $node: the job the controller had ended is killed there"
+
 # 8. A configuration with an error: loomctld says where and does not start.
 printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=a CPUs=banana\n' >"$dir/bad.conf"
 if "$bin/loomctld" -f "$dir/bad.conf" 2>"$dir/bad.err"; then fail "loomctld started on a bad config"; fi
