@@ -19,5 +19,6 @@ int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);
 int RunScancel(int argc, char** argv);
 int RunSdiag(int argc, char** argv);
+int RunSstat(int argc, char** argv);
 
 }  // namespace loom::cli

@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"sinfo", loom::cli::RunSinfo, "list partitions and nodes, as Slurm's sinfo"},
     {"scancel", loom::cli::RunScancel, "cancel or signal jobs, as Slurm's scancel"},
     {"sdiag", loom::cli::RunSdiag, "the controller's counters and cycle times, as Slurm's sdiag"},
+    {"sstat", loom::cli::RunSstat, "what running job steps use now, as Slurm's sstat"},
 };
 
 std::string_view BaseName(const char* path) {

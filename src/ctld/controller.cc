@@ -419,6 +419,31 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
   SendLaunches(std::move(launches));
 }
 
+Status Controller::StepUsage(JobId id, const Caller& who, v1::StepUsageReply* reply) {
+  std::vector<std::pair<std::string, std::string>> nodes;  // name, address
+  RETURN_IF_ERROR(Post([&](ControllerCore& core, Effects&, Time) -> Status {
+    ASSIGN_OR_RETURN(std::vector<int32_t> indices, core.RunningNodes(id, who));
+    for (int32_t n : indices) nodes.emplace_back(core.cluster().nodes[n].name, NodeAddress(n));
+    return absl::OkStatus();
+  }));
+  v1::StepUsageRequest req;
+  req.set_job_id(id);
+  std::vector<std::string> silent;
+  for (const auto& [name, address] : nodes) {
+    StatusOr<v1::StepUsageReply> part = links_->StepUsage(address, req);
+    if (!part.ok()) {
+      silent.push_back(name);
+      continue;
+    }
+    for (v1::TaskUsage& t : *part->mutable_tasks()) *reply->add_tasks() = std::move(t);
+  }
+  if (!nodes.empty() && silent.size() == nodes.size()) {
+    return absl::UnavailableError(
+        core::StrCat("no node of job ", id, " answered (", core::Join(silent, ","), ")"));
+  }
+  return absl::OkStatus();
+}
+
 void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches) {
   // At most TreeWidth nodes hear from the controller; they pass the launch on.
   for (v1::ForwardedLaunch& root : rpc::LaunchTree(std::move(launches), site_.cluster.tree_width)) {

@@ -76,6 +76,11 @@ class Controller {
   // the owner thread (inside Post).
   void LaunchStep(const JobEntry& e, const v1::StepInfo& info, const v1::StepRequest& step);
 
+  // sstat: what job `id`'s batch script and step tasks use now, asked of each node it runs
+  // on (RunningNodes' errors; a node that does not answer is skipped, its name in the error
+  // when none answers).
+  Status StepUsage(JobId id, const Caller& who, v1::StepUsageReply* reply);
+
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
   // The configuration as loaded at the start. After a reconfigure, only the owner thread

@@ -271,6 +271,10 @@ class ControllerCore {
   // signal is only delivered to its tasks.
   Status SignalStep(JobId job, uint32_t step, int32_t signal, const Caller& who, Time now,
                     Effects* fx);
+  // The nodes (indices) job `id` runs on, for sstat: only its owner, root and SlurmUser;
+  // "Invalid job id specified" for an unknown job, "Job is not running" (Slurm's words for
+  // sstat) for one that is not running.
+  StatusOr<std::vector<int32_t>> RunningNodes(JobId id, const Caller& who) const;
   // The steps of `job` (every job's when 0), by job then step id.
   std::vector<std::pair<const JobEntry*, const StepRecord*>> Steps(JobId job) const;
 

@@ -129,6 +129,18 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   if (e != nullptr) fx->touched.push_back(e->key);
 }
 
+StatusOr<std::vector<int32_t>> ControllerCore::RunningNodes(JobId id, const Caller& who) const {
+  const JobEntry* e = Find(id);
+  if (e == nullptr) return absl::NotFoundError("Invalid job id specified");
+  if (!MayActOn(who, *e)) return absl::PermissionDeniedError("Access/permission denied");
+  if (e->job.state != JobState::kRunning) {
+    return absl::FailedPreconditionError("Job is not running");
+  }
+  std::vector<int32_t> nodes;
+  for (const sched::NodeAlloc& a : e->alloc) nodes.push_back(a.node);
+  return nodes;
+}
+
 Status ControllerCore::SignalStep(JobId job, uint32_t step_id, int32_t signal, const Caller& who,
                                   Time now, Effects* fx) {
   (void)now;

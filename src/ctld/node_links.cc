@@ -50,14 +50,29 @@ void NodeLinks::Signal(const std::string& address, v1::SignalTasksRequest reques
   Enqueue(address, std::move(call));
 }
 
+StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
+                                                   const v1::StepUsageRequest& request) {
+  v1::NodeDaemon::Stub* stub = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stub = LinkFor(address)->stub.get();
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  RETURN_IF_ERROR(rpc::AttachCredential(&ctx, *munge_, "StepUsage", request));
+  v1::StepUsageReply reply;
+  grpc::Status g = stub->StepUsage(&ctx, request, &reply);
+  if (!g.ok()) return absl::UnavailableError(core::StrCat("node ", address, ": ", g.error_message()));
+  RETURN_IF_ERROR(rpc::FromWire(reply.error()));
+  return reply;
+}
+
 size_t NodeLinks::channels() const {
   std::lock_guard<std::mutex> lock(mu_);
   return links_.size();
 }
 
-void NodeLinks::Enqueue(const std::string& address, Call call) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (draining_) return;
+NodeLinks::Link* NodeLinks::LinkFor(const std::string& address) {
   std::unique_ptr<Link>& link = links_[address];
   if (link == nullptr) {
     link = std::make_unique<Link>();
@@ -65,10 +80,17 @@ void NodeLinks::Enqueue(const std::string& address, Call call) {
     link->stub =
         v1::NodeDaemon::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
+  return link.get();
+}
+
+void NodeLinks::Enqueue(const std::string& address, Call call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (draining_) return;
+  Link* link = LinkFor(address);
   link->queue.push_back(std::move(call));
   if (!link->scheduled) {
     link->scheduled = true;
-    ready_.push_back(link.get());
+    ready_.push_back(link);
     cv_.notify_all();
   }
 }

@@ -57,6 +57,10 @@ class NodeLinks {
   // them, and for all of them when `node` cannot be reached.
   void LaunchTasks(const std::string& address, std::string node, v1::LaunchTasksRequest request);
   void Signal(const std::string& address, v1::SignalTasksRequest request);
+  // Asks the node what a job's tasks use now (sstat) and waits for the answer, at most the
+  // call deadline. Independent of the queued calls.
+  StatusOr<v1::StepUsageReply> StepUsage(const std::string& address,
+                                         const v1::StepUsageRequest& request);
 
   // Waits until every call queued so far has ended (answered, refused or past its deadline),
   // then stops the internal thread; later calls are dropped. Idempotent.
@@ -80,6 +84,8 @@ class NodeLinks {
     std::deque<Call> queue;  // not yet started
     bool scheduled = false;  // waiting in ready_ or in flight
   };
+  // The link to `address`, made (with its channel) on first use. Needs mu_.
+  Link* LinkFor(const std::string& address);
   struct InFlight;
 
   void Enqueue(const std::string& address, Call call);

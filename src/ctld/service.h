@@ -36,6 +36,7 @@ class Controller;
   X(CreateStep)                    \
   X(QuerySteps)                    \
   X(ReleaseAllocation)             \
+  X(StepUsage)                     \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
   X(JobComplete)

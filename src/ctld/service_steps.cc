@@ -122,4 +122,9 @@ Status ControllerApi::QuerySteps(const Caller& who, const v1::QueryStepsRequest&
   });
 }
 
+Status ControllerApi::StepUsage(const Caller& who, const v1::StepUsageRequest& req,
+                                v1::StepUsageReply* reply) {
+  return c_->StepUsage(req.job_id(), who, reply);
+}
+
 }  // namespace loom::ctld

@@ -30,6 +30,7 @@
 #include "noded/hw/hardware.h"
 #include "noded/launcher.h"
 #include "noded/node_layout.h"
+#include "noded/proc_usage.h"
 #include "noded/step_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -63,6 +64,8 @@ class NodeService final : public v1::NodeDaemon::Service {
                            v1::LaunchTasksReply* reply) override;
   grpc::Status SignalTasks(grpc::ServerContext* ctx, const v1::SignalTasksRequest* req,
                            v1::SignalTasksReply* reply) override;
+  grpc::Status StepUsage(grpc::ServerContext* ctx, const v1::StepUsageRequest* req,
+                         v1::StepUsageReply* reply) override;
   grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
                     v1::PingReply* reply) override;
 
@@ -103,6 +106,31 @@ class Daemon {
   }
 
   LaunchForwarder& forwarder() { return *forwarder_; }
+
+  // What the job's batch script and step tasks here use now (sstat).
+  void Usage(uint64_t job, v1::StepUsageReply* reply) {
+    auto add = [&](const std::string& step, int32_t task, pid_t pid) {
+      const ProcessUsage u = SessionUsage(pid);
+      if (u.processes == 0) return;  // it ended meanwhile
+      v1::TaskUsage* t = reply->add_tasks();
+      t->set_step(step);
+      t->set_task(task);
+      t->set_node(opt_.node);
+      t->set_cpu_usec(u.cpu_usec);
+      t->set_rss_bytes(u.rss_bytes);
+      t->set_vsize_bytes(u.vsize_bytes);
+      t->set_major_faults(u.major_faults);
+    };
+    pid_t script = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      script = launcher_.ScriptPid(job);
+    }
+    if (script > 0) add("batch", 0, script);
+    for (const StepLauncher::TaskPid& t : steps_.TaskPids(job)) {
+      add(t.step_id ? std::to_string(*t.step_id) : "0", t.task, t.pid);
+    }
+  }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -320,6 +348,13 @@ grpc::Status NodeService::SignalTasks(grpc::ServerContext* ctx, const v1::Signal
                                       v1::SignalTasksReply* reply) {
   Status s = d_->CheckController(*ctx, "SignalTasks", *req);
   if (s.ok()) s = d_->Signal(*req);
+  return Answer(reply, s);
+}
+
+grpc::Status NodeService::StepUsage(grpc::ServerContext* ctx, const v1::StepUsageRequest* req,
+                                    v1::StepUsageReply* reply) {
+  Status s = d_->CheckController(*ctx, "StepUsage", *req);
+  if (s.ok()) d_->Usage(req->job_id(), reply);
   return Answer(reply, s);
 }
 

@@ -443,6 +443,18 @@ Status StepLauncher::TerminateLocked(Step& step, int64_t kill_wait_s) {
   return absl::OkStatus();
 }
 
+std::vector<StepLauncher::TaskPid> StepLauncher::TaskPids(model::JobId job) const {
+  std::vector<TaskPid> out;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, step] : steps_) {
+    if (key.first != job || step->finished) continue;
+    for (const Task& t : step->tasks) {
+      if (!t.reaped && t.pid > 0) out.push_back(TaskPid{step->step_id, t.id, t.pid});
+    }
+  }
+  return out;
+}
+
 std::vector<FinishedStep> StepLauncher::Reap() {
   std::vector<std::unique_ptr<Step>> done;
   {

@@ -131,6 +131,15 @@ class StepLauncher {
   // Whether some step of `job` (or step `step` of it) runs here.
   bool IsRunning(model::JobId job, std::optional<uint32_t> step = std::nullopt) const;
 
+  // The tasks of `job` that still run here: their step (unset: the job's only step, for a
+  // job srun submitted), task id and pid (the leader of the task's session).
+  struct TaskPid {
+    std::optional<uint32_t> step_id;
+    int32_t task = 0;
+    pid_t pid = 0;
+  };
+  std::vector<TaskPid> TaskPids(model::JobId job) const;
+
  private:
   struct Task;
   struct Step;

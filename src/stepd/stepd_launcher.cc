@@ -267,6 +267,12 @@ bool StepdLauncher::IsRunning(uint64_t job_id) const {
   return it != jobs_.end() && !it->second.reaped;
 }
 
+pid_t StepdLauncher::ScriptPid(uint64_t job_id) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || it->second.reaped || !IsAlive(it->second.pids.job)) return 0;
+  return it->second.pids.job.pid;
+}
+
 std::vector<uint64_t> StepdLauncher::Running() const {
   std::vector<uint64_t> out;
   for (const auto& [id, entry] : jobs_) {

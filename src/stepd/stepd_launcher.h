@@ -57,6 +57,9 @@ class StepdLauncher {
   std::vector<uint64_t> Recover();
 
   bool IsRunning(uint64_t job_id) const;
+  // The pid of job_id's batch script (the leader of its session) while it runs; 0 when the
+  // job does not run here or its supervisor has not recorded it yet.
+  pid_t ScriptPid(uint64_t job_id) const;
   // Jobs whose end has not been returned by Reap, ascending.
   std::vector<uint64_t> Running() const;
 

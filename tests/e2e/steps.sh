@@ -4,7 +4,7 @@
 # distribution (each task's SLURM_PROCID, SLURM_NODEID, SLURM_LOCALID and the step's
 # variables), step ids 0, 1, 2 in `scontrol show step`, a failing step that does not end the
 # job, the PyTorch recipe (MASTER_ADDR from `scontrol show hostnames`, --gpu-bind=closest
-# --cpu-bind=cores), each task's CPUs and GPUs on the DGX-like node, --exclusive steps waiting for CPUs, `squeue -s` and `scancel JOB.STEP`.
+# --cpu-bind=cores), each task's CPUs and GPUs on the DGX-like node, sstat, --exclusive steps waiting for CPUs, `squeue -s` and `scancel JOB.STEP`.
 #
 #   tests/e2e/steps.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -141,6 +141,31 @@ grep -Eq '^cpu-bind-cores=MASK - gpu0[12], task  1  1 \[[0-9]+\]: mask 0x10000 s
 [[ $(sort sockets.txt) == "0 gpus=0,1,2,3
 1 gpus=4,5,6,7" ]] || fail "--cpu-bind=sockets --gpu-bind=closest printed: $(cat sockets.txt)"
 echo "ok: --cpu-bind=cores/sockets and --gpu-bind=closest follow the node's sockets and GPUs"
+
+# sstat: a running step's tasks as the nodes see them now (4 tasks, 2 per node, each holding
+# 40 MiB), and the batch script with -a.
+cat >"$work/hold.py" <<'EOF'
+import time
+x = bytearray(40 << 20)
+x[::4096] = b"x" * len(x[::4096])
+time.sleep(8)
+EOF
+job=$(sbatch --parsable -N2 --ntasks-per-node=2 --wrap "srun python3 $work/hold.py")
+# Once every task has touched its memory, each one's RSS is over 40 MiB.
+for _ in $(seq 100); do
+  line=$(sstat -j "$job" -n -P --format=JobID,NTasks,MaxRSS,AveRSS,MaxRSSNode,MaxRSSTask 2>/dev/null || true)
+  [[ "$line" =~ ^$job\.0\|4\|([0-9]+)K\|([0-9]+)K\|(gpu01|gpu02|cpu01|cpu02)\|[0-3]$ ]] &&
+    (( BASH_REMATCH[2] >= 40960 )) && break
+  sleep 0.1
+done
+[[ "$line" =~ ^$job\.0\|4\|([0-9]+)K\|([0-9]+)K\|(gpu01|gpu02|cpu01|cpu02)\|[0-3]$ ]] || fail "sstat printed: $line"
+(( BASH_REMATCH[1] >= 40960 && BASH_REMATCH[2] >= 40960 )) || fail "sstat's RSS is below the 40 MiB each task holds: $line"
+sstat -j "$job" -a -n -P --format=JobID,NTasks | grep -q "^$job.batch|1$" || fail "sstat -a: $(sstat -j "$job" -a -P)"
+sstat -j "$job" | head -1 | grep -q "^ *JobID  MaxVMSize" || fail "sstat's header: $(sstat -j "$job" | head -1)"
+wait_state "$job" COMPLETED 300
+sstat -j "$job" 2>err && fail "sstat of an ended job"
+grep -q "couldn't get steps for job $job: Job is not running" err || fail "sstat said: $(cat err)"
+echo "ok: sstat shows a running step's tasks (RSS, node, task) and the batch step with -a"
 
 # --exclusive steps: the second waits for the CPUs the first holds, as Slurm says.
 cat >exclusive.sh <<'EOF'
