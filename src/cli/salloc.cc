@@ -38,19 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 void Say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
-// Slurm's run-length form of per-node counts: {4, 4, 2} -> "4(x2),2".
-std::string Counts(const std::vector<int32_t>& counts) {
-  std::string out;
-  for (size_t i = 0; i < counts.size();) {
-    size_t j = i;
-    while (j + 1 < counts.size() && counts[j + 1] == counts[i]) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(counts[i]);
-    if (j > i) out += StrCat("(x", j - i + 1, ")");
-    i = j + 1;
-  }
-  return out;
-}
 
 // The variables the command starts with: salloc's own environment, less an outer job's
 // SLURM_* description, plus the allocation's, as Slurm's salloc sets them.
@@ -79,10 +66,10 @@ std::vector<std::string> CommandEnvironment(const v1::JobInfo& job,
   env["SLURM_NODELIST"] = nodelist;
   env["SLURM_JOB_NUM_NODES"] = std::to_string(nodes.size());
   env["SLURM_NNODES"] = std::to_string(nodes.size());
-  env["SLURM_JOB_CPUS_PER_NODE"] = Counts(cpus);
+  env["SLURM_JOB_CPUS_PER_NODE"] = model::CompressCounts(cpus);
   env["SLURM_JOB_PARTITION"] = job.partition();
   const model::TaskRequest tasks{request.ntasks, request.ntasks_per_node, request.cpus_per_task};
-  env["SLURM_TASKS_PER_NODE"] = Counts(model::TaskCounts(tasks, cpus));
+  env["SLURM_TASKS_PER_NODE"] = model::CompressCounts(model::TaskCounts(tasks, cpus));
   if (request.ntasks) {
     env["SLURM_NTASKS"] = std::to_string(*request.ntasks);
     env["SLURM_NPROCS"] = std::to_string(*request.ntasks);

@@ -144,37 +144,8 @@ bool StepRun::Create(const v1::StepRequest& request, int signals) {
 }
 
 Status StepRun::OpenOutputs() {
-  model::OutputPatternContext context;
-  context.job_id = job_;
-  context.job_name = in_.request.name;
-  if (const char* user = std::getenv("USER")) context.user = user;
-  context.step_id = step_.step_id();
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
-                    (in_.request.open_mode == model::OpenMode::kAppend ? O_APPEND : O_TRUNC);
-  StepOutputs outputs;
-  std::map<std::string, int> opened;
-  for (bool is_stderr : {false, true}) {
-    const IoTarget& t = is_stderr ? in_.err : in_.out;
-    int& fd = is_stderr ? outputs.stderr_fd : outputs.stdout_fd;
-    if (t.kind == IoTarget::Kind::kPerTask) fd = -1;
-    if (t.kind == IoTarget::Kind::kOneTask) {
-      (is_stderr ? outputs.stderr_task : outputs.stdout_task) = t.task;
-    }
-    if (t.kind != IoTarget::Kind::kFile) continue;
-    const std::string path = model::ExpandOutputPattern(t.pattern, context);
-    if (auto it = opened.find(path); it != opened.end()) {
-      fd = it->second;
-      continue;
-    }
-    fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) {
-      return absl::FailedPreconditionError(StrCat("Could not open ",
-                                                  is_stderr ? "stderr" : "stdout", " file ", path,
-                                                  ": ", std::strerror(errno)));
-    }
-    opened[path] = fd;
-    files_.push_back(fd);
-  }
+  ASSIGN_OR_RETURN(StepOutputs outputs, OpenStepOutputs(in_.out, in_.err, in_.request, job_,
+                                                        step_.step_id(), &files_));
   monitor_.SetOutputs(outputs);
   return absl::OkStatus();
 }

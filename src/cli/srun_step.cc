@@ -1,6 +1,7 @@
 #include "cli/srun_step.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/random.h>
@@ -12,7 +13,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
@@ -133,6 +136,43 @@ std::string FormatTaskIds(std::vector<int32_t> ids) {
     i = j + 1;
   }
   return out;
+}
+
+StatusOr<StepOutputs> OpenStepOutputs(const submit::IoTarget& out, const submit::IoTarget& err,
+                                      const model::JobRequest& request, model::JobId job,
+                                      uint32_t step_id, std::vector<int>* files) {
+  model::OutputPatternContext context;
+  context.job_id = job;
+  context.job_name = request.name;
+  if (const char* user = std::getenv("USER")) context.user = user;
+  context.step_id = step_id;
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
+                    (request.open_mode == model::OpenMode::kAppend ? O_APPEND : O_TRUNC);
+  StepOutputs outputs;
+  std::map<std::string, int> opened;
+  for (bool is_stderr : {false, true}) {
+    const submit::IoTarget& t = is_stderr ? err : out;
+    int& fd = is_stderr ? outputs.stderr_fd : outputs.stdout_fd;
+    if (t.kind == submit::IoTarget::Kind::kPerTask) fd = -1;
+    if (t.kind == submit::IoTarget::Kind::kOneTask) {
+      (is_stderr ? outputs.stderr_task : outputs.stdout_task) = t.task;
+    }
+    if (t.kind != submit::IoTarget::Kind::kFile) continue;
+    const std::string path = model::ExpandOutputPattern(t.pattern, context);
+    if (auto it = opened.find(path); it != opened.end()) {
+      fd = it->second;  // stdout and stderr share one file
+      continue;
+    }
+    fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      return absl::FailedPreconditionError(core::StrCat("Could not open ",
+                                                        is_stderr ? "stderr" : "stdout", " file ",
+                                                        path, ": ", std::strerror(errno)));
+    }
+    opened[path] = fd;
+    files->push_back(fd);
+  }
+  return outputs;
 }
 
 StepMonitor::StepMonitor(std::string key, bool label, std::function<void(const std::string&)> say)

@@ -18,7 +18,9 @@
 
 #include "core/status.h"
 #include "loom/v1/loom.pb.h"
+#include "cli/submit/srun_options.h"
 #include "model/job.h"
+#include "model/job_request.h"
 #include "model/step.h"
 #include "rpc/frame.h"
 
@@ -57,6 +59,14 @@ struct StepOutputs {
   std::optional<int32_t> stdout_task;  // only this task's stream (--output=N)
   std::optional<int32_t> stderr_task;
 };
+
+// Opens the files srun itself writes the tasks' streams to (-o/-e patterns without %t, %n,
+// %N, expanded for step `step_id` of job `job`; one path named by both opened once) and
+// says where each stream goes. The descriptors opened are appended to `files` (the caller
+// closes them). Errors, Slurm's: "Could not open stdout file PATH: REASON".
+StatusOr<StepOutputs> OpenStepOutputs(const submit::IoTarget& out, const submit::IoTarget& err,
+                                      const model::JobRequest& request, model::JobId job,
+                                      uint32_t step_id, std::vector<int>* files);
 
 class StepMonitor {
  public:

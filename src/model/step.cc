@@ -103,4 +103,21 @@ std::string DescribeTaskEnd(int32_t wait_status) {
   return "Unknown status " + std::to_string(wait_status);
 }
 
+std::string CompressCounts(const std::vector<int32_t>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j + 1 < counts.size() && counts[j + 1] == counts[i]) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(counts[i]);
+    if (j > i) {
+      out += "(x";
+      out += std::to_string(j - i + 1);
+      out += ')';
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace loom::model

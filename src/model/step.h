@@ -28,6 +28,10 @@ std::vector<int32_t> TaskCounts(const TaskRequest& request,
 // first, then node 1's, ... (counts {2, 1}: node 0 runs tasks 0 and 1, node 1 runs task 2).
 int32_t FirstTask(const std::vector<int32_t>& counts, size_t node);
 
+// Slurm's run-length form of per-node counts, as in SLURM_JOB_CPUS_PER_NODE and
+// SLURM_TASKS_PER_NODE: {72, 72, 36} -> "72(x2),36"; {} -> "".
+std::string CompressCounts(const std::vector<int32_t>& counts);
+
 // The total of `counts`.
 int32_t TaskTotal(const std::vector<int32_t>& counts);
 

@@ -85,18 +85,6 @@ Status ValidateBatchJob(const BatchJob& job) {
   return absl::OkStatus();
 }
 
-std::string CompressCounts(const std::vector<int32_t>& counts) {
-  std::string out;
-  for (size_t i = 0; i < counts.size();) {
-    size_t j = i;
-    while (j + 1 < counts.size() && counts[j + 1] == counts[i]) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(counts[i]);
-    if (j > i) out += StrCat("(x", j - i + 1, ")");
-    i = j + 1;
-  }
-  return out;
-}
 
 std::vector<int32_t> TasksPerNode(const BatchJob& job) {
   if (!job.tasks_per_node.empty()) return job.tasks_per_node;

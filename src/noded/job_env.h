@@ -189,9 +189,8 @@ std::map<std::string, std::string> TaskEnvironment(const BatchJob& job,
                                                    const NodeSettings& settings,
                                                    const UserInfo& user, const StepTask& task);
 
-// Slurm's run-length form of per-node counts, as in SLURM_JOB_CPUS_PER_NODE and
-// SLURM_TASKS_PER_NODE: {72, 72, 36} -> "72(x2),36"; {} -> "".
-std::string CompressCounts(const std::vector<int32_t>& counts);
+// Slurm's run-length form of per-node counts (model/step.h).
+using model::CompressCounts;
 
 // The tasks on each node: job.tasks_per_node when given; else --ntasks-per-node on every
 // node; else -n tasks dealt round robin over the nodes, skipping a node once its CPUs are used
