@@ -10,6 +10,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -17,8 +18,10 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "auth/identity.h"
 #include "auth/munge_auth.h"
@@ -107,30 +110,23 @@ class Daemon {
 
   LaunchForwarder& forwarder() { return *forwarder_; }
 
-  // What the job's batch script and step tasks here use now (sstat).
+  // What the job's batch script and step tasks here use (sstat): CPU now, and the largest
+  // memory and page counts seen, now or at the samples the daemon takes (SamplePeaks).
   void Usage(uint64_t job, v1::StepUsageReply* reply) {
-    auto add = [&](const std::string& step, int32_t task, pid_t pid) {
-      const ProcessUsage u = SessionUsage(pid);
-      if (u.processes == 0) return;  // it ended meanwhile
+    for (const auto& [task, u] : MeasureTasks(job)) {
       v1::TaskUsage* t = reply->add_tasks();
-      t->set_step(step);
-      t->set_task(task);
+      t->set_step(std::get<1>(task));
+      t->set_task(std::get<2>(task));
       t->set_node(opt_.node);
       t->set_cpu_usec(u.cpu_usec);
       t->set_rss_bytes(u.rss_bytes);
       t->set_vsize_bytes(u.vsize_bytes);
       t->set_major_faults(u.major_faults);
-    };
-    pid_t script = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      script = launcher_.ScriptPid(job);
-    }
-    if (script > 0) add("batch", 0, script);
-    for (const StepLauncher::TaskPid& t : steps_.TaskPids(job)) {
-      add(t.step_id ? std::to_string(*t.step_id) : "0", t.task, t.pid);
     }
   }
+
+  // Every running task's usage, so that sstat's maxima cover the time between its calls.
+  void SamplePeaks() { (void)MeasureTasks(0); }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -225,6 +221,9 @@ class Daemon {
     int64_t interval = 1;
     bool registered = false;
     auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
+    // How often the running tasks' memory is sampled for sstat's maxima.
+    constexpr auto kSampleEvery = std::chrono::seconds(10);
+    auto last_sample = std::chrono::steady_clock::now();
     std::vector<FinishedStep> unreported;
     while (!stop_) {
       {
@@ -251,6 +250,10 @@ class Daemon {
         }
       }
       const auto now = std::chrono::steady_clock::now();
+      if (now - last_sample >= kSampleEvery) {
+        last_sample = now;
+        SamplePeaks();
+      }
       if (now - last_beat >= std::chrono::seconds(registered ? interval : 1)) {
         last_beat = now;
         if (!registered) {
@@ -282,6 +285,45 @@ class Daemon {
   void Stop() { stop_ = true; }
 
  private:
+  // A task here: its job, step ("batch" or the step id) and task id.
+  using TaskKey = std::tuple<uint64_t, std::string, int32_t>;
+
+  // The usage of the running tasks of `job` (every job's for 0), with memory and pages the
+  // largest seen of each task; the peaks of tasks no longer running are forgotten.
+  std::map<TaskKey, ProcessUsage> MeasureTasks(uint64_t job) {
+    std::map<TaskKey, pid_t> tasks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (uint64_t id : launcher_.Running()) {
+        if (job != 0 && id != job) continue;
+        if (pid_t pid = launcher_.ScriptPid(id); pid > 0) tasks[{id, "batch", 0}] = pid;
+      }
+    }
+    for (const StepLauncher::TaskPid& t : steps_.TaskPids(job)) {
+      tasks[{t.job_id, t.step_id ? std::to_string(*t.step_id) : "0", t.task}] = t.pid;
+    }
+    std::set<pid_t> sids;
+    for (const auto& [key, pid] : tasks) sids.insert(pid);
+    const std::map<pid_t, ProcessUsage> now = SessionsUsage(sids);
+    std::map<TaskKey, ProcessUsage> out;
+    std::lock_guard<std::mutex> lock(peaks_mu_);
+    for (const auto& [key, pid] : tasks) {
+      auto it = now.find(pid);
+      if (it == now.end()) continue;  // it ended meanwhile
+      ProcessUsage& peak = peaks_[key];
+      peak.rss_bytes = std::max(peak.rss_bytes, it->second.rss_bytes);
+      peak.vsize_bytes = std::max(peak.vsize_bytes, it->second.vsize_bytes);
+      peak.major_faults = std::max(peak.major_faults, it->second.major_faults);
+      ProcessUsage u = it->second;
+      u.rss_bytes = peak.rss_bytes;
+      u.vsize_bytes = peak.vsize_bytes;
+      u.major_faults = peak.major_faults;
+      out[key] = u;
+    }
+    if (job == 0) std::erase_if(peaks_, [&](const auto& p) { return !tasks.contains(p.first); });
+    return out;
+  }
+
   std::vector<uint64_t> RunningBatchJobs() {
     std::lock_guard<std::mutex> lock(mu_);
     return launcher_.Running();
@@ -312,6 +354,8 @@ class Daemon {
   stepd::StepdLauncher launcher_;  // guarded by mu_
   StepLauncher steps_;      // thread-safe
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
+  std::mutex peaks_mu_;
+  std::map<TaskKey, ProcessUsage> peaks_;  // the largest memory seen of each running task
   std::atomic<bool> stop_{false};
 };
 

@@ -12,7 +12,15 @@
 namespace loom::noded {
 
 ProcessUsage SessionUsage(pid_t sid, const std::string& proc) {
-  ProcessUsage u;
+  std::map<pid_t, ProcessUsage> all = SessionsUsage({sid}, proc);
+  auto it = all.find(sid);
+  return it == all.end() ? ProcessUsage{} : it->second;
+}
+
+std::map<pid_t, ProcessUsage> SessionsUsage(const std::set<pid_t>& sids,
+                                            const std::string& proc) {
+  std::map<pid_t, ProcessUsage> out;
+  if (sids.empty()) return out;
   static const long ticks = std::max(1L, ::sysconf(_SC_CLK_TCK));
   static const long page = std::max(1L, ::sysconf(_SC_PAGESIZE));
   std::error_code ec;
@@ -31,7 +39,9 @@ ProcessUsage SessionUsage(pid_t sid, const std::string& proc) {
     f.resize(3);
     for (std::string word; fields >> word;) f.push_back(word);
     if (f.size() <= 24) continue;
-    if (std::strtol(f[6].c_str(), nullptr, 10) != sid) continue;
+    const auto session = static_cast<pid_t>(std::strtol(f[6].c_str(), nullptr, 10));
+    if (!sids.contains(session)) continue;
+    ProcessUsage& u = out[session];
     ++u.processes;
     const int64_t cpu_ticks = std::strtoll(f[14].c_str(), nullptr, 10) +
                               std::strtoll(f[15].c_str(), nullptr, 10) +
@@ -43,7 +53,7 @@ ProcessUsage SessionUsage(pid_t sid, const std::string& proc) {
     u.vsize_bytes += std::strtoll(f[23].c_str(), nullptr, 10);
     u.rss_bytes += std::strtoll(f[24].c_str(), nullptr, 10) * page;
   }
-  return u;
+  return out;
 }
 
 }  // namespace loom::noded

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 namespace loom::noded {
@@ -21,5 +23,10 @@ struct ProcessUsage {
 // The usage of every process whose session is `sid`, from the stat files under `proc`.
 // Processes that end while they are read are skipped; nothing running gives zeros.
 ProcessUsage SessionUsage(pid_t sid, const std::string& proc = "/proc");
+
+// The same for several sessions in one pass over `proc`; a session none of whose processes
+// is left is absent.
+std::map<pid_t, ProcessUsage> SessionsUsage(const std::set<pid_t>& sids,
+                                            const std::string& proc = "/proc");
 
 }  // namespace loom::noded

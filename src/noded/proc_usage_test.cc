@@ -36,6 +36,10 @@ TEST(SessionUsageTest, SumsTheSessionsProcessesOnly) {
   EXPECT_EQ(u.vsize_bytes, 4000);
   EXPECT_EQ(u.major_faults, 2 + 1 + 1 + 1);  // majflt and cmajflt of each
   EXPECT_EQ(SessionUsage(300, proc).processes, 0);
+  auto both = SessionsUsage({100, 200, 300}, proc);
+  EXPECT_EQ(both.size(), 2u);  // 300 has no process
+  EXPECT_EQ(both[100].processes, 2);
+  EXPECT_EQ(both[200].rss_bytes, 90 * page);
 }
 
 TEST(SessionUsageTest, ThisProcessOnTheRealProcTree) {

@@ -447,9 +447,9 @@ std::vector<StepLauncher::TaskPid> StepLauncher::TaskPids(model::JobId job) cons
   std::vector<TaskPid> out;
   absl::MutexLock lock(&mu_);
   for (const auto& [key, step] : steps_) {
-    if (key.first != job || step->finished) continue;
+    if ((job != 0 && key.first != job) || step->finished) continue;
     for (const Task& t : step->tasks) {
-      if (!t.reaped && t.pid > 0) out.push_back(TaskPid{step->step_id, t.id, t.pid});
+      if (!t.reaped && t.pid > 0) out.push_back(TaskPid{key.first, step->step_id, t.id, t.pid});
     }
   }
   return out;

@@ -131,9 +131,11 @@ class StepLauncher {
   // Whether some step of `job` (or step `step` of it) runs here.
   bool IsRunning(model::JobId job, std::optional<uint32_t> step = std::nullopt) const;
 
-  // The tasks of `job` that still run here: their step (unset: the job's only step, for a
-  // job srun submitted), task id and pid (the leader of the task's session).
+  // The tasks of `job` (every job's for 0) that still run here: their job, step (unset: the
+  // job's only step, for a job srun submitted), task id and pid (the leader of the task's
+  // session).
   struct TaskPid {
+    model::JobId job_id = 0;
     std::optional<uint32_t> step_id;
     int32_t task = 0;
     pid_t pid = 0;
