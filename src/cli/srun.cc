@@ -269,22 +269,10 @@ int Srun::Run(const std::string& host) {
       next_query = Clock::now() + std::chrono::milliseconds(settled ? 2000 : 500);
       continue;
     }
-    std::vector<pollfd> fds = monitor_.PollFds();
-    fds.push_back({signals, POLLIN, 0});
-    const int wait_ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count());
-    if (::poll(fds.data(), fds.size(), std::max(1, wait_ms)) <= 0) continue;
-    for (const pollfd& p : fds) {
-      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (p.fd != signals) {
-        monitor_.OnReadable(p.fd);
-        continue;
-      }
-      signalfd_siginfo info;
-      while (::read(signals, &info, sizeof info) == sizeof info) {
-        OnSignal(static_cast<int>(info.ssi_signo));
-      }
-    }
+    monitor_.PollOnce(
+        signals,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count(),
+        [this](int sig) { OnSignal(sig); });
     if (monitor_.has_pending_reports()) {
       if (!aborted_ && !cancel_sent_) Query();  // killed by a time limit or a cancel?
       monitor_.FlushReports();

@@ -276,22 +276,10 @@ int StepRun::Run(const std::string& host) {
           Clock::now() + std::chrono::milliseconds(monitor_.AnyNodeConnected() ? 2000 : 500);
       continue;
     }
-    std::vector<pollfd> fds = monitor_.PollFds();
-    fds.push_back({signals, POLLIN, 0});
-    const int wait_ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count());
-    if (::poll(fds.data(), fds.size(), std::max(1, wait_ms)) <= 0) continue;
-    for (const pollfd& p : fds) {
-      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (p.fd != signals) {
-        monitor_.OnReadable(p.fd);
-        continue;
-      }
-      signalfd_siginfo info;
-      while (::read(signals, &info, sizeof info) == sizeof info) {
-        OnSignal(static_cast<int>(info.ssi_signo));
-      }
-    }
+    monitor_.PollOnce(
+        signals,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count(),
+        [this](int sig) { OnSignal(sig); });
     // -K: a task that exited non-zero ends the step.
     const int32_t ws = monitor_.status().wait_status();
     if (in_.step->kill_on_bad_exit && !bad_exit_handled_ && !monitor_.status().empty() &&

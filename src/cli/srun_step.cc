@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -173,6 +174,26 @@ StatusOr<StepOutputs> OpenStepOutputs(const submit::IoTarget& out, const submit:
     files->push_back(fd);
   }
   return outputs;
+}
+
+void StepMonitor::PollOnce(int signal_fd, int64_t wait_ms,
+                           const std::function<void(int)>& on_signal) {
+  std::vector<pollfd> fds = PollFds();
+  fds.push_back({signal_fd, POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(1, wait_ms))) <= 0) {
+    return;
+  }
+  for (const pollfd& p : fds) {
+    if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (p.fd != signal_fd) {
+      OnReadable(p.fd);
+      continue;
+    }
+    signalfd_siginfo info;
+    while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+      on_signal(static_cast<int>(info.ssi_signo));
+    }
+  }
 }
 
 StepMonitor::StepMonitor(std::string key, bool label, std::function<void(const std::string&)> say)

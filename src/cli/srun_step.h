@@ -97,6 +97,9 @@ class StepMonitor {
   std::vector<pollfd> PollFds() const;
   // Handles `fd` having become readable (a new connection, data, or a connection's end).
   void OnReadable(int fd);
+  // Waits up to `wait_ms` (at least 1 ms) for the nodes' connections and for `signal_fd` (a
+  // signalfd), handles what became readable, and passes each signal read to `on_signal`.
+  void PollOnce(int signal_fd, int64_t wait_ms, const std::function<void(int)>& on_signal);
 
   // From now on, tasks killed by a signal are expected (the job was cancelled or timed out):
   // their ends are not reported as errors, as in Slurm.
