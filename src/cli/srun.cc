@@ -286,9 +286,7 @@ int Srun::Run(const std::string& host) {
   }
   monitor_.FlushReports();
   for (int fd : files_) ::close(fd);
-  if (monitor_.AllTasksEnded()) return monitor_.status().ExitCode();
-  const int code = monitor_.status().ExitCode();
-  return code != 0 ? code : in_.error_exit;
+  return monitor_.ExitCode(in_.error_exit);
 }
 
 }  // namespace

@@ -300,9 +300,7 @@ int StepRun::Run(const std::string& host) {
   }
   monitor_.FlushReports();
   for (int fd : files_) ::close(fd);
-  const int code = monitor_.status().ExitCode();
-  if (monitor_.AllTasksEnded()) return code;
-  return code != 0 ? code : in_.error_exit;
+  return monitor_.ExitCode(in_.error_exit);
 }
 
 }  // namespace

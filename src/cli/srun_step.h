@@ -119,6 +119,12 @@ class StepMonitor {
   bool launch_failed() const { return launch_failed_; }
   // The tasks' ends added up by srun's rule.
   const model::StepStatus& status() const { return status_; }
+  // What srun exits with: the tasks' code (srun's rule) once all have reported; before that
+  // (the step went away), that code when not 0, else `error_exit`.
+  int ExitCode(int error_exit) const {
+    const int code = status_.ExitCode();
+    return AllTasksEnded() || code != 0 ? code : error_exit;
+  }
   // "step:12.0 tasks 0-1: running"-style lines on each task's state, as srun prints them on
   // Ctrl-C.
   std::vector<std::string> TaskStates() const;

@@ -11,12 +11,6 @@
 
 namespace loom::noded {
 
-ProcessUsage SessionUsage(pid_t sid, const std::string& proc) {
-  std::map<pid_t, ProcessUsage> all = SessionsUsage({sid}, proc);
-  auto it = all.find(sid);
-  return it == all.end() ? ProcessUsage{} : it->second;
-}
-
 std::map<pid_t, ProcessUsage> SessionsUsage(const std::set<pid_t>& sids,
                                             const std::string& proc) {
   std::map<pid_t, ProcessUsage> out;

@@ -20,12 +20,9 @@ struct ProcessUsage {
   int64_t major_faults = 0;  // pages read in (Slurm's "Pages"), theirs and their reaped children's
 };
 
-// The usage of every process whose session is `sid`, from the stat files under `proc`.
-// Processes that end while they are read are skipped; nothing running gives zeros.
-ProcessUsage SessionUsage(pid_t sid, const std::string& proc = "/proc");
-
-// The same for several sessions in one pass over `proc`; a session none of whose processes
-// is left is absent.
+// The usage of every process of each session of `sids` (by the session's id), from one pass
+// over the stat files under `proc`. Processes that end while they are read are skipped; a
+// session none of whose processes is left is absent.
 std::map<pid_t, ProcessUsage> SessionsUsage(const std::set<pid_t>& sids,
                                             const std::string& proc = "/proc");
 

@@ -29,13 +29,13 @@ TEST(SessionUsageTest, SumsTheSessionsProcessesOnly) {
   Stat(proc, 101, "a (weird) name", 100, 1, hz, hz, hz, 3000, 5);  // its child
   Stat(proc, 200, "other", 200, 9, 9 * hz, 0, 0, 9000, 90);  // someone else's
   std::filesystem::create_directories(proc + "/self");       // not a pid
-  ProcessUsage u = SessionUsage(100, proc);
+  ProcessUsage u = SessionsUsage({100}, proc)[100];
   EXPECT_EQ(u.processes, 2);
   EXPECT_EQ(u.cpu_usec, 4 * 1000000);  // 1 s + (1 + 1 + 1) s
   EXPECT_EQ(u.rss_bytes, 15 * page);
   EXPECT_EQ(u.vsize_bytes, 4000);
   EXPECT_EQ(u.major_faults, 2 + 1 + 1 + 1);  // majflt and cmajflt of each
-  EXPECT_EQ(SessionUsage(300, proc).processes, 0);
+  EXPECT_FALSE(SessionsUsage({300}, proc).contains(300));
   auto both = SessionsUsage({100, 200, 300}, proc);
   EXPECT_EQ(both.size(), 2u);  // 300 has no process
   EXPECT_EQ(both[100].processes, 2);
@@ -43,7 +43,7 @@ TEST(SessionUsageTest, SumsTheSessionsProcessesOnly) {
 }
 
 TEST(SessionUsageTest, ThisProcessOnTheRealProcTree) {
-  ProcessUsage u = SessionUsage(::getsid(0));
+  ProcessUsage u = SessionsUsage({::getsid(0)})[::getsid(0)];
   EXPECT_GE(u.processes, 1);
   EXPECT_GT(u.rss_bytes, 0);
 }
