@@ -285,19 +285,33 @@ std::vector<stepd::ProcessRef> AwaitEnd(std::vector<stepd::ProcessRef> refs, int
   return refs;
 }
 
-// The batch jobs' supervisors of the cluster's nodes, from the records in their spools.
-std::vector<stepd::PidRecord> Supervisors(const std::string& dir,
-                                          const std::vector<Recorded>& all) {
-  std::vector<stepd::PidRecord> out;
+// A supervisor of a batch script or of a step's tasks, and the sessions it leads them in.
+struct Supervisor {
+  stepd::ProcessRef stepd;
+  std::vector<stepd::ProcessRef> sessions;
+};
+
+// The supervisors of the cluster's nodes, from the records in their spools.
+std::vector<Supervisor> Supervisors(const std::string& dir, const std::vector<Recorded>& all) {
+  std::vector<Supervisor> out;
   for (const Recorded& r : all) {
     if (!r.name.starts_with("loomd:")) continue;
     const std::string node = r.name.substr(6);
     const std::string spool = dir + "/spool/" + node;
-    for (uint64_t job : stepd::ListJobs(spool, node)) {
-      const std::string path = stepd::PathsOf(spool, node, job).pid;
-      auto text = stepd::ReadFile(path);
+    for (const stepd::StepRef& ref : stepd::ListSupervised(spool, node)) {
+      const stepd::StepdPaths paths = stepd::PathsOf(spool, node, ref);
+      auto text = stepd::ReadFile(paths.pid);
       if (!text.ok()) continue;
-      if (auto rec = stepd::ParsePidRecord(*text, path); rec.ok()) out.push_back(*rec);
+      auto rec = stepd::ParsePidRecord(*text, paths.pid);
+      if (!rec.ok()) continue;
+      Supervisor s{rec->stepd, {}};
+      if (rec->job.pid > 0) s.sessions.push_back(rec->job);
+      if (auto tasks = stepd::ReadFile(paths.tasks); tasks.ok()) {
+        if (auto list = stepd::ParseTaskRecords(*tasks, paths.tasks); list.ok()) {
+          for (const stepd::TaskRecord& t : *list) s.sessions.push_back(t.process);
+        }
+      }
+      out.push_back(std::move(s));
     }
   }
   return out;
@@ -314,17 +328,19 @@ int Down(const std::string& dir) {
   (void)AwaitEnd(controller, 5);
   // Then the jobs: SIGTERM makes each loom-stepd end its job (SIGTERM, SIGKILL after
   // KillWait) and then itself. Whatever outlives that is killed by its recorded pid.
-  const std::vector<stepd::PidRecord> supervisors = Supervisors(dir, all);
+  const std::vector<Supervisor> supervisors = Supervisors(dir, all);
   std::vector<stepd::ProcessRef> waiting;
-  for (const stepd::PidRecord& s : supervisors) {
+  for (const Supervisor& s : supervisors) {
     if (stepd::IsAlive(s.stepd)) {
       ::kill(s.stepd.pid, SIGTERM);
       waiting.push_back(s.stepd);
     }
   }
   for (const stepd::ProcessRef& left : AwaitEnd(waiting, 40)) ::kill(left.pid, SIGKILL);
-  for (const stepd::PidRecord& s : supervisors) {
-    if (stepd::IsAlive(s.job)) ::kill(-s.job.pid, SIGKILL);
+  for (const Supervisor& s : supervisors) {
+    for (const stepd::ProcessRef& session : s.sessions) {
+      if (session.pid > 0 && stepd::IsAlive(session)) ::kill(-session.pid, SIGKILL);
+    }
   }
   // Then the daemons, munged last.
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
@@ -341,7 +357,7 @@ int Down(const std::string& dir) {
   }
   std::error_code ec;
   fs::remove(dir + "/run/pids", ec);
-  std::printf("loom cluster: stopped %zu processes and %zu job supervisors under %s\n", all.size(),
+  std::printf("loom cluster: stopped %zu processes and %zu supervisors of jobs and steps under %s\n", all.size(),
               supervisors.size(), dir.c_str());
   return 0;
 }

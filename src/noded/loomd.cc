@@ -1,10 +1,11 @@
 // loomd: the node daemon. Registers its node with loomctld, reports in every
-// SlurmdTimeout/3, runs the batch scripts the controller sends (each under its own
-// loom-stepd supervisor, which confines it per cgroup.conf and outlives a restart of loomd)
-// and its share of the tasks of jobs srun submitted (StepLauncher), delivers signals, and
-// reports each job's end on this node. A restarted loomd adopts the supervisors still
-// running and reports their jobs as running. Several can run on one host with distinct -N
-// names and Port= values (emulated nodes).
+// SlurmdTimeout/3, runs the batch scripts the controller sends and its share of the tasks of
+// srun's steps, each under a loom-stepd supervisor of its own (which confines it per
+// cgroup.conf, talks to srun, and outlives a restart of loomd), passes step launches on to
+// the nodes below it (TreeWidth), delivers signals, and reports each script's and step's end
+// on this node. A restarted loomd adopts the supervisors still running and reports their
+// jobs as running. Several can run on one host with distinct -N names and Port= values
+// (emulated nodes).
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <sys/sysinfo.h>
@@ -32,9 +33,7 @@
 #include "noded/forwarder.h"
 #include "noded/hw/hardware.h"
 #include "noded/launcher.h"
-#include "noded/node_layout.h"
 #include "noded/proc_usage.h"
-#include "noded/step_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/reply.h"
@@ -78,11 +77,10 @@ class NodeService final : public v1::NodeDaemon::Service {
 
 class Daemon {
  public:
-  Daemon(Options o, conf::SiteConfig site, NodeSettings settings, ConfineStep confine)
+  Daemon(Options o, conf::SiteConfig site)
       : opt_(std::move(o)),
         site_(std::move(site)),
-        launcher_(stepd::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, settings.slurm_conf}),
-        steps_(settings, 120000, std::move(confine)) {
+        launcher_(stepd::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, opt_.slurm_conf}) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -91,11 +89,11 @@ class Daemon {
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
         grpc::CreateChannel(opt_.controller, grpc::InsecureChannelCredentials()));
-    // Jobs an earlier run of loomd started carry on under their supervisors: adopt them
-    // before any request about them can come.
-    for (uint64_t job : launcher_.Recover()) {
-      std::fprintf(stderr, "loomd: job %llu: supervisor found from an earlier run\n",
-                   static_cast<unsigned long long>(job));
+    // Scripts and steps an earlier run of loomd started carry on under their supervisors:
+    // adopt them before any request about them can come.
+    for (const stepd::StepRef& ref : launcher_.Recover()) {
+      std::fprintf(stderr, "loomd: %s: supervisor found from an earlier run\n",
+                   stepd::Describe(ref).c_str());
     }
   }
 
@@ -133,87 +131,45 @@ class Daemon {
     return launcher_.Start(req);
   }
 
+  // This node's share of a step, under a supervisor of its own; a malformed request is
+  // refused before one starts.
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
-    if (req.has_step_id()) return LaunchStep(req);
-    const v1::SrunStep& srun = req.job().spec().srun();
-    if (srun.argv().empty()) {
-      return absl::InvalidArgumentError(
-          core::StrCat("job ", req.job_id(), ": LaunchTasks without srun's command"));
-    }
-    StepJob step;
-    ASSIGN_OR_RETURN(step.job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
-    step.job.node_index = req.node_index();
-    if (req.node_index() >= 0 && req.node_index() < req.job().allocation_size()) {
-      step.job.mem_mb = req.job().allocation(req.node_index()).mem_mb();
-    }
-    step.job.time_limit_s = req.time_limit_s();
-    step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
-    step.job.environment.insert(req.environment().begin(), req.environment().end());
-    step.argv.assign(srun.argv().begin(), srun.argv().end());
-    step.io_host = srun.io_host();
-    step.io_port = srun.io_port();
-    step.io_key = req.io_key();
-    step.unbuffered = srun.unbuffered();
-    step.stdout_pattern = srun.std_out();
-    step.stderr_pattern = srun.std_err();
-    step.stdin_pattern = srun.std_in();
-    return steps_.Start(step);
-  }
-
-  // A step inside the job's allocation: its command, layout and I/O come with the request.
-  Status LaunchStep(const v1::LaunchTasksRequest& req) {
-    const v1::StepRequest& r = req.step();
-    const v1::StepInfo& info = req.step_info();
-    if (r.argv().empty() || info.nodes().empty()) {
-      return absl::InvalidArgumentError(core::StrCat("step ", req.job_id(), ".", req.step_id(),
-                                                     ": LaunchTasks without its command or nodes"));
-    }
-    StepJob step;
-    ASSIGN_OR_RETURN(step.job, JobOf(req.job(), req.uid(), req.gid(), req.gpu_ids()));
-    step.job.time_limit_s = req.time_limit_s();
-    step.job.work_dir = r.work_dir().empty() ? "/tmp" : r.work_dir();
-    step.job.environment.insert(req.environment().begin(), req.environment().end());
-    step.argv.assign(r.argv().begin(), r.argv().end());
-    step.io_host = r.io_host();
-    step.io_port = r.io_port();
-    step.io_key = req.io_key();
-    step.unbuffered = r.unbuffered();
-    step.stdout_pattern = r.std_out();
-    step.stderr_pattern = r.std_err();
-    step.stdin_pattern = r.std_in();
-    StepPlacement& p = step.placement.emplace();
-    p.step_id = req.step_id();
-    p.nodes.assign(info.nodes().begin(), info.nodes().end());
-    p.tasks_per_node.assign(info.tasks_per_node().begin(), info.tasks_per_node().end());
-    p.node_index = req.step_node_index();
-    p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
-    p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
-    step.binding = BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(),
-                                  r.cpus_per_task()};
-    step.node_cpus = req.cpu_ids();
-    return steps_.Start(step);
-  }
-
-  Status Signal(const v1::SignalTasksRequest& req) {
-    if (req.has_step_id()) {
-      if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
-        return steps_.Terminate(req.job_id(), req.kill_wait_s(), req.step_id());
-      }
-      return steps_.Signal(req.job_id(), req.signal(), req.step_id());
-    }
-    // The whole job: its steps here, and its batch script when it runs here.
-    if (steps_.IsRunning(req.job_id())) {
-      Status s = req.signal() == SIGTERM && req.kill_wait_s() > 0
-                     ? steps_.Terminate(req.job_id(), req.kill_wait_s())
-                     : steps_.Signal(req.job_id(), req.signal());
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!launcher_.IsRunning(req.job_id())) return s;
-    }
+    RETURN_IF_ERROR(stepd::StepJobOf(req, opt_.node).status());
+    std::optional<CpuLayout> hardware;
+    if (opt_.hardware.cpus > 0) hardware = opt_.hardware;
     std::lock_guard<std::mutex> lock(mu_);
-    if (req.signal() == SIGTERM && req.kill_wait_s() > 0) {
-      return launcher_.Terminate(req.job_id(), req.kill_wait_s());
+    return launcher_.StartStep(req, hardware);
+  }
+
+  // A signal for the job (every script and step of it here) or for one step of it.
+  Status Signal(const v1::SignalTasksRequest& req) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<stepd::StepRef> refs;
+    if (req.has_step_id()) {
+      const stepd::StepRef step = stepd::StepRef::Step(req.job_id(), req.step_id());
+      if (launcher_.IsRunning(step)) refs.push_back(step);
+    } else {
+      refs = launcher_.Of(req.job_id());
     }
-    return launcher_.Signal(req.job_id(), req.signal());
+    if (refs.empty()) {
+      return absl::NotFoundError(
+          req.has_step_id()
+              ? core::StrCat("step ", req.job_id(), ".", req.step_id(), " is not running on this node")
+              : core::StrCat("job ", req.job_id(), " is not running on this node"));
+    }
+    const bool terminate = req.signal() == SIGTERM && req.kill_wait_s() > 0;
+    Status first_error;
+    bool delivered = false;
+    for (const stepd::StepRef& ref : refs) {
+      Status s = terminate ? launcher_.Terminate(ref, req.kill_wait_s())
+                           : launcher_.Signal(ref, req.signal());
+      if (s.ok()) {
+        delivered = true;
+      } else if (first_error.ok()) {
+        first_error = s;
+      }
+    }
+    return delivered ? absl::OkStatus() : first_error;
   }
 
   // Registration, heartbeats, and reports of ended scripts, until stopped.
@@ -224,26 +180,27 @@ class Daemon {
     // How often the running tasks' memory is sampled for sstat's maxima.
     constexpr auto kSampleEvery = std::chrono::seconds(10);
     auto last_sample = std::chrono::steady_clock::now();
-    std::vector<FinishedStep> unreported;
+    std::vector<stepd::StepdLauncher::Ended> unreported;
     while (!stop_) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        for (FinishedJob& f : launcher_.Reap()) unreported.push_back(FinishedStep{f, {}});
+        for (stepd::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
       }
-      for (FinishedStep& f : steps_.Reap()) unreported.push_back(f);
       for (auto it = unreported.begin(); it != unreported.end();) {
+        const FinishedJob& how = it->how;
+        const std::optional<uint32_t> step = it->ref.reported_step();
         v1::JobCompleteRequest req;
         req.set_node(opt_.node);
-        req.set_job_id(it->job_id);
+        req.set_job_id(how.job_id);
         // Killed by the OOM killer: Slurm's OUT_OF_MEMORY with ExitCode 0:125.
         // A step inside an allocation keeps its tasks' statuses; the flag marks it.
-        req.set_exit_code(it->out_of_memory && !it->step_id ? 125 : it->wait_status);
-        req.set_out_of_memory(it->out_of_memory);
-        if (it->step_id) req.set_step_id(*it->step_id);
+        req.set_exit_code(how.out_of_memory && !step ? 125 : how.wait_status);
+        req.set_out_of_memory(how.out_of_memory);
+        if (step) req.set_step_id(*step);
         v1::JobCompleteReply reply;
         if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
           std::lock_guard<std::mutex> lock(mu_);
-          launcher_.Forget(it->job_id);  // the controller has it: the result may go
+          launcher_.Forget(it->ref);  // the controller has it: the result may go
           it = unreported.erase(it);
         } else {
           ++it;  // the controller is away: tell it when it is back
@@ -265,7 +222,7 @@ class Daemon {
           req.set_threads_per_core(opt_.hardware.threads_per_core);
           req.set_real_memory_mb(opt_.hardware.memory_mb);
           for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
-          for (uint64_t job : RunningBatchJobs()) req.add_running_jobs(job);
+          for (uint64_t job : RunningJobs()) req.add_running_jobs(job);
           v1::RegisterNodeReply reply;
           if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
             registered = true;
@@ -274,7 +231,7 @@ class Daemon {
         } else {
           v1::HeartbeatRequest req;
           req.set_name(opt_.node);
-          for (uint64_t job : RunningBatchJobs()) req.add_running_jobs(job);
+          for (uint64_t job : RunningJobs()) req.add_running_jobs(job);
           v1::HeartbeatReply reply;
           registered = Call("Heartbeat", req, &reply, &v1::Controller::Stub::Heartbeat);
         }
@@ -294,13 +251,19 @@ class Daemon {
     std::map<TaskKey, pid_t> tasks;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (uint64_t id : launcher_.Running()) {
-        if (job != 0 && id != job) continue;
-        if (pid_t pid = launcher_.ScriptPid(id); pid > 0) tasks[{id, "batch", 0}] = pid;
+      for (const stepd::StepRef& ref : job != 0 ? launcher_.Of(job) : launcher_.Running()) {
+        if (ref.is_batch()) {
+          if (pid_t pid = launcher_.ScriptPid(ref.job_id); pid > 0) {
+            tasks[{ref.job_id, "batch", 0}] = pid;
+          }
+          continue;
+        }
+        // The tasks of a job srun submitted are its step 0.
+        const std::string step = core::StrCat(ref.reported_step().value_or(0));
+        for (const stepd::TaskRecord& t : launcher_.StepTasks(ref)) {
+          tasks[{ref.job_id, step, t.task}] = t.process.pid;
+        }
       }
-    }
-    for (const StepLauncher::TaskPid& t : steps_.TaskPids(job)) {
-      tasks[{t.job_id, t.step_id ? std::to_string(*t.step_id) : "0", t.task}] = t.pid;
     }
     std::set<pid_t> sids;
     for (const auto& [key, pid] : tasks) sids.insert(pid);
@@ -324,16 +287,10 @@ class Daemon {
     return out;
   }
 
-  std::vector<uint64_t> RunningBatchJobs() {
+  // The jobs with a script or a step here, which the controller checks against its own.
+  std::vector<uint64_t> RunningJobs() {
     std::lock_guard<std::mutex> lock(mu_);
-    return launcher_.Running();
-  }
-
-  // What a launch of either kind says about the job: identity, allocation (this node in it),
-  // GPUs here, and the options the environment reports.
-  StatusOr<BatchJob> JobOf(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
-                           const std::string& gpu_ids) const {
-    return stepd::JobFromInfo(info, uid, gid, gpu_ids, opt_.node);
+    return launcher_.RunningJobs();
   }
 
   template <typename Req, typename Reply, typename Method>
@@ -352,7 +309,6 @@ class Daemon {
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::mutex mu_;
   stepd::StepdLauncher launcher_;  // guarded by mu_
-  StepLauncher steps_;      // thread-safe
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   std::mutex peaks_mu_;
   std::map<TaskKey, ProcessUsage> peaks_;  // the largest memory seen of each running task
@@ -486,13 +442,13 @@ int main(int argc, char** argv) {
   }
   if (opt.spool.empty()) opt.spool = "/var/spool/loomd/" + opt.node;
   {
-    // Batch jobs run under loom-stepd, installed beside loomd.
+    // Scripts and steps run under loom-stepd, installed beside loomd.
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
     opt.stepd = (self.parent_path() / "loom-stepd").string();
     if (ec || ::access(opt.stepd.c_str(), X_OK) != 0) {
-      std::fprintf(stderr, "loomd: cannot run %s, which supervises batch jobs; install loom-stepd "
-                           "beside loomd\n", opt.stepd.c_str());
+      std::fprintf(stderr, "loomd: cannot run %s, which supervises batch jobs and steps; install "
+                           "loom-stepd beside loomd\n", opt.stepd.c_str());
       return 1;
     }
   }
@@ -521,25 +477,13 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  noded::NodeSettings settings;
-  settings.cluster_name = site->cluster.cluster_name;
-  settings.slurm_conf = opt.slurm_conf;
-  settings.kill_wait_s = site->cluster.kill_wait_s;
-  settings.layout = noded::NodeLayout(
-      *site, *me, opt.hardware.cpus > 0 ? std::optional(opt.hardware) : std::nullopt);
-  noded::ApplyTaskPlugin(site->cluster, &settings);
-  // srun's steps are confined as batch jobs are (their supervisors read cgroup.conf too).
-  noded::ConfineStep confine;
-  auto cgroups = stepd::LoadNodeCgroups(*site, opt.slurm_conf, opt.node);
-  if (!cgroups.ok()) {
+  // The supervisors read cgroup.conf for every script and step: a broken one stops loomd
+  // here, not each launch.
+  if (auto cgroups = stepd::LoadNodeCgroups(*site, opt.slurm_conf, opt.node); !cgroups.ok()) {
     std::fprintf(stderr, "loomd: %s\n", std::string(cgroups.status().message()).c_str());
     return 1;
   }
-  if (*cgroups) {
-    settings.constrain_devices = (*cgroups)->config.constrain_devices;
-    confine = stepd::StepConfinement(std::make_shared<stepd::NodeCgroups>(std::move(**cgroups)));
-  }
-  noded::Daemon daemon(opt, *site, settings, std::move(confine));
+  noded::Daemon daemon(opt, *site);
   noded::NodeService service(&daemon);
   grpc::ServerBuilder builder;
   int bound = 0;

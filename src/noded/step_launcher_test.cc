@@ -20,116 +20,16 @@
 #include <thread>
 
 #include "loom/v1/loom.pb.h"
-#include "rpc/frame.h"
+#include "noded/testing/fake_srun.h"
 
 namespace loom::noded {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Accepts one connection on loopback and keeps every StepIo message it carries.
-class FakeSrun {
- public:
-  FakeSrun() {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(listen_fd_, 4);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeSrun() {
-    Hangup();
-    ::shutdown(listen_fd_, SHUT_RDWR);  // wakes an accept that never got a connection
-    if (thread_.joinable()) thread_.join();
-    ::close(listen_fd_);
-  }
-
-  int port() const { return port_; }
-  // Closes the connection, as an srun that died would.
-  void Hangup() {
-    std::lock_guard<std::mutex> lock(mu_);
-    hangup_ = true;
-    if (conn_fd_ >= 0) ::shutdown(conn_fd_, SHUT_RDWR);
-  }
-  // Waits until the node closed the connection (or `ms` passed); returns the messages.
-  std::vector<v1::StepIo> WaitClosed(int ms = 10000) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (std::chrono::steady_clock::now() < deadline) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (closed_) return messages_;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ADD_FAILURE() << "the node never closed its connection";
-    std::lock_guard<std::mutex> lock(mu_);
-    return messages_;
-  }
-  size_t count() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return messages_.size();
-  }
-
- private:
-  void Serve() {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      conn_fd_ = fd;
-      if (hangup_) ::shutdown(fd, SHUT_RDWR);
-    }
-    while (fd >= 0) {
-      auto frame = rpc::ReadFrame(fd, 60000);
-      if (!frame.ok()) break;
-      v1::StepIo m;
-      if (!m.ParseFromString(*frame)) break;
-      std::lock_guard<std::mutex> lock(mu_);
-      messages_.push_back(m);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    if (fd >= 0) ::close(fd);
-    conn_fd_ = -1;
-  }
-
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  int conn_fd_ = -1;
-  bool hangup_ = false;
-  bool closed_ = false;
-  std::vector<v1::StepIo> messages_;
-};
-
-// What srun would print: each task's stdout and stderr, and each task's status.
-struct Heard {
-  std::map<int, std::string> out, err;
-  std::map<int, int> status;
-  std::vector<std::string> failures;
-  bool exit_before_output = false;
-};
-
-Heard Collect(const std::vector<v1::StepIo>& messages) {
-  Heard h;
-  for (const v1::StepIo& m : messages) {
-    if (m.has_output()) {
-      (m.output().is_stderr() ? h.err : h.out)[m.output().task()] += m.output().data();
-      if (h.status.contains(m.output().task())) h.exit_before_output = true;
-    } else if (m.has_exit()) {
-      for (int t : m.exit().tasks()) h.status[t] = m.exit().status();
-    } else if (m.has_failure()) {
-      h.failures.push_back(m.failure().message());
-    }
-  }
-  return h;
-}
+using testing_support::Collect;
+using testing_support::FakeSrun;
+using testing_support::Heard;
 
 std::optional<FinishedJob> WaitFinished(StepLauncher& launcher, model::JobId job, int ms = 10000) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);

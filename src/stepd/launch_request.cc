@@ -7,6 +7,8 @@
 #include "conf/site_config.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "model/binding.h"
+#include "noded/node_layout.h"
 #include "rpc/convert.h"
 
 namespace loom::stepd {
@@ -74,6 +76,115 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
   return job;
 }
 
+StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
+  noded::StepJob step;
+  ASSIGN_OR_RETURN(step.job, JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
+  step.job.time_limit_s = req.time_limit_s();
+  step.job.environment.insert(req.environment().begin(), req.environment().end());
+  step.io_key = req.io_key();
+  if (!req.has_step_id()) {
+    // The job's only step: srun's command and I/O come with the job's submission.
+    const v1::SrunStep& srun = req.job().spec().srun();
+    if (srun.argv().empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("job ", req.job_id(), ": LaunchTasks without srun's command"));
+    }
+    step.job.node_index = req.node_index();
+    if (req.node_index() >= 0 && req.node_index() < req.job().allocation_size()) {
+      step.job.mem_mb = req.job().allocation(req.node_index()).mem_mb();
+    }
+    step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
+    step.argv.assign(srun.argv().begin(), srun.argv().end());
+    step.io_host = srun.io_host();
+    step.io_port = srun.io_port();
+    step.unbuffered = srun.unbuffered();
+    step.stdout_pattern = srun.std_out();
+    step.stderr_pattern = srun.std_err();
+    step.stdin_pattern = srun.std_in();
+    return step;
+  }
+  // A step inside the job's allocation: its command, layout and I/O come with the request.
+  const v1::StepRequest& r = req.step();
+  const v1::StepInfo& info = req.step_info();
+  if (r.argv().empty() || info.nodes().empty()) {
+    return absl::InvalidArgumentError(StrCat("step ", req.job_id(), ".", req.step_id(),
+                                             ": LaunchTasks without its command or nodes"));
+  }
+  step.job.work_dir = r.work_dir().empty() ? "/tmp" : r.work_dir();
+  step.argv.assign(r.argv().begin(), r.argv().end());
+  step.io_host = r.io_host();
+  step.io_port = r.io_port();
+  step.unbuffered = r.unbuffered();
+  step.stdout_pattern = r.std_out();
+  step.stderr_pattern = r.std_err();
+  step.stdin_pattern = r.std_in();
+  noded::StepPlacement& p = step.placement.emplace();
+  p.step_id = req.step_id();
+  p.nodes.assign(info.nodes().begin(), info.nodes().end());
+  p.tasks_per_node.assign(info.tasks_per_node().begin(), info.tasks_per_node().end());
+  p.node_index = req.step_node_index();
+  p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
+  p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
+  step.binding =
+      noded::BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(), r.cpus_per_task()};
+  step.node_cpus = req.cpu_ids();
+  return step;
+}
+
+v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus) {
+  v1::HostCpus w;
+  w.set_sockets(cpus.sockets);
+  w.set_cores_per_socket(cpus.cores_per_socket);
+  w.set_threads_per_core(cpus.threads_per_core);
+  w.set_cpus(cpus.cpus);
+  w.set_memory_mb(cpus.memory_mb);
+  for (const std::vector<int32_t>& numa : cpus.numa_cpus) {
+    w.add_numa_cpus()->mutable_ids()->Add(numa.begin(), numa.end());
+  }
+  for (const model::CpuCore& core : cpus.cores) {
+    v1::HostCore* c = w.add_cores();
+    c->set_socket(core.socket);
+    c->mutable_threads()->Add(core.threads.begin(), core.threads.end());
+  }
+  return w;
+}
+
+noded::CpuLayout HostCpusFromWire(const v1::HostCpus& w) {
+  noded::CpuLayout cpus;
+  cpus.sockets = w.sockets();
+  cpus.cores_per_socket = w.cores_per_socket();
+  cpus.threads_per_core = w.threads_per_core();
+  cpus.cpus = w.cpus();
+  cpus.memory_mb = w.memory_mb();
+  for (const v1::CpuIdList& numa : w.numa_cpus()) {
+    cpus.numa_cpus.emplace_back(numa.ids().begin(), numa.ids().end());
+  }
+  for (const v1::HostCore& c : w.cores()) {
+    cpus.cores.push_back(model::CpuCore{c.socket(), {c.threads().begin(), c.threads().end()}});
+  }
+  return cpus;
+}
+
+StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
+                                             const std::string& slurm_conf,
+                                             const std::string& node,
+                                             const std::optional<noded::CpuLayout>& hardware) {
+  const conf::NodeConfig* me = nullptr;
+  for (const conf::NodeConfig& n : site.cluster.nodes) {
+    if (n.name == node) me = &n;
+  }
+  if (me == nullptr) {
+    return absl::NotFoundError(StrCat("node ", node, " is not in ", slurm_conf));
+  }
+  noded::NodeSettings settings;
+  settings.cluster_name = site.cluster.cluster_name;
+  settings.slurm_conf = slurm_conf;
+  settings.kill_wait_s = site.cluster.kill_wait_s;
+  settings.layout = noded::NodeLayout(site, *me, hardware);
+  noded::ApplyTaskPlugin(site.cluster, &settings);
+  return settings;
+}
+
 StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
                                      const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus) {
@@ -137,6 +248,23 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
   p.settings.constrain_devices = cgroups->config.constrain_devices;
   ASSIGN_OR_RETURN(p.limits, LimitsOf(cgroups->config, p.job, req.cpu_ids(), cgroups->gpus));
   p.cgroups = std::move(cgroups->system);
+  return p;
+}
+
+StatusOr<PreparedStep> PrepareStep(const v1::StepdStepLaunch& launch, const std::string& node,
+                                   const std::string& slurm_conf) {
+  std::vector<conf::Diagnostic> warnings;
+  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+  PreparedStep p;
+  ASSIGN_OR_RETURN(p.step, StepJobOf(launch.request(), node));
+  std::optional<noded::CpuLayout> hardware;
+  if (launch.has_hardware()) hardware = HostCpusFromWire(launch.hardware());
+  ASSIGN_OR_RETURN(p.settings, NodeSettingsOf(site, slurm_conf, node, hardware));
+  ASSIGN_OR_RETURN(std::optional<NodeCgroups> cgroups, LoadNodeCgroups(site, slurm_conf, node));
+  if (!cgroups) return p;
+  p.settings.constrain_devices = cgroups->config.constrain_devices;
+  p.cgroup_version = cgroups->system->version();
+  p.confine = StepConfinement(std::make_shared<NodeCgroups>(*std::move(cgroups)));
   return p;
 }
 

@@ -15,6 +15,7 @@
 #include "loom/v1/loom.pb.h"
 #include "model/gpu_topology.h"
 #include "noded/cgroup/cgroup.h"
+#include "noded/hw/hardware.h"
 #include "noded/job_env.h"
 #include "noded/step_launcher.h"
 
@@ -28,6 +29,25 @@ StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uin
 // The batch job `req` starts on `node`: JobFromInfo plus the script, its files, working
 // directory, environment and time limit.
 StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node);
+
+// This node's share of the step `req` launches: the tasks of a job srun submitted (no
+// step_id: its only step, a block of the job's layout) or of a step inside the job's
+// allocation (its layout, binding and the job's CPUs here come with the request).
+// InvalidArgument naming the job or step when the command or the step's nodes are missing.
+StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node);
+
+// The host's CPUs as loomd hands them to loom-stepd, and back.
+v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus);
+noded::CpuLayout HostCpusFromWire(const v1::HostCpus& cpus);
+
+// The settings that reach the jobs of node `node` of `site` (read from `slurm_conf`):
+// ClusterName, KillWait, the node's layout for binding (from `hardware`, what
+// hwloc found, or from the configuration; noded::NodeLayout) and TaskPlugin's binding.
+// NotFound when `site` has no such node.
+StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
+                                             const std::string& slurm_conf,
+                                             const std::string& node,
+                                             const std::optional<noded::CpuLayout>& hardware);
 
 // The cgroup limits of `job` on this node under `config`: its CPUs (`cpu_ids`, a cpuset
 // list), its memory on the node, and, with ConstrainDevices, the device files of the node's
@@ -70,5 +90,19 @@ struct PreparedLaunch {
 // Errors name the file (and line) at fault.
 StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
                                        const std::string& slurm_conf);
+
+// Everything the supervisor of a step's tasks on this node needs before it starts them: the
+// tasks, the node's settings and, when cgroup.conf exists, how the step is confined.
+struct PreparedStep {
+  noded::StepJob step;
+  noded::NodeSettings settings;
+  noded::ConfineStep confine;  // empty without cgroup.conf: not confined
+  std::string cgroup_version;  // "v1", "v2"; empty when not confined
+};
+
+// The step `launch` starts on `node`, with the site's configuration read from `slurm_conf`
+// and the gres.conf and cgroup.conf beside it. Errors name the file (and line) at fault.
+StatusOr<PreparedStep> PrepareStep(const v1::StepdStepLaunch& launch, const std::string& node,
+                                   const std::string& slurm_conf);
 
 }  // namespace loom::stepd

@@ -145,5 +145,69 @@ TEST_F(PrepareLaunchTest, ABadCgroupConfIsNamedWithItsLine) {
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("cgroup.conf:2"));
 }
 
+TEST(LaunchRequestTest, StepJobOfAStepInsideTheAllocation) {
+  v1::LaunchTasksRequest req;
+  req.set_job_id(17);
+  req.mutable_job()->set_job_id(17);
+  for (const char* node : {"n1", "n2"}) {
+    v1::NodeAllocation* a = req.mutable_job()->add_allocation();
+    a->set_node(node);
+    a->set_cpus(4);
+  }
+  req.set_step_id(3);
+  req.mutable_step()->add_argv("hostname");
+  req.mutable_step()->set_io_host("10.0.0.1");
+  req.mutable_step()->set_io_port(4000);
+  req.mutable_step()->set_cpu_bind("cores");
+  req.mutable_step_info()->add_nodes("n2");
+  req.mutable_step_info()->add_nodes("n1");
+  req.mutable_step_info()->add_tasks_per_node(2);
+  req.mutable_step_info()->add_tasks_per_node(2);
+  req.mutable_step_info()->set_distribution("cyclic");
+  req.set_step_node_index(1);
+  req.add_task_ids(1);
+  req.add_task_ids(3);
+  req.set_cpu_ids("0-3");
+  req.set_io_key("k");
+  auto step = StepJobOf(req, "n1");
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_THAT(step->argv, ElementsAre("hostname"));
+  EXPECT_EQ(step->io_host, "10.0.0.1");
+  EXPECT_EQ(step->io_port, 4000);
+  EXPECT_EQ(step->io_key, "k");
+  ASSERT_TRUE(step->placement.has_value());
+  EXPECT_EQ(step->placement->step_id, 3u);
+  EXPECT_THAT(step->placement->nodes, ElementsAre("n2", "n1"));
+  EXPECT_EQ(step->placement->node_index, 1);
+  EXPECT_THAT(step->placement->task_ids, ElementsAre(1, 3));
+  EXPECT_EQ(step->placement->distribution, model::Distribution::kCyclic);
+  EXPECT_EQ(step->binding.cpu_bind, "cores");
+  EXPECT_EQ(step->node_cpus, "0-3");
+  EXPECT_EQ(step->job.node_index, 0);  // n1 in the job's allocation
+
+  req.mutable_step()->clear_argv();
+  EXPECT_EQ(StepJobOf(req, "n1").status().message(),
+            "step 17.3: LaunchTasks without its command or nodes");
+  req.clear_step_id();
+  EXPECT_EQ(StepJobOf(req, "n1").status().message(), "job 17: LaunchTasks without srun's command");
+}
+
+TEST(LaunchRequestTest, HostCpusRoundTrip) {
+  noded::CpuLayout cpus;
+  cpus.sockets = 2;
+  cpus.cores_per_socket = 1;
+  cpus.threads_per_core = 2;
+  cpus.cpus = 4;
+  cpus.memory_mb = 1024;
+  cpus.numa_cpus = {{0, 2}, {1, 3}};
+  cpus.cores = {model::CpuCore{0, {0, 2}}, model::CpuCore{1, {1, 3}}};
+  noded::CpuLayout back = HostCpusFromWire(HostCpusToWire(cpus));
+  EXPECT_EQ(back.sockets, 2);
+  EXPECT_EQ(back.cpus, 4);
+  EXPECT_EQ(back.memory_mb, 1024);
+  EXPECT_EQ(back.numa_cpus, cpus.numa_cpus);
+  EXPECT_EQ(back.cores, cpus.cores);
+}
+
 }  // namespace
 }  // namespace loom::stepd

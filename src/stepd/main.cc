@@ -1,10 +1,13 @@
-// loom-stepd: the supervisor of one batch job on its node. loomd starts it detached (its
-// own session; with --detach it leaves its first process, so init adopts it) with the job's launch request in the job's supervisor
-// directory (records.h); it makes the job's cgroup per cgroup.conf, starts the script in it
-// (BatchSupervisor), says "ok" or "error MESSAGE" on --ready-fd, then serves loomd's
-// requests on its socket (control.h) until the script ends, writes the result and exits.
-// It outlives loomd: a restarted loomd finds it by its directory. SIGTERM or SIGINT end the
-// job (SIGTERM, SIGKILL after KillWait) and then loom-stepd itself.
+// loom-stepd: the supervisor of one batch job, or of one node's share of a step, on its
+// node. loomd starts it detached (its own session; with --detach it leaves its first
+// process, so init adopts it) with the launch in the supervisor's directory (records.h).
+// For a batch job it makes the job's cgroup per cgroup.conf and starts the script in it
+// (BatchSupervisor); for a step (--step) it connects to srun and starts the node's tasks in
+// the step's cgroup (StepSupervisor) and lists them in `tasks`. It says "ok" or "error
+// MESSAGE" on --ready-fd, then serves loomd's requests on its socket (control.h) until what
+// it supervises has ended, writes the result and exits. It outlives loomd: a restarted
+// loomd finds it by its directory. SIGTERM or SIGINT end the job or step (SIGTERM, SIGKILL
+// after KillWait) and then loom-stepd itself.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -38,6 +41,7 @@ struct Args {
   std::string node;
   std::string slurm_conf;
   uint64_t job_id = 0;
+  std::string step;  // --step: "srun" or a step id; empty for a batch script
   int ready_fd = -1;
   bool detach = false;  // --detach yes: leave the parent at once (see main)
 };
@@ -48,9 +52,8 @@ int64_t NowMs() {
       .count();
 }
 
-void Log(uint64_t job, const std::string& message) {
-  std::fprintf(stderr, "loom-stepd[job %llu]: %s\n", static_cast<unsigned long long>(job),
-               message.c_str());
+void Log(const StepRef& ref, const std::string& message) {
+  std::fprintf(stderr, "loom-stepd[%s]: %s\n", Describe(ref).c_str(), message.c_str());
 }
 
 void Tell(int& fd, const std::string& line) {
@@ -61,20 +64,81 @@ void Tell(int& fd, const std::string& line) {
   fd = -1;
 }
 
-// The request loomd left for this job, read once and removed (it holds the environment).
-StatusOr<v1::LaunchBatchRequest> TakeRequest(const Args& a, const StepdPaths& paths) {
+// The request loomd left (it holds the environment): read once and removed.
+template <typename Request>
+StatusOr<Request> TakeRequest(const StepdPaths& paths, const StepRef& ref) {
   ASSIGN_OR_RETURN(std::string bytes, ReadFile(paths.launch));
   ::unlink(paths.launch.c_str());
-  v1::LaunchBatchRequest req;
-  if (!req.ParseFromString(bytes) || req.job_id() != a.job_id) {
+  Request req;
+  if (!req.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(
-        StrCat(paths.launch, " is not the launch request of job ", a.job_id));
+        StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
   }
   return req;
 }
 
+// What is supervised, once started.
+struct Started {
+  std::unique_ptr<Supervision> supervision;
+  PreparedLaunch batch;     // a batch job's: owns the cgroup system its supervisor uses
+  pid_t job_pid = 0;        // the batch script; 0 for a step
+  std::vector<TaskRecord> tasks;  // a step's
+  int64_t kill_wait_s = 30;
+  std::string confinement;  // "cgroup v1", "not confined"
+};
+
+std::string Confinement(std::string_view version) {
+  return version.empty() ? "no cgroup.conf: not confined" : StrCat("cgroup ", version);
+}
+
+StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepRef& ref) {
+  ASSIGN_OR_RETURN(v1::LaunchBatchRequest req, TakeRequest<v1::LaunchBatchRequest>(paths, ref));
+  if (req.job_id() != a.job_id) {
+    return absl::InvalidArgumentError(
+        StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
+  }
+  Started s;
+  ASSIGN_OR_RETURN(s.batch, PrepareLaunch(req, a.node, a.slurm_conf));
+  SupervisorOptions so;
+  so.job = s.batch.job;
+  so.settings = s.batch.settings;
+  so.spool = a.spool;
+  so.cgroups = s.batch.cgroups.get();
+  so.limits = s.batch.limits;
+  auto supervisor = std::make_unique<BatchSupervisor>(std::move(so));
+  RETURN_IF_ERROR(supervisor->Start());
+  s.job_pid = supervisor->job_pid();
+  s.kill_wait_s = s.batch.settings.kill_wait_s;
+  s.confinement = Confinement(s.batch.cgroups ? s.batch.cgroups->version() : "");
+  s.supervision = std::move(supervisor);
+  return s;
+}
+
+StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRef& ref) {
+  ASSIGN_OR_RETURN(v1::StepdStepLaunch launch, TakeRequest<v1::StepdStepLaunch>(paths, ref));
+  const v1::LaunchTasksRequest& req = launch.request();
+  if (req.job_id() != a.job_id || req.has_step_id() != (ref.kind == StepRef::Kind::kStep) ||
+      (req.has_step_id() && req.step_id() != ref.step_id)) {
+    return absl::InvalidArgumentError(
+        StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
+  }
+  ASSIGN_OR_RETURN(PreparedStep prepared, PrepareStep(launch, a.node, a.slurm_conf));
+  Started s;
+  s.kill_wait_s = prepared.settings.kill_wait_s;
+  s.confinement = Confinement(prepared.cgroup_version);
+  StepSupervisorOptions so;
+  so.step = std::move(prepared.step);
+  so.settings = std::move(prepared.settings);
+  so.confine = std::move(prepared.confine);
+  auto supervisor = std::make_unique<StepSupervisor>(std::move(so));
+  RETURN_IF_ERROR(supervisor->Start());
+  s.tasks = supervisor->Tasks();
+  s.supervision = std::move(supervisor);
+  return s;
+}
+
 // Answers one request on a connection loomd opened.
-void Serve(int listen_fd, BatchSupervisor& supervisor) {
+void Serve(int listen_fd, Supervision& supervisor) {
   for (;;) {
     const int conn = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (conn < 0) return;
@@ -102,10 +166,10 @@ void Serve(int listen_fd, BatchSupervisor& supervisor) {
   }
 }
 
-int Run(Args a) {
-  const StepdPaths paths = PathsOf(a.spool, a.node, a.job_id);
+int Run(Args a, const StepRef& ref) {
+  const StepdPaths paths = PathsOf(a.spool, a.node, ref);
   (void)!::chdir("/");
-  // Signals arrive on a descriptor; what the script inherits is reset when it starts.
+  // Signals arrive on a descriptor; what the tasks inherit is reset when they start.
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) sigaddset(&set, sig);
@@ -113,60 +177,62 @@ int Run(Args a) {
   std::signal(SIGPIPE, SIG_IGN);
   const int sig_fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 
-  StatusOr<v1::LaunchBatchRequest> req = TakeRequest(a, paths);
-  StatusOr<PreparedLaunch> prepared =
-      req.ok() ? PrepareLaunch(*req, a.node, a.slurm_conf) : StatusOr<PreparedLaunch>(req.status());
-  if (!prepared.ok()) {
-    Tell(a.ready_fd,
-         StrCat("error job ", a.job_id, ": ", std::string(prepared.status().message())));
-    return 1;
-  }
   StatusOr<int> listen_fd = ListenUnix(paths.socket);
   if (!listen_fd.ok()) {
     Tell(a.ready_fd,
-         StrCat("error job ", a.job_id, ": ", std::string(listen_fd.status().message())));
+         StrCat("error ", Describe(ref), ": ", std::string(listen_fd.status().message())));
     return 1;
   }
-  SupervisorOptions so;
-  so.job = prepared->job;
-  so.settings = prepared->settings;
-  so.spool = a.spool;
-  so.cgroups = prepared->cgroups.get();
-  so.limits = prepared->limits;
-  BatchSupervisor supervisor(std::move(so));
-  if (Status started = supervisor.Start(); !started.ok()) {
+  StatusOr<Started> started =
+      ref.is_batch() ? StartBatch(a, paths, ref) : StartStep(a, paths, ref);
+  if (!started.ok()) {
+    ::close(*listen_fd);
     ::unlink(paths.socket.c_str());
-    Tell(a.ready_fd, StrCat("error ", std::string(started.message())));
+    std::string message(started.status().message());
+    // Errors from preparing the launch do not say whose they are yet.
+    if (!message.starts_with("job ") && !message.starts_with("step ")) {
+      message = StrCat(Describe(ref), ": ", message);
+    }
+    Tell(a.ready_fd, StrCat("error ", message));
     return 1;
   }
+  Supervision& supervisor = *started->supervision;
   PidRecord record;
   record.stepd = RefOf(::getpid()).value_or(ProcessRef{::getpid(), 0});
-  record.job = RefOf(supervisor.job_pid()).value_or(ProcessRef{supervisor.job_pid(), 0});
+  if (started->job_pid > 0) {
+    record.job = RefOf(started->job_pid).value_or(ProcessRef{started->job_pid, 0});
+  }
+  if (!ref.is_batch()) {
+    if (Status s = WriteFileAtomic(paths.tasks, FormatTaskRecords(started->tasks), 0600);
+        !s.ok()) {
+      Log(ref, std::string(s.message()));  // sstat will not see the tasks
+    }
+  }
   if (Status s = WriteFileAtomic(paths.pid, FormatPidRecord(record), 0600); !s.ok()) {
-    Log(a.job_id, std::string(s.message()));  // loomd still knows it from this run
+    Log(ref, std::string(s.message()));  // loomd still knows it from this run
   }
   Tell(a.ready_fd, "ok");
-  Log(a.job_id, StrCat("script pid ", supervisor.job_pid(),
-                       prepared->cgroups ? StrCat(", cgroup ", prepared->cgroups->version())
-                                         : ", no cgroup.conf: not confined"));
+  Log(ref, StrCat(started->job_pid > 0 ? StrCat("script pid ", started->job_pid)
+                                       : StrCat(started->tasks.size(), " tasks"),
+                  ", ", started->confinement));
 
   for (;;) {
     if (std::optional<StepResult> result = supervisor.Poll()) {
       if (Status s = WriteFileAtomic(paths.result, FormatResult(*result), 0600); !s.ok()) {
-        Log(a.job_id, std::string(s.message()));
+        Log(ref, std::string(s.message()));
       }
       ::close(*listen_fd);
       ::unlink(paths.socket.c_str());
-      Log(a.job_id, StrCat("ended, wait status ", result->wait_status,
-                           result->out_of_memory ? ", out of memory" : "", "; CPU ",
-                           (result->user_cpu_us + result->system_cpu_us) / 1000, " ms (cgroup ",
-                           result->cgroup_cpu_us / 1000, " ms), max RSS ",
-                           result->max_rss_bytes >> 10, " KiB"));
+      Log(ref, StrCat("ended, wait status ", result->wait_status,
+                      result->out_of_memory ? ", out of memory" : "", "; CPU ",
+                      (result->user_cpu_us + result->system_cpu_us) / 1000, " ms (cgroup ",
+                      result->cgroup_cpu_us / 1000, " ms), max RSS ",
+                      result->max_rss_bytes >> 10, " KiB"));
       return 0;
     }
-    int timeout = 500;
+    int timeout = ref.is_batch() ? 500 : 100;  // a step's tasks end on threads of their own
     if (auto next = supervisor.NextDeadlineMs()) {
-      timeout = static_cast<int>(std::clamp<int64_t>(*next - NowMs(), 0, 500));
+      timeout = static_cast<int>(std::clamp<int64_t>(*next - NowMs(), 0, timeout));
     }
     pollfd fds[2] = {{*listen_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
     ::poll(fds, sig_fd >= 0 ? 2 : 1, timeout);
@@ -174,8 +240,8 @@ int Run(Args a) {
     signalfd_siginfo info;
     while (sig_fd >= 0 && ::read(sig_fd, &info, sizeof info) == sizeof info) {
       if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) {
-        Log(a.job_id, "asked to stop: ending the job");
-        (void)supervisor.Terminate(prepared->settings.kill_wait_s);
+        Log(ref, "asked to stop: ending it");
+        (void)supervisor.Terminate(started->kill_wait_s);
       }
     }
   }
@@ -201,6 +267,8 @@ int main(int argc, char** argv) {
       a.slurm_conf = value;
     else if (arg == "--job")
       a.job_id = std::strtoull(value.c_str(), nullptr, 10);
+    else if (arg == "--step")
+      a.step = value;
     else if (arg == "--ready-fd")
       a.ready_fd = std::atoi(value.c_str());
     else if (arg == "--detach")
@@ -213,9 +281,15 @@ int main(int argc, char** argv) {
   }
   if (a.spool.empty() || a.node.empty() || a.slurm_conf.empty() || a.job_id == 0) {
     std::fprintf(stderr,
-                 "usage: loom-stepd --spool DIR -N NODE -f slurm.conf --job ID [--ready-fd FD] "
-                 "[--detach yes]\n"
-                 "loom-stepd is started by loomd, one per batch job; it is not run by hand.\n");
+                 "usage: loom-stepd --spool DIR -N NODE -f slurm.conf --job ID [--step srun|ID] "
+                 "[--ready-fd FD] [--detach yes]\n"
+                 "loom-stepd is started by loomd, one per batch job and per step on a node; it "
+                 "is not run by hand.\n");
+    return 2;
+  }
+  auto ref = loom::stepd::ParseStepArg(a.job_id, a.step);
+  if (!ref.ok()) {
+    std::fprintf(stderr, "loom-stepd: --step %s\n", std::string(ref.status().message()).c_str());
     return 2;
   }
   if (a.detach) {
@@ -230,5 +304,5 @@ int main(int argc, char** argv) {
     }
     if (pid != 0) ::_exit(0);
   }
-  return loom::stepd::Run(std::move(a));
+  return loom::stepd::Run(std::move(a), *ref);
 }

@@ -16,31 +16,72 @@ using core::StrCat;
 
 std::string StepdRoot(const std::string& spool) { return spool + "/stepd"; }
 
-StepdPaths PathsOf(const std::string& spool, const std::string& node, uint64_t job_id) {
+std::string Describe(const StepRef& ref) {
+  switch (ref.kind) {
+    case StepRef::Kind::kBatch:
+      return StrCat("job ", ref.job_id);
+    case StepRef::Kind::kOnlyStep:
+      return StrCat("job ", ref.job_id, "'s tasks");
+    case StepRef::Kind::kStep:
+      break;
+  }
+  return StrCat("step ", ref.job_id, ".", ref.step_id);
+}
+
+std::string StepArg(const StepRef& ref) {
+  switch (ref.kind) {
+    case StepRef::Kind::kBatch:
+      return "";
+    case StepRef::Kind::kOnlyStep:
+      return "srun";
+    case StepRef::Kind::kStep:
+      break;
+  }
+  return StrCat(ref.step_id);
+}
+
+StatusOr<StepRef> ParseStepArg(uint64_t job, std::string_view arg) {
+  if (arg.empty()) return StepRef::Batch(job);
+  if (arg == "srun") return StepRef::OnlyStep(job);
+  auto id = core::ParseInt(arg);
+  if (!id || *id < 0 || *id > 0xfffffff0) {
+    return absl::InvalidArgumentError(
+        StrCat("'", arg, "' is not a step (a step id, or 'srun' for a job srun submitted)"));
+  }
+  return StepRef::Step(job, static_cast<uint32_t>(*id));
+}
+
+StepdPaths PathsOf(const std::string& spool, const std::string& node, const StepRef& ref) {
   StepdPaths p;
-  p.dir = StrCat(StepdRoot(spool), "/", node, "_job", job_id);
+  const std::string step = StepArg(ref);
+  p.dir = StrCat(StepdRoot(spool), "/", node, "_job", ref.job_id, step.empty() ? "" : ".", step);
   p.launch = p.dir + "/launch.pb";
   p.pid = p.dir + "/pid";
+  p.tasks = p.dir + "/tasks";
   p.socket = p.dir + "/socket";
   p.result = p.dir + "/result";
   return p;
 }
 
-std::vector<uint64_t> ListJobs(const std::string& spool, const std::string& node) {
-  std::vector<uint64_t> jobs;
+std::vector<StepRef> ListSupervised(const std::string& spool, const std::string& node) {
+  std::vector<StepRef> out;
   DIR* d = ::opendir(StepdRoot(spool).c_str());
-  if (d == nullptr) return jobs;
+  if (d == nullptr) return out;
   const std::string prefix = node + "_job";
   while (struct dirent* e = ::readdir(d)) {
     std::string_view name = e->d_name;
     if (!name.starts_with(prefix)) continue;
-    if (auto id = core::ParseInt(name.substr(prefix.size())); id && *id > 0) {
-      jobs.push_back(static_cast<uint64_t>(*id));
-    }
+    name.remove_prefix(prefix.size());
+    const size_t dot = name.find('.');
+    auto id = core::ParseInt(name.substr(0, dot));
+    if (!id || *id <= 0) continue;
+    auto ref = ParseStepArg(static_cast<uint64_t>(*id),
+                            dot == std::string_view::npos ? "" : name.substr(dot + 1));
+    if (ref.ok() && (dot == std::string_view::npos || dot + 1 < name.size())) out.push_back(*ref);
   }
   ::closedir(d);
-  std::sort(jobs.begin(), jobs.end());
-  return jobs;
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::optional<uint64_t> StartTimeOf(pid_t pid) {
@@ -89,6 +130,38 @@ StatusOr<PidRecord> ParsePidRecord(std::string_view text, std::string_view where
   r.stepd = {static_cast<pid_t>(v[0]), static_cast<uint64_t>(v[1])};
   r.job = {static_cast<pid_t>(v[2]), static_cast<uint64_t>(v[3])};
   return r;
+}
+
+std::string FormatTaskRecords(const std::vector<TaskRecord>& tasks) {
+  std::string out;
+  for (const TaskRecord& t : tasks) {
+    out += StrCat(t.task, " ", t.process.pid, " ", t.process.start_time, "\n");
+  }
+  return out;
+}
+
+StatusOr<std::vector<TaskRecord>> ParseTaskRecords(std::string_view text,
+                                                   std::string_view where) {
+  std::vector<TaskRecord> out;
+  int line_no = 0;
+  for (std::string_view line : core::Split(text, '\n')) {
+    ++line_no;
+    line = core::Trim(line);
+    if (line.empty()) continue;
+    std::vector<int64_t> v;
+    for (std::string_view f : core::Split(line, ' ')) {
+      auto n = core::ParseInt(f);
+      if (!n || *n < 0) break;
+      v.push_back(*n);
+    }
+    if (v.size() != 3 || v[1] == 0) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ":", line_no, ": not a 'TASK PID START' line: '", line, "'"));
+    }
+    out.push_back(TaskRecord{static_cast<int32_t>(v[0]),
+                             ProcessRef{static_cast<pid_t>(v[1]), static_cast<uint64_t>(v[2])}});
+  }
+  return out;
 }
 
 std::string FormatResult(const StepResult& r) {

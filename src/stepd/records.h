@@ -1,11 +1,19 @@
-// What a node's batch-job supervisors (loom-stepd) keep on disk so that it outlives loomd:
-// one directory per job, SPOOL/stepd/<node>_job<id>/, made by loomd (mode 0700, so only
-// loomd's user reaches the control socket and the result):
+// What a node's supervisors (loom-stepd) keep on disk so that they outlive loomd: one
+// directory per supervisor, made by loomd (mode 0700, so only loomd's user reaches the
+// control socket and the result):
 //
-//   launch.pb  the LaunchBatchRequest loomd hands over; loom-stepd reads and removes it
-//   pid        "STEPD_PID STEPD_START JOB_PID JOB_START": who runs, with start times
+//   SPOOL/stepd/<node>_job<id>/         a job's batch script
+//   SPOOL/stepd/<node>_job<id>.srun/    the tasks of a job srun submitted (its only step)
+//   SPOOL/stepd/<node>_job<id>.<step>/  step <step> inside a job's allocation
+//
+//   launch.pb  what loomd hands over (a LaunchBatchRequest, or a StepdStepLaunch for the
+//              tasks of a step); loom-stepd reads and removes it
+//   pid        "STEPD_PID STEPD_START JOB_PID JOB_START": who runs, with start times (for a
+//              step, JOB_PID and JOB_START are 0: its tasks are listed in `tasks`)
+//   tasks      a step's tasks on the node, "TASK PID START" lines (PID leads the task's
+//              session)
 //   socket     the unix socket loomd talks to loom-stepd over (control.h)
-//   result     how the job ended (StepResult), written atomically once; loomd removes the
+//   result     how it ended (StepResult), written atomically once; loomd removes the
 //              directory after the controller has the report
 //
 // Pure functions over paths and text, plus small file helpers; thread-safe.
@@ -13,6 +21,7 @@
 
 #include <sys/types.h>
 
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,15 +36,41 @@ struct StepdPaths {
   std::string dir;
   std::string launch;
   std::string pid;
+  std::string tasks;
   std::string socket;
   std::string result;
 };
 
+// What one supervisor runs: a job's batch script, the tasks of a job srun submitted (the
+// job's only step), or step `step_id` inside a job's allocation.
+struct StepRef {
+  enum class Kind { kBatch, kOnlyStep, kStep };
+  uint64_t job_id = 0;
+  Kind kind = Kind::kBatch;
+  uint32_t step_id = 0;  // kStep only
+
+  static StepRef Batch(uint64_t job) { return {job, Kind::kBatch, 0}; }
+  static StepRef OnlyStep(uint64_t job) { return {job, Kind::kOnlyStep, 0}; }
+  static StepRef Step(uint64_t job, uint32_t step) { return {job, Kind::kStep, step}; }
+  bool is_batch() const { return kind == Kind::kBatch; }
+  // The step id a report of its end carries: set for kStep only.
+  std::optional<uint32_t> reported_step() const {
+    return kind == Kind::kStep ? std::optional(step_id) : std::nullopt;
+  }
+  friend auto operator<=>(const StepRef&, const StepRef&) = default;
+};
+// "job 42", "job 42's tasks" or "step 42.3", for messages.
+std::string Describe(const StepRef& ref);
+// The value of loom-stepd's --step: "srun", "3"; empty for a batch script.
+std::string StepArg(const StepRef& ref);
+// The supervisor loom-stepd --job JOB --step ARG runs; InvalidArgument for a bad ARG.
+StatusOr<StepRef> ParseStepArg(uint64_t job, std::string_view arg);
+
 // SPOOL/stepd: where every supervisor directory of the node whose spool is `spool` lives.
 std::string StepdRoot(const std::string& spool);
-StepdPaths PathsOf(const std::string& spool, const std::string& node, uint64_t job_id);
-// The jobs of `node` that have a directory under StepdRoot(spool), ascending.
-std::vector<uint64_t> ListJobs(const std::string& spool, const std::string& node);
+StepdPaths PathsOf(const std::string& spool, const std::string& node, const StepRef& ref);
+// The supervisors of `node` that have a directory under StepdRoot(spool), ascending.
+std::vector<StepRef> ListSupervised(const std::string& spool, const std::string& node);
 
 // A process named by its pid and its start time (clock ticks after boot, field 22 of
 // /proc/PID/stat), so that a pid the kernel has since given to another process is not
@@ -61,10 +96,21 @@ std::string FormatPidRecord(const PidRecord& r);
 // InvalidArgument naming `where` when `text` is not a pid record.
 StatusOr<PidRecord> ParsePidRecord(std::string_view text, std::string_view where);
 
-// How a batch job ended on this node.
+// One task of a step on the node: its task id and the leader of its session.
+struct TaskRecord {
+  int32_t task = 0;
+  ProcessRef process;
+  friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
+};
+std::string FormatTaskRecords(const std::vector<TaskRecord>& tasks);
+// InvalidArgument naming `where` and the line when `text` is not a task list.
+StatusOr<std::vector<TaskRecord>> ParseTaskRecords(std::string_view text, std::string_view where);
+
+// How a batch script, or a step's tasks, ended on this node.
 struct StepResult {
   uint64_t job_id = 0;
-  int32_t wait_status = 0;     // the script's raw status from wait(2)
+  int32_t wait_status = 0;     // the script's raw status from wait(2); for a step, its tasks'
+                               // statuses added up by srun's rule (model::StepStatus)
   bool out_of_memory = false;  // the job's cgroup saw the OOM killer end one of its processes
   bool terminated = false;     // it was asked to end (scancel, time limit, shutdown)
   bool killed = false;         // it outlived KillWait and got SIGKILL

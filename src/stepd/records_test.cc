@@ -15,24 +15,53 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-TEST(RecordsTest, PathsArePerNodeAndJob) {
-  StepdPaths p = PathsOf("/var/spool/loomd/n1", "n1", 42);
+TEST(RecordsTest, PathsArePerNodeJobAndStep) {
+  StepdPaths p = PathsOf("/var/spool/loomd/n1", "n1", StepRef::Batch(42));
   EXPECT_EQ(p.dir, "/var/spool/loomd/n1/stepd/n1_job42");
   EXPECT_EQ(p.socket, p.dir + "/socket");
   EXPECT_EQ(p.result, p.dir + "/result");
   EXPECT_EQ(p.pid, p.dir + "/pid");
+  EXPECT_EQ(p.tasks, p.dir + "/tasks");
   EXPECT_EQ(p.launch, p.dir + "/launch.pb");
+  EXPECT_EQ(PathsOf("/s", "n1", StepRef::OnlyStep(42)).dir, "/s/stepd/n1_job42.srun");
+  EXPECT_EQ(PathsOf("/s", "n1", StepRef::Step(42, 3)).dir, "/s/stepd/n1_job42.3");
 }
 
-TEST(RecordsTest, ListJobsSeesOnlyThisNodesDirectories) {
+TEST(RecordsTest, StepArgumentsRoundTrip) {
+  for (StepRef ref : {StepRef::Batch(9), StepRef::OnlyStep(9), StepRef::Step(9, 0),
+                      StepRef::Step(9, 17)}) {
+    auto back = ParseStepArg(9, StepArg(ref));
+    ASSERT_TRUE(back.ok()) << Describe(ref);
+    EXPECT_EQ(*back, ref);
+  }
+  EXPECT_EQ(Describe(StepRef::Step(9, 2)), "step 9.2");
+  EXPECT_EQ(Describe(StepRef::OnlyStep(9)), "job 9's tasks");
+  EXPECT_THAT(ParseStepArg(9, "batch").status().message(), HasSubstr("'batch' is not a step"));
+  EXPECT_FALSE(ParseStepArg(9, "-1").ok());
+}
+
+TEST(RecordsTest, ListSupervisedSeesOnlyThisNodesDirectories) {
   const std::string spool = testing::TempDir() + "/records_list";
   fs::remove_all(spool);
-  for (const char* d : {"n1_job7", "n1_job12", "n10_job3", "n2_job5", "n1_jobx"}) {
+  for (const char* d : {"n1_job7", "n1_job12", "n1_job12.srun", "n1_job7.0", "n1_job7.4",
+                        "n10_job3", "n2_job5", "n1_jobx", "n1_job8.", "n1_job8.x"}) {
     fs::create_directories(spool + "/stepd/" + d);
   }
-  EXPECT_THAT(ListJobs(spool, "n1"), ElementsAre(7, 12));
-  EXPECT_THAT(ListJobs(spool, "n10"), ElementsAre(3));
-  EXPECT_TRUE(ListJobs(spool + "/none", "n1").empty());
+  EXPECT_THAT(ListSupervised(spool, "n1"),
+              ElementsAre(StepRef::Batch(7), StepRef::Step(7, 0), StepRef::Step(7, 4),
+                          StepRef::Batch(12), StepRef::OnlyStep(12)));
+  EXPECT_THAT(ListSupervised(spool, "n10"), ElementsAre(StepRef::Batch(3)));
+  EXPECT_TRUE(ListSupervised(spool + "/none", "n1").empty());
+}
+
+TEST(RecordsTest, TaskRecordsRoundTripAndBadOnesSayWhere) {
+  std::vector<TaskRecord> tasks = {{0, {100, 5000}}, {3, {101, 5001}}};
+  auto back = ParseTaskRecords(FormatTaskRecords(tasks), "x/tasks");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, tasks);
+  EXPECT_TRUE(ParseTaskRecords("", "x/tasks")->empty());
+  EXPECT_EQ(ParseTaskRecords("0 100 5000\n1 zero 3\n", "x/tasks").status().message(),
+            "x/tasks:2: not a 'TASK PID START' line: '1 zero 3'");
 }
 
 TEST(RecordsTest, PidRecordRoundTripsAndBadOnesSayWhere) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "core/strings.h"
+#include "stepd/launch_request.h"
 
 extern char** environ;
 
@@ -29,8 +30,8 @@ StepdLauncher::StepdLauncher(StepdLauncherOptions options) : opt_(std::move(opti
   }
 }
 
-StepdPaths StepdLauncher::PathsFor(uint64_t job_id) const {
-  return PathsOf(opt_.spool, opt_.node, job_id);
+StepdPaths StepdLauncher::PathsFor(const StepRef& ref) const {
+  return PathsOf(opt_.spool, opt_.node, ref);
 }
 
 namespace {
@@ -73,17 +74,50 @@ std::string ReadUntilClosed(int fd, int timeout_ms) {
   return out;
 }
 
+// The tasks a step's supervisor recorded that still run.
+std::vector<TaskRecord> LiveTasks(const StepdPaths& paths) {
+  auto text = ReadFile(paths.tasks);
+  if (!text.ok()) return {};
+  auto tasks = ParseTaskRecords(*text, paths.tasks);
+  if (!tasks.ok()) return {};
+  std::erase_if(*tasks, [](const TaskRecord& t) { return !IsAlive(t.process); });
+  return *std::move(tasks);
+}
+
+// Kills what a supervisor that is gone (or never got going) left running: its batch
+// script's session, or its step's tasks' sessions, and the supervisor itself.
+void KillLeftovers(const StepdPaths& paths, std::optional<PidRecord> pids = std::nullopt) {
+  if (!pids) pids = ReadPids(paths);
+  if (pids && pids->job.pid > 0 && IsAlive(pids->job)) ::kill(-pids->job.pid, SIGKILL);
+  for (const TaskRecord& t : LiveTasks(paths)) ::kill(-t.process.pid, SIGKILL);
+  if (pids && IsAlive(pids->stepd)) ::kill(pids->stepd.pid, SIGKILL);
+}
+
 }  // namespace
 
 Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
-  const uint64_t id = req.job_id();
-  if (IsRunning(id))
-    return absl::AlreadyExistsError(StrCat("job ", id, " is already running here"));
-  const StepdPaths paths = PathsFor(id);
+  return Spawn(StepRef::Batch(req.job_id()), req);
+}
+
+Status StepdLauncher::StartStep(const v1::LaunchTasksRequest& req,
+                                const std::optional<noded::CpuLayout>& hardware) {
+  v1::StepdStepLaunch launch;
+  *launch.mutable_request() = req;
+  launch.mutable_request()->clear_forward();  // loomd passes the launch on itself
+  if (hardware) *launch.mutable_hardware() = HostCpusToWire(*hardware);
+  return Spawn(req.has_step_id() ? StepRef::Step(req.job_id(), req.step_id())
+                                 : StepRef::OnlyStep(req.job_id()),
+               launch);
+}
+
+Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch) {
+  const std::string what = Describe(ref);
+  if (IsRunning(ref)) return absl::AlreadyExistsError(StrCat(what, " is already running here"));
+  const StepdPaths paths = PathsFor(ref);
   std::error_code ec;
   if (std::filesystem::exists(paths.dir, ec)) {
     if (auto pids = ReadPids(paths); pids && IsAlive(pids->stepd)) {
-      return absl::AlreadyExistsError(StrCat("job ", id, " is already running here"));
+      return absl::AlreadyExistsError(StrCat(what, " is already running here"));
     }
     std::filesystem::remove_all(paths.dir, ec);  // left by an earlier run of the job
   }
@@ -91,8 +125,8 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
   RETURN_IF_ERROR(MakeDir(StepdRoot(opt_.spool), 0700));
   RETURN_IF_ERROR(MakeDir(paths.dir, 0700));
   std::string bytes;
-  if (!req.SerializeToString(&bytes)) {
-    return absl::InternalError(StrCat("job ", id, ": cannot serialise the launch request"));
+  if (!launch.SerializeToString(&bytes)) {
+    return absl::InternalError(StrCat(what, ": cannot serialise the launch request"));
   }
   if (Status written = WriteFileAtomic(paths.launch, bytes, 0600); !written.ok()) {
     std::filesystem::remove_all(paths.dir, ec);
@@ -100,10 +134,14 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
   }
 
   // Everything the children use, prepared before fork (loomd has other threads).
-  const std::string job_arg = StrCat(id);
-  std::vector<std::string> args = {opt_.stepd_path, "--spool", opt_.spool,  "-N",
-                                   opt_.node,       "-f",      opt_.slurm_conf, "--job",
-                                   job_arg,         "--ready-fd", "3",     "--detach", "yes"};
+  std::vector<std::string> args = {opt_.stepd_path, "--spool",    opt_.spool, "-N",
+                                   opt_.node,       "-f",         opt_.slurm_conf, "--job",
+                                   StrCat(ref.job_id), "--ready-fd", "3",        "--detach",
+                                   "yes"};
+  if (!ref.is_batch()) {
+    args.push_back("--step");
+    args.push_back(StepArg(ref));
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -137,8 +175,8 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
   if (spawned != 0) {
     ::close(ready[0]);
     std::filesystem::remove_all(paths.dir, ec);
-    return absl::FailedPreconditionError(StrCat("job ", id, ": cannot run ", opt_.stepd_path,
-                                                ": ", std::strerror(spawned)));
+    return absl::FailedPreconditionError(StrCat(what, ": cannot run ", opt_.stepd_path, ": ",
+                                                std::strerror(spawned)));
   }
   int status;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -147,58 +185,55 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
       std::string(core::Trim(ReadUntilClosed(ready[0], opt_.ready_timeout_s * 1000)));
   ::close(ready[0]);
   if (answer == "ok") {
-    jobs_[id] = Entry{};
-    if (auto pids = ReadPids(paths)) jobs_[id].pids = *pids;
+    Entry& entry = supervised_[ref] = Entry{};
+    if (auto pids = ReadPids(paths)) entry.pids = *pids;
     return absl::OkStatus();
   }
   // It failed, or said nothing in time: nothing of the job may stay.
-  if (auto pids = ReadPids(paths)) {
-    if (IsAlive(pids->job)) ::kill(-pids->job.pid, SIGKILL);
-    if (IsAlive(pids->stepd)) ::kill(pids->stepd.pid, SIGKILL);
-  }
+  KillLeftovers(paths);
   std::filesystem::remove_all(paths.dir, ec);
   if (answer.starts_with("error ")) {
     return absl::FailedPreconditionError(answer.substr(6));
   }
-  return absl::DeadlineExceededError(StrCat("job ", id, ": loom-stepd (", opt_.stepd_path,
+  return absl::DeadlineExceededError(StrCat(what, ": loom-stepd (", opt_.stepd_path,
                                             ") did not report within ", opt_.ready_timeout_s,
                                             " s; see loomd's log"));
 }
 
-Status StepdLauncher::Ask(uint64_t job_id, const ControlRequest& request) {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end() || it->second.reaped) {
-    return absl::NotFoundError(StrCat("job ", job_id, " is not running on this node"));
+Status StepdLauncher::Ask(const StepRef& ref, const ControlRequest& request) {
+  auto it = supervised_.find(ref);
+  if (it == supervised_.end() || it->second.reaped) {
+    return absl::NotFoundError(StrCat(Describe(ref), " is not running on this node"));
   }
-  const StepdPaths paths = PathsFor(job_id);
+  const StepdPaths paths = PathsFor(ref);
   Status sent = SendRequest(paths.socket, request);
   if (absl::IsUnavailable(sent) && ReadFile(paths.result).ok()) {
     // It ended between two Reap calls: the supervisor has closed its socket.
     return absl::NotFoundError(
-        StrCat("job ", job_id, " is not running on this node (it has ended)"));
+        StrCat(Describe(ref), " is not running on this node (it has ended)"));
   }
   return sent;
 }
 
-Status StepdLauncher::Signal(uint64_t job_id, int sig) {
-  return Ask(job_id, ControlRequest{ControlRequest::Kind::kSignal, sig});
+Status StepdLauncher::Signal(const StepRef& ref, int sig) {
+  return Ask(ref, ControlRequest{ControlRequest::Kind::kSignal, sig});
 }
 
-Status StepdLauncher::Terminate(uint64_t job_id, int64_t kill_wait_s) {
-  return Ask(job_id,
+Status StepdLauncher::Terminate(const StepRef& ref, int64_t kill_wait_s) {
+  return Ask(ref,
              ControlRequest{ControlRequest::Kind::kTerminate, std::max<int64_t>(0, kill_wait_s)});
 }
 
-std::vector<noded::FinishedJob> StepdLauncher::Reap() {
-  std::vector<noded::FinishedJob> out;
-  for (auto& [id, entry] : jobs_) {
+std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
+  std::vector<Ended> out;
+  for (auto& [ref, entry] : supervised_) {
     if (entry.reaped) continue;
-    const StepdPaths paths = PathsFor(id);
+    const StepdPaths paths = PathsFor(ref);
     if (entry.pids.stepd.pid == 0) {
       if (auto pids = ReadPids(paths)) entry.pids = *pids;
     }
     noded::FinishedJob done;
-    done.job_id = id;
+    done.job_id = ref.job_id;
     auto text = ReadFile(paths.result);
     if (!text.ok()) {
       // No result yet: the supervisor runs, or died without writing one.
@@ -216,37 +251,37 @@ std::vector<noded::FinishedJob> StepdLauncher::Reap() {
         done.system_cpu_us = r->system_cpu_us;
         done.out_of_memory = r->out_of_memory;
         entry.reaped = true;
-        out.push_back(done);
+        out.push_back(Ended{ref, done});
         continue;
       }
       std::fprintf(stderr, "loomd: %s\n", std::string(r.status().message()).c_str());
     }
-    // The supervisor is gone without a usable result: whatever it left of the job ends too.
-    std::fprintf(stderr, "loomd: job %llu: its loom-stepd (pid %d) ended without a result\n",
-                 static_cast<unsigned long long>(id), entry.pids.stepd.pid);
-    if (entry.pids.job.pid > 0 && IsAlive(entry.pids.job)) ::kill(-entry.pids.job.pid, SIGKILL);
+    // The supervisor is gone without a usable result: whatever it left runs no longer.
+    std::fprintf(stderr, "loomd: %s: its loom-stepd (pid %d) ended without a result\n",
+                 Describe(ref).c_str(), entry.pids.stepd.pid);
+    KillLeftovers(paths, entry.pids);
     done.pid = entry.pids.job.pid;
     done.wait_status = SIGKILL;
     done.killed = true;
     entry.reaped = true;
-    out.push_back(done);
+    out.push_back(Ended{ref, done});
   }
   return out;
 }
 
-void StepdLauncher::Forget(uint64_t job_id) {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end() || !it->second.reaped) return;
+void StepdLauncher::Forget(const StepRef& ref) {
+  auto it = supervised_.find(ref);
+  if (it == supervised_.end() || !it->second.reaped) return;
   std::error_code ec;
-  std::filesystem::remove_all(PathsFor(job_id).dir, ec);
-  jobs_.erase(it);
+  std::filesystem::remove_all(PathsFor(ref).dir, ec);
+  supervised_.erase(it);
 }
 
-std::vector<uint64_t> StepdLauncher::Recover() {
-  std::vector<uint64_t> adopted;
-  for (uint64_t id : ListJobs(opt_.spool, opt_.node)) {
-    if (jobs_.contains(id)) continue;
-    const StepdPaths paths = PathsFor(id);
+std::vector<StepRef> StepdLauncher::Recover() {
+  std::vector<StepRef> adopted;
+  for (const StepRef& ref : ListSupervised(opt_.spool, opt_.node)) {
+    if (supervised_.contains(ref)) continue;
+    const StepdPaths paths = PathsFor(ref);
     Entry entry;
     if (auto pids = ReadPids(paths)) {
       entry.pids = *pids;
@@ -256,27 +291,49 @@ std::vector<uint64_t> StepdLauncher::Recover() {
       std::filesystem::remove_all(paths.dir, ec);
       continue;
     }
-    jobs_[id] = entry;
-    adopted.push_back(id);
+    supervised_[ref] = entry;
+    adopted.push_back(ref);
   }
   return adopted;
 }
 
-bool StepdLauncher::IsRunning(uint64_t job_id) const {
-  auto it = jobs_.find(job_id);
-  return it != jobs_.end() && !it->second.reaped;
+bool StepdLauncher::IsRunning(const StepRef& ref) const {
+  auto it = supervised_.find(ref);
+  return it != supervised_.end() && !it->second.reaped;
 }
 
 pid_t StepdLauncher::ScriptPid(uint64_t job_id) const {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end() || it->second.reaped || !IsAlive(it->second.pids.job)) return 0;
+  auto it = supervised_.find(StepRef::Batch(job_id));
+  if (it == supervised_.end() || it->second.reaped || !IsAlive(it->second.pids.job)) return 0;
   return it->second.pids.job.pid;
 }
 
-std::vector<uint64_t> StepdLauncher::Running() const {
+std::vector<TaskRecord> StepdLauncher::StepTasks(const StepRef& ref) const {
+  if (!IsRunning(ref) || ref.is_batch()) return {};
+  return LiveTasks(PathsFor(ref));
+}
+
+std::vector<StepRef> StepdLauncher::Of(uint64_t job_id) const {
+  std::vector<StepRef> out;
+  for (auto it = supervised_.lower_bound(StepRef::Batch(job_id));
+       it != supervised_.end() && it->first.job_id == job_id; ++it) {
+    if (!it->second.reaped) out.push_back(it->first);
+  }
+  return out;
+}
+
+std::vector<StepRef> StepdLauncher::Running() const {
+  std::vector<StepRef> out;
+  for (const auto& [ref, entry] : supervised_) {
+    if (!entry.reaped) out.push_back(ref);
+  }
+  return out;
+}
+
+std::vector<uint64_t> StepdLauncher::RunningJobs() const {
   std::vector<uint64_t> out;
-  for (const auto& [id, entry] : jobs_) {
-    if (!entry.reaped) out.push_back(id);
+  for (const StepRef& ref : Running()) {
+    if (out.empty() || out.back() != ref.job_id) out.push_back(ref.job_id);
   }
   return out;
 }

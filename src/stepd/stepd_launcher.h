@@ -1,7 +1,8 @@
-// loomd's side of loom-stepd: starts one supervisor per batch job, passes it signals and
-// termination over its socket, learns how jobs ended from their result files, and, after a
-// restart of loomd, finds the supervisors still running (Recover) so that their jobs carry
-// on and are reported when they end.
+// loomd's side of loom-stepd: starts one supervisor per batch job and one per step's share
+// of tasks on the node, passes them signals and termination over their sockets, learns how
+// they ended from their result files, and, after a restart of loomd, finds the supervisors
+// still running (Recover) so that their jobs and steps carry on and are reported when they
+// end.
 //
 // Thread-compatible: loomd serialises calls (one mutex). Never waits on processes other
 // than the short-lived one it forks to detach each supervisor (by its pid).
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "noded/hw/hardware.h"
 #include "loom/v1/loom.pb.h"
 #include "noded/launcher.h"
 #include "stepd/control.h"
@@ -38,41 +40,60 @@ class StepdLauncher {
 
   // Writes `req` for the job's supervisor, starts loom-stepd detached (its own session,
   // not loomd's child) and waits until it says the script runs, or why it could not start
-  // it (that error is returned; the job's directory is then removed). AlreadyExists while
-  // a supervisor of the job runs.
+  // it (that error is returned; the supervisor's directory is then removed). AlreadyExists
+  // while a supervisor of the job's script runs.
   Status Start(const v1::LaunchBatchRequest& req);
-  // `sig` to the job's processes. NotFound for a job without a supervisor here.
-  Status Signal(uint64_t job_id, int sig);
-  // SIGTERM, and SIGKILL after kill_wait_s. NotFound for a job without a supervisor here.
-  Status Terminate(uint64_t job_id, int64_t kill_wait_s);
+  // The same for this node's share of the step `req` launches (the tasks of a job srun
+  // submitted, or a step inside a job's allocation): the supervisor has connected to srun
+  // and started the tasks when this returns. `hardware`: the CPUs hwloc found, for binding.
+  Status StartStep(const v1::LaunchTasksRequest& req,
+                   const std::optional<noded::CpuLayout>& hardware);
 
-  // Jobs that ended since the last call: those whose result appeared, and those whose
-  // supervisor died without one (reported as killed; the job's processes, if any are left,
-  // are killed). Each job is returned once; its directory stays until Forget.
-  std::vector<noded::FinishedJob> Reap();
-  // The controller has the job's end: its directory goes.
-  void Forget(uint64_t job_id);
+  // `sig` to what `ref`'s supervisor runs. NotFound when it does not run here.
+  Status Signal(const StepRef& ref, int sig);
+  // SIGTERM, and SIGKILL after kill_wait_s. NotFound when it does not run here.
+  Status Terminate(const StepRef& ref, int64_t kill_wait_s);
+
+  // A supervised script or step that ended, and how.
+  struct Ended {
+    StepRef ref;
+    noded::FinishedJob how;
+  };
+  // What ended since the last call: those whose result appeared, and those whose supervisor
+  // died without one (reported as killed; what is left of their processes is killed). Each
+  // is returned once; its directory stays until Forget.
+  std::vector<Ended> Reap();
+  // The controller has the end: the directory goes.
+  void Forget(const StepRef& ref);
   // Adopts every supervisor directory of this node under the spool: after a restart of
-  // loomd, jobs that still run and jobs that ended meanwhile. Returns the adopted jobs.
-  std::vector<uint64_t> Recover();
+  // loomd, scripts and steps that still run and those that ended meanwhile. Returns them.
+  std::vector<StepRef> Recover();
 
-  bool IsRunning(uint64_t job_id) const;
+  bool IsRunning(const StepRef& ref) const;
+  // The supervisors of `job_id` whose end has not been returned by Reap, ascending.
+  std::vector<StepRef> Of(uint64_t job_id) const;
+  // Every supervisor whose end has not been returned by Reap, ascending.
+  std::vector<StepRef> Running() const;
+  // The jobs with a supervisor here whose end has not been returned by Reap, ascending.
+  std::vector<uint64_t> RunningJobs() const;
   // The pid of job_id's batch script (the leader of its session) while it runs; 0 when the
-  // job does not run here or its supervisor has not recorded it yet.
+  // script does not run here or its supervisor has not recorded it yet.
   pid_t ScriptPid(uint64_t job_id) const;
-  // Jobs whose end has not been returned by Reap, ascending.
-  std::vector<uint64_t> Running() const;
+  // The tasks of step `ref` that its supervisor started and that still run.
+  std::vector<TaskRecord> StepTasks(const StepRef& ref) const;
 
  private:
   struct Entry {
     PidRecord pids;  // zero until read
     bool reaped = false;
   };
-  StepdPaths PathsFor(uint64_t job_id) const;
-  Status Ask(uint64_t job_id, const ControlRequest& request);
+  StepdPaths PathsFor(const StepRef& ref) const;
+  // Leaves `launch` for `ref`'s supervisor, starts it and waits for its word.
+  Status Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch);
+  Status Ask(const StepRef& ref, const ControlRequest& request);
 
   StepdLauncherOptions opt_;
-  std::map<uint64_t, Entry> jobs_;
+  std::map<StepRef, Entry> supervised_;
 };
 
 }  // namespace loom::stepd

@@ -136,4 +136,51 @@ StepResult BatchSupervisor::Finish(const noded::FinishedJob& ended) {
   return r;
 }
 
+StepSupervisor::StepSupervisor(StepSupervisorOptions options)
+    : opt_(std::move(options)),
+      launcher_(opt_.settings, opt_.io_timeout_ms, opt_.confine) {}
+
+std::optional<uint32_t> StepSupervisor::step_id() const {
+  if (!opt_.step.placement) return std::nullopt;
+  return opt_.step.placement->step_id;
+}
+
+Status StepSupervisor::Start() { return launcher_.Start(opt_.step); }
+
+std::vector<TaskRecord> StepSupervisor::Tasks() const {
+  std::vector<TaskRecord> out;
+  for (const noded::StepLauncher::TaskPid& t : launcher_.TaskPids(opt_.step.job.job_id)) {
+    if (auto ref = RefOf(t.pid)) out.push_back(TaskRecord{t.task, *ref});
+  }
+  return out;
+}
+
+Status StepSupervisor::Signal(int sig) {
+  if (done_) return absl::FailedPreconditionError("the step's tasks have ended");
+  return launcher_.Signal(opt_.step.job.job_id, sig, step_id());
+}
+
+Status StepSupervisor::Terminate(int64_t kill_wait_s) {
+  if (done_) return absl::FailedPreconditionError("the step's tasks have ended");
+  terminated_ = true;
+  return launcher_.Terminate(opt_.step.job.job_id, kill_wait_s, step_id());
+}
+
+std::optional<StepResult> StepSupervisor::Poll() {
+  if (done_) return std::nullopt;
+  for (const noded::FinishedStep& f : launcher_.Reap()) {
+    done_ = true;
+    StepResult r;
+    r.job_id = f.job_id;
+    r.wait_status = f.wait_status;
+    r.out_of_memory = f.out_of_memory;
+    r.terminated = f.terminated || terminated_;
+    r.killed = f.killed;
+    r.user_cpu_us = f.user_cpu_us;
+    r.system_cpu_us = f.system_cpu_us;
+    return r;
+  }
+  return std::nullopt;
+}
+
 }  // namespace loom::stepd

@@ -1,7 +1,9 @@
-// The supervision of one batch job on its node, which loom-stepd's event loop drives: the
-// job's cgroup, its script (started by noded::BatchLauncher, joining the cgroup before it
-// takes the job's user), signals, termination (SIGTERM, then SIGKILL after KillWait), a
-// backstop for the time limit, and, once the script has ended, the result with its usage.
+// What loom-stepd's event loop drives: the supervision of one batch job on its node (the
+// job's cgroup, its script started by noded::BatchLauncher and joining the cgroup before it
+// takes the job's user, a backstop for the time limit) or of one node's share of a step
+// (its tasks, started and connected to srun by noded::StepLauncher, in the step's cgroup);
+// signals, termination (SIGTERM, then SIGKILL after KillWait) and, once it has ended, the
+// result with its usage.
 //
 // Thread-compatible: one thread (loom-stepd's loop) owns a supervisor.
 #pragma once
@@ -18,6 +20,7 @@
 #include "noded/cgroup/cgroup.h"
 #include "noded/job_env.h"
 #include "noded/launcher.h"
+#include "noded/step_launcher.h"
 #include "stepd/records.h"
 
 namespace loom::stepd {
@@ -36,7 +39,22 @@ struct SupervisorOptions {
   std::function<int64_t()> monotonic_ms;
 };
 
-class BatchSupervisor {
+// What loom-stepd's loop asks of a supervisor, whatever it supervises.
+class Supervision {
+ public:
+  virtual ~Supervision() = default;
+  // `sig` to the supervised processes. FailedPrecondition once they have ended.
+  virtual Status Signal(int sig) = 0;
+  // SIGCONT and SIGTERM now, SIGKILL once kill_wait_s has passed (at once when <= 0).
+  virtual Status Terminate(int64_t kill_wait_s) = 0;
+  // Sends what is due; once everything supervised has ended, the result (returned once).
+  // nullopt while it runs. Never blocks for long.
+  virtual std::optional<StepResult> Poll() = 0;
+  // When Poll must next run for a deadline (monotonic ms); nullopt when none is pending.
+  virtual std::optional<int64_t> NextDeadlineMs() const = 0;
+};
+
+class BatchSupervisor final : public Supervision {
  public:
   explicit BatchSupervisor(SupervisorOptions options);
   BatchSupervisor(const BatchSupervisor&) = delete;
@@ -49,18 +67,13 @@ class BatchSupervisor {
   // The script's pid (its process group and session); 0 before Start.
   pid_t job_pid() const { return pid_; }
 
-  // `sig` to the job's processes. FailedPrecondition once the job has ended.
-  Status Signal(int sig);
-  // SIGCONT and SIGTERM now, SIGKILL once kill_wait_s has passed (at once when <= 0).
-  Status Terminate(int64_t kill_wait_s);
-
+  Status Signal(int sig) override;
+  Status Terminate(int64_t kill_wait_s) override;
   // Sends what is due (the backstop's SIGTERM, SIGKILLs), then, if the script has ended:
   // kills whatever is left in its cgroup, reads the cgroup's usage, removes the cgroup and
-  // returns the result. Returns it once; nullopt while the job runs. Never blocks for long
-  // (waits at most a second for killed processes to leave the cgroup).
-  std::optional<StepResult> Poll();
-  // When Poll must next run for a deadline (monotonic ms); nullopt when none is pending.
-  std::optional<int64_t> NextDeadlineMs() const;
+  // returns the result. Waits at most a second for killed processes to leave the cgroup.
+  std::optional<StepResult> Poll() override;
+  std::optional<int64_t> NextDeadlineMs() const override;
 
  private:
   int64_t NowMs() const;
@@ -73,6 +86,42 @@ class BatchSupervisor {
   bool done_ = false;
   bool timed_out_ = false;
   std::optional<int64_t> backstop_at_ms_;
+};
+
+struct StepSupervisorOptions {
+  noded::StepJob step;
+  noded::NodeSettings settings;
+  noded::ConfineStep confine;  // empty: not confined (no cgroup.conf)
+  int io_timeout_ms = 120000;  // how long srun may take no output before it counts as gone
+};
+
+// One node's share of a step: its tasks, their output to srun, their cgroup. The step's
+// tasks end as they end under loomd (noded::StepLauncher): when srun goes away they are
+// terminated, an OOM kill in the step's cgroup marks the step out of memory.
+class StepSupervisor final : public Supervision {
+ public:
+  explicit StepSupervisor(StepSupervisorOptions options);
+
+  // Connects to srun and starts the tasks; errors as noded::StepLauncher::Start's (srun has
+  // been told, nothing of the step is left running).
+  Status Start();
+  // The tasks that run now, with their session leaders.
+  std::vector<TaskRecord> Tasks() const;
+
+  Status Signal(int sig) override;
+  Status Terminate(int64_t kill_wait_s) override;
+  // Once every task has ended and srun has its exits: the tasks' statuses added up by
+  // srun's rule, and whether the step ran out of memory.
+  std::optional<StepResult> Poll() override;
+  std::optional<int64_t> NextDeadlineMs() const override { return std::nullopt; }
+
+ private:
+  std::optional<uint32_t> step_id() const;
+
+  StepSupervisorOptions opt_;
+  noded::StepLauncher launcher_;
+  bool terminated_ = false;
+  bool done_ = false;
 };
 
 }  // namespace loom::stepd

@@ -15,7 +15,13 @@ cleanup() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   # Job supervisors outlive loomd: end each (and so its job) by the pid it recorded.
   for f in "$dir"/spool/*/stepd/*/pid; do
-    [[ -f "$f" ]] && read -r sp _ jp _ <"$f" && kill -KILL -- "-$jp" "$sp" 2>/dev/null || true
+    [[ -f "$f" ]] || continue
+    read -r sp _ jp _ <"$f" || continue
+    (( jp > 0 )) && kill -KILL -- "-$jp" 2>/dev/null || true
+    (( sp > 0 )) && kill -KILL "$sp" 2>/dev/null || true
+    if [[ -f "${f%/pid}/tasks" ]]; then
+      while read -r _ tp _; do (( tp > 0 )) && kill -KILL -- "-$tp" 2>/dev/null || true; done <"${f%/pid}/tasks"
+    fi
   done
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }

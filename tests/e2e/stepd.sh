@@ -4,8 +4,9 @@
 # neighbour on the node completes; a job given 2 of the node's 4 GPUs (stand-in device files
 # named by gres.conf File=) opens its own and is refused the others; a job's CPU affinity is
 # exactly its allocated CPUs; loomd killed with -9 and restarted while a job runs: the job
-# completes with its whole output and the node never goes DOWN; srun's steps inside a job are
-# confined as the job is; a plain user's job writes
+# completes with its whole output and the node never goes DOWN, and so do srun's steps (each
+# under a supervisor of its own); srun's steps inside a job are confined as the job is; a
+# plain user's job writes
 # files the user owns; each job's cgroup is gone once it ends. Every process is started here
 # and stopped by its PID.
 #
@@ -26,7 +27,13 @@ cleanup() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   # Supervisors outlive loomd: end each (and so its job) by the pid it recorded.
   for f in "$dir"/spool/*/stepd/*/pid; do
-    [[ -f "$f" ]] && read -r sp _ jp _ <"$f" && kill -KILL -- "-$jp" "$sp" 2>/dev/null || true
+    [[ -f "$f" ]] || continue
+    read -r sp _ jp _ <"$f" || continue
+    (( jp > 0 )) && kill -KILL -- "-$jp" 2>/dev/null || true
+    (( sp > 0 )) && kill -KILL "$sp" 2>/dev/null || true
+    if [[ -f "${f%/pid}/tasks" ]]; then
+      while read -r _ tp _; do (( tp > 0 )) && kill -KILL -- "-$tp" 2>/dev/null || true; done <"${f%/pid}/tasks"
+    fi
   done
   sleep 0.5
   for h in memory cpuset devices freezer cpuacct; do
@@ -228,6 +235,39 @@ done
 grep -q "job $long: supervisor found from an earlier run" "$dir/loomd.log" || fail "loomd did not adopt job $long"
 cgroup_gone "$long"
 echo "ok: kill -9 of loomd mid-job: job COMPLETED, output whole, node never DOWN"
+
+# (d2) The same for srun's steps, each under a supervisor of its own: a job srun submitted
+# and a step inside a batch job go on through a kill -9 and restart of loomd; srun gets all
+# of their output and their exit, both jobs complete, and the steps' cgroups go.
+"$bin/srun" -c 1 --mem=16M bash -c 'for i in $(seq 1 10); do echo "srun line $i"; sleep 0.4; done' \
+  >srun-long.out 2>&1 &
+srun_pid=$!
+pids+=($srun_pid)
+inner=$("$bin/sbatch" --parsable -c 1 --mem=32M -o inner.out \
+  --wrap "$bin/srun"' bash -c "for i in \$(seq 1 10); do echo step line \$i; sleep 0.4; done"; echo "srun: $?"')
+wait_running "$inner"
+for _ in $(seq 100); do [[ -s srun-long.out && -s inner.out ]] && break; sleep 0.1; done
+outer=$("$bin/squeue" -h -t running -o '%i %j' | awk '$2 == "bash" {print $1}')
+[[ -n "$outer" ]] || fail "srun's job is not running: $("$bin/squeue")"
+kill -9 "$loomd"
+wait "$loomd" 2>/dev/null || true
+sleep 1
+start_loomd
+wait "$srun_pid" || fail "srun exited $? after loomd's restart: $(cat srun-long.out)"
+[[ $(seq 1 10 | sed 's/^/srun line /') == "$(cat srun-long.out)" ]] || fail "srun's output: $(cat srun-long.out)"
+[[ $(wait_end "$inner") == COMPLETED ]] || fail "job $inner: $(state "$inner") $(cat inner.out)"
+[[ $( (seq 1 10 | sed 's/^/step line /'; echo "srun: 0") ) == "$(cat inner.out)" ]] ||
+  fail "output of job $inner: $(cat inner.out)"
+[[ $(wait_end "$outer") == COMPLETED ]] || fail "srun's job $outer: $(state "$outer")"
+grep -q "job $outer's tasks: supervisor found from an earlier run" "$dir/loomd.log" ||
+  fail "loomd did not adopt job $outer's tasks"
+grep -q "step $inner.0: supervisor found from an earlier run" "$dir/loomd.log" ||
+  fail "loomd did not adopt step $inner.0"
+"$bin/scontrol" show step "$inner.0" 2>/dev/null | grep -q "State=RUNNING" &&
+  fail "step $inner.0 still shown running"
+cgroup_gone "$inner"
+cgroup_gone "$outer"
+echo "ok: kill -9 of loomd mid-step: srun's steps COMPLETED with their whole output"
 
 # (e) A plain user's job runs as that user: the files it writes are the user's.
 getent passwd loomtest1 >/dev/null || useradd -M -s /usr/sbin/nologin loomtest1
