@@ -62,12 +62,14 @@ Resources MinNodeNeed(const model::JobShape& s, const Resources& cap) {
 namespace {
 
 // Greedy pass over `order`: each node takes as many tasks as fit, keeping one task for
-// every node still needed to reach min_nodes.
+// every node still needed to reach min_nodes. With an exact node count the tasks are then
+// spread over the chosen nodes.
 bool Greedy(const model::JobShape& s, std::span<const Candidate> cands,
             std::span<const int32_t> fit, std::span<const int32_t> order, Allocation* out) {
   out->clear();
   int64_t remaining = s.ntasks;
   int32_t used = 0;
+  std::vector<int32_t> chosen;  // indexes into cands, in out's order
   for (int32_t idx : order) {
     if (remaining <= 0 && used >= s.min_nodes) break;
     if (used >= s.max_nodes) break;
@@ -80,8 +82,28 @@ bool Greedy(const model::JobShape& s, std::span<const Candidate> cands,
     ++used;
     out->push_back(NodeAlloc{cands[idx].node,
                              AmountFor(s, static_cast<int32_t>(take), cands[idx].capacity)});
+    chosen.push_back(idx);
   }
-  return remaining <= 0 && used >= s.min_nodes;
+  if (remaining > 0 || used < s.min_nodes) return false;
+  if (s.ntasks_per_node == 0 && !s.exclusive && s.min_nodes == s.max_nodes && used > 1) {
+    // A node count given (-N) spreads the tasks as Slurm does: dealt round robin over the
+    // chosen nodes, each up to what fits on it (-N2 -n4: 2 and 2, not 3 and 1).
+    std::vector<int32_t> tasks(chosen.size(), 0);
+    for (int64_t left = s.ntasks; left > 0;) {
+      bool dealt = false;
+      for (size_t i = 0; i < chosen.size() && left > 0; ++i) {
+        if (tasks[i] >= fit[chosen[i]]) continue;
+        ++tasks[i];
+        --left;
+        dealt = true;
+      }
+      if (!dealt) break;
+    }
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      (*out)[i].amount = AmountFor(s, std::max(1, tasks[i]), cands[chosen[i]].capacity);
+    }
+  }
+  return true;
 }
 
 }  // namespace

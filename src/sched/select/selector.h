@@ -29,7 +29,9 @@ struct Candidate {
 
 // Chooses nodes for the job among `candidates` (in preference order). On success fills
 // `out` and returns true. Every chosen node gets at least one task; the node count stays
-// within [min_nodes, max_nodes].
+// within [min_nodes, max_nodes]. Tasks fill the preferred nodes first, except that with an
+// exact node count (-N) and no --ntasks-per-node they are dealt round robin over the chosen
+// nodes as Slurm lays them out (-N2 -n4: 2 and 2; -N2 -n3: 2 and 1).
 bool SelectNodes(const model::JobShape& shape, std::span<const Candidate> candidates,
                  Allocation* out);
 

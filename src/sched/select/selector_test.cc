@@ -20,6 +20,34 @@ TEST(Selector, CoreLevelSingleNodeTakesTheFirstThatFits) {
   EXPECT_EQ(a[0].amount, (Resources{.cpus = 32, .gpus = 2, .mem_mb = 32000}));
 }
 
+// -N2 -n4 spreads its tasks as Slurm lays them out: 2 and 2 (-n3: 2 and 1), not as many as
+// fit on the first node; without an exact node count tasks fill the preferred node first.
+TEST(Selector, AnExactNodeCountSpreadsTheTasks) {
+  model::JobShape s{.min_nodes = 2, .max_nodes = 2, .ntasks = 4, .cpus_per_task = 1};
+  std::vector<Candidate> c = {{0, kNode, kNode}, {1, kNode, kNode}, {2, kNode, kNode}};
+  Allocation a;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].amount.cpus, 2);
+  EXPECT_EQ(a[1].amount.cpus, 2);
+  s.ntasks = 3;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  EXPECT_EQ(a[0].amount.cpus, 2);
+  EXPECT_EQ(a[1].amount.cpus, 1);
+  // A node with room for one task gets one; the rest go where they fit.
+  s.ntasks = 6;
+  c[0].free.cpus = 1;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  EXPECT_EQ(a[0].amount.cpus, 1);
+  EXPECT_EQ(a[1].amount.cpus, 5);
+  // -n4 with up to 3 nodes packs the first.
+  s = model::JobShape{.min_nodes = 1, .max_nodes = 3, .ntasks = 4, .cpus_per_task = 1};
+  c[0].free.cpus = 64;
+  ASSERT_TRUE(SelectNodes(s, c, &a));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].amount.cpus, 4);
+}
+
 TEST(Selector, MemoryAndGpusLimitTasks) {
   model::JobShape s{.ntasks = 1, .cpus_per_task = 1, .mem_per_node_mb = 600000};
   EXPECT_EQ(TasksThatFit(s, kNode, kNode), 0);
