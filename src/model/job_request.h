@@ -189,6 +189,12 @@ struct SrunStep {
   std::string stdout_pattern;   // -o/-e/-i patterns a node opens for each of its tasks;
   std::string stderr_pattern;   // empty: the stream goes to (or, for stdin, comes from) srun
   std::string stdin_pattern;
+  // How the tasks are placed and bound, as srun's options say (validated by srun): empty
+  // for none given.
+  std::string cpu_bind;       // --cpu-bind
+  std::string gpu_bind;       // --gpu-bind
+  std::string gpus_per_task;  // --gpus-per-task as given: "N" or "TYPE:N"
+  std::string distribution;   // -m: "block" or "cyclic"
   friend bool operator==(const SrunStep&, const SrunStep&) = default;
 };
 

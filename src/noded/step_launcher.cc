@@ -206,9 +206,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
           absl::InvalidArgumentError(StrCat("step ", *step_id, " has no task on this node")));
     }
   } else {
-    const std::vector<int32_t> layout = TasksPerNode(job);
-    const int32_t first = model::FirstTask(layout, job.node_index);
-    for (int32_t t = first; t < first + layout[job.node_index]; ++t) ids.push_back(t);
+    ids = model::TaskIds(TasksPerNode(job), step_job.distribution)[job.node_index];
   }
   const int32_t count = static_cast<int32_t>(ids.size());
 

@@ -57,6 +57,8 @@ struct StepJob {
   std::optional<StepPlacement> placement;
   BindingOptions binding;  // --cpu-bind, --gpu-bind, --gpus-per-task
   std::string node_cpus;   // the CPUs the job holds on this node ("0-7"); empty: unknown
+  // The job's only step (no placement): how its task ids map onto the job's nodes (-m).
+  model::Distribution distribution = model::Distribution::kBlock;
 };
 
 // A step whose tasks have all ended on this node: the job's only step (step_id unset) or a

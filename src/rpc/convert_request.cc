@@ -267,6 +267,10 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
     step->set_std_out(r.srun->stdout_pattern);
     step->set_std_err(r.srun->stderr_pattern);
     step->set_std_in(r.srun->stdin_pattern);
+    step->set_cpu_bind(r.srun->cpu_bind);
+    step->set_gpu_bind(r.srun->gpu_bind);
+    step->set_distribution(r.srun->distribution);
+    step->set_gpus_per_task(r.srun->gpus_per_task);
   }
 }
 
@@ -490,6 +494,10 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
     out.stdout_pattern = step.std_out();
     out.stderr_pattern = step.std_err();
     out.stdin_pattern = step.std_in();
+    out.cpu_bind = step.cpu_bind();
+    out.gpu_bind = step.gpu_bind();
+    out.distribution = step.distribution();
+    out.gpus_per_task = step.gpus_per_task();
   }
   return r;
 }

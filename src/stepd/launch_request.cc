@@ -101,6 +101,10 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
     step.stdout_pattern = srun.std_out();
     step.stderr_pattern = srun.std_err();
     step.stdin_pattern = srun.std_in();
+    step.binding =
+        noded::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0};
+    step.node_cpus = req.cpu_ids();
+    step.distribution = model::ParseDistribution(srun.distribution()).value_or(step.distribution);
     return step;
   }
   // A step inside the job's allocation: its command, layout and I/O come with the request.

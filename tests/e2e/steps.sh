@@ -142,6 +142,17 @@ grep -Eq '^cpu-bind-cores=MASK - gpu0[12], task  1  1 \[[0-9]+\]: mask 0x10000 s
 1 gpus=4,5,6,7" ]] || fail "--cpu-bind=sockets --gpu-bind=closest printed: $(cat sockets.txt)"
 echo "ok: --cpu-bind=cores/sockets and --gpu-bind=closest follow the node's sockets and GPUs"
 
+# The same binding for srun outside an allocation (the job's only step), and -m cyclic there.
+srun -N1 -n8 -C gpu --exclusive --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores \
+     sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES mask=$SLURM_CPU_BIND_LIST' >alone.txt
+[[ $(sort alone.txt) == "$(sort bind.txt)" ]] || fail "srun outside an allocation bound: $(cat alone.txt)"
+srun -N2 -n4 -m cyclic sh -c 'echo $SLURM_PROCID node=$SLURM_NODEID' >cyclic-alone.txt
+[[ $(sort cyclic-alone.txt) == "0 node=0
+1 node=1
+2 node=0
+3 node=1" ]] || fail "srun -m cyclic outside an allocation: $(cat cyclic-alone.txt)"
+echo "ok: srun outside an allocation binds and distributes as a step inside one does"
+
 # sstat: a running step's tasks as the nodes see them now (4 tasks, 2 per node, each holding
 # 40 MiB), and the batch script with -a.
 cat >"$work/hold.py" <<'EOF'

@@ -263,14 +263,12 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
           return Fail(why, error_exit);
         }
         cpu_bind = o.value.value_or("");
-        if (!in.step) break;  // a new allocation: accepted, no effect (warned below)
         return absl::OkStatus();
       case Opt::kGpuBind:
         if (std::string why = ValidateGpuBindText(o.value.value_or("")); !why.empty()) {
           return Fail(why, error_exit);
         }
         gpu_bind = o.value.value_or("");
-        if (!in.step) break;
         return absl::OkStatus();
       case Opt::kDistribution:
         distribution = o.value.value_or("");
@@ -294,9 +292,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       default:
         break;
     }
-    const bool step_only =
-        o.id == Opt::kCpuBind || o.id == Opt::kGpuBind || o.id == Opt::kKillOnBadExit;
-    if (IsIgnoredBySrun(o.id) || step_only) {
+    if (IsIgnoredBySrun(o.id) || o.id == Opt::kKillOnBadExit) {
       st.r.ignored_options[std::string(internal::LongName(o.id))] = o.value.value_or("");
       if (st.warned.insert(o.id).second) {
         st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),
@@ -378,6 +374,13 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   model::SrunStep& step = r.srun.emplace();
   step.unbuffered = unbuffered;
   step.argv = cli.rest;
+  if (!in.step) {
+    // The job's only step is placed and bound as a step inside an allocation would be.
+    step.cpu_bind = cpu_bind;
+    step.gpu_bind = gpu_bind;
+    step.distribution = distribution;
+    step.gpus_per_task = st.gpus_per_task.value_or("");
+  }
   in.ntasks = in.step && in.step->ntasks > 0
                   ? in.step->ntasks
                   : std::max(1, r.ntasks.value_or(r.ntasks_per_node

@@ -168,12 +168,23 @@ TEST(SrunOptions, BindingAndDistributionValuesAreChecked) {
   EXPECT_EQ(gpus->step->gpus_per_task, "2");
 }
 
+TEST(SrunOptions, ANewAllocationsStepIsBoundAsSrunSays) {
+  auto in = Parse({"-n4", "-m", "cyclic", "--cpu-bind=verbose,cores", "--gpu-bind=closest",
+                   "true"});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_TRUE(in->warnings.empty()) << in->warnings.front();
+  ASSERT_TRUE(in->request.srun.has_value());
+  EXPECT_EQ(in->request.srun->cpu_bind, "verbose,cores");
+  EXPECT_EQ(in->request.srun->gpu_bind, "closest");
+  EXPECT_EQ(in->request.srun->distribution, "cyclic");
+}
+
 TEST(SrunOptions, IgnoredOptionsWarnOnce) {
-  auto in = Parse({"--mpi=pmix", "--cpu-bind=cores", "--mpi=pmi2", "true"});
+  auto in = Parse({"--mpi=pmix", "-K", "--mpi=pmi2", "true"});
   ASSERT_TRUE(in.ok()) << in.status();
   EXPECT_THAT(in->warnings,
               ElementsAre("srun: warning: --mpi is accepted but has no effect in Loom",
-                          "srun: warning: --cpu-bind is accepted but has no effect "
+                          "srun: warning: --kill-on-bad-exit is accepted but has no effect "
                           "in Loom"));
   EXPECT_EQ(in->request.ignored_options.at("mpi"), "pmi2");
   auto hint = Parse({"--hint=nomultithread", "true"});
