@@ -258,6 +258,9 @@ struct ClusterConfig {
   // task/affinity the node daemons bind tasks to CPUs even without --cpu-bind.
   std::vector<std::string> task_plugins;
   std::string task_plugin_param;
+  // JobAcctGatherFrequency's task interval: how often the node daemons sample the running
+  // tasks' memory for sstat's and the accounting's maxima (0: at the step's end only).
+  int32_t acct_gather_task_s = 30;
   int32_t min_job_age_s = 300;
   int32_t return_to_service = 0;
 

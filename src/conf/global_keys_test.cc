@@ -194,6 +194,16 @@ TEST(Preemption, TypeAndMode) {
   EXPECT_THAT(ErrorText(ParseBody("PreemptMode=CANCEL,REQUEUE\n")), HasSubstr("PreemptMode"));
 }
 
+TEST(GlobalKeys, JobAcctGatherFrequency) {
+  EXPECT_EQ(ParseBody("JobAcctGatherFrequency=10\n")->acct_gather_task_s, 10);
+  EXPECT_EQ(ParseBody("JobAcctGatherFrequency=network=5,task=0\n")->acct_gather_task_s, 0);
+  EXPECT_EQ(ParseBody("ClusterName=x\n")->acct_gather_task_s, 30);
+  auto bad = ParseBody("JobAcctGatherFrequency=task=often\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(ErrorText(bad), HasSubstr("JobAcctGatherFrequency"));
+  EXPECT_FALSE(ParseBody("JobAcctGatherFrequency=gpu=5\n").ok());
+}
+
 TEST(GlobalKeys, TopologyAccountingAndLimits) {
   auto c = ParseBody(
       "TopologyPlugin=topology/tree\nGresTypes=gpu,MPS\n"
@@ -201,6 +211,7 @@ TEST(GlobalKeys, TopologyAccountingAndLimits) {
       "MaxJobCount=50000\nMaxArraySize=10001\nDefMemPerCPU=4000\nMaxMemPerCPU=8000\n"
       "DefMemPerGPU=80000\nSlurmdTimeout=600\nKillWait=60\nMinJobAge=120\nReturnToService=1\n"
       "TreeWidth=16\nTaskPlugin=task/affinity,task/cgroup\nTaskPluginParam=Cores,Verbose\n"
+      "JobAcctGatherFrequency=task=15,energy=0\n"
       "StateSaveLocation=/var/spool/slurm/ctld\nSlurmUser=slurm\nSchedulerType=sched/builtin\n");
   ASSERT_TRUE(c.ok()) << ErrorText(c);
   EXPECT_EQ(c->topology_plugin, "topology/tree");
@@ -217,6 +228,7 @@ TEST(GlobalKeys, TopologyAccountingAndLimits) {
   EXPECT_EQ(c->tree_width, 16);
   EXPECT_THAT(c->task_plugins, ElementsAre("task/affinity", "task/cgroup"));
   EXPECT_EQ(c->task_plugin_param, "Cores,Verbose");
+  EXPECT_EQ(c->acct_gather_task_s, 15);
   EXPECT_EQ(c->min_job_age_s, 120);
   EXPECT_EQ(c->return_to_service, 1);
   EXPECT_EQ(c->state_save_location, "/var/spool/slurm/ctld");

@@ -279,10 +279,11 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
     auto c = ParseBody(core::StrCat(kv, "\n"), &warnings);
     ASSERT_TRUE(c.ok()) << kv << ": " << ErrorText(c);
     // Loom acts on these itself (MUNGE credentials, munged's socket, trusting slurm.conf).
-    // And these: the fan-out of step launches, task binding.
+    // And these: the fan-out of step launches, task binding, usage sampling.
     if (kv.starts_with("AuthType=") || kv.starts_with("AuthInfo=") ||
         kv == "SlurmdParameters=config_overrides" || kv.starts_with("TreeWidth=") ||
-        kv.starts_with("TaskPlugin=") || kv.starts_with("TaskPluginParam=")) {
+        kv.starts_with("TaskPlugin=") || kv.starts_with("TaskPluginParam=") ||
+        kv.starts_with("JobAcctGatherFrequency=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;

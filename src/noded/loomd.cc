@@ -177,8 +177,9 @@ class Daemon {
     int64_t interval = 1;
     bool registered = false;
     auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
-    // How often the running tasks' memory is sampled for sstat's maxima.
-    constexpr auto kSampleEvery = std::chrono::seconds(10);
+    // How often the running tasks' memory is sampled for sstat's maxima
+    // (JobAcctGatherFrequency's task interval; 0: never between sstat's own calls).
+    const auto sample_every = std::chrono::seconds(site_.cluster.acct_gather_task_s);
     auto last_sample = std::chrono::steady_clock::now();
     std::vector<stepd::StepdLauncher::Ended> unreported;
     while (!stop_) {
@@ -207,7 +208,7 @@ class Daemon {
         }
       }
       const auto now = std::chrono::steady_clock::now();
-      if (now - last_sample >= kSampleEvery) {
+      if (sample_every.count() > 0 && now - last_sample >= sample_every) {
         last_sample = now;
         SamplePeaks();
       }

@@ -224,6 +224,27 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     }
   } else if (key == "TaskPluginParam") {
     cfg.task_plugin_param = kv.value;
+  } else if (key == "JobAcctGatherFrequency") {
+    // "30" or "task=30[,energy=0,network=0,filesystem=0]": only the task interval acts.
+    cfg.other_keys[std::string(key)] = kv.value;
+    for (std::string_view item : core::Split(kv.value, ',')) {
+      item = core::Trim(item);
+      const size_t eq = item.find('=');
+      const std::string_view type = eq == std::string_view::npos ? "task" : item.substr(0, eq);
+      const std::optional<int64_t> seconds =
+          core::ParseInt(eq == std::string_view::npos ? item : item.substr(eq + 1));
+      const bool known = core::EqualsIgnoreCase(type, "task") ||
+                         core::EqualsIgnoreCase(type, "energy") ||
+                         core::EqualsIgnoreCase(type, "network") ||
+                         core::EqualsIgnoreCase(type, "filesystem");
+      if (!known || !seconds || *seconds < 0 || *seconds > 65533) {
+        ctx_->BadValue(at, kv.key, kv.value,
+                       "seconds, or TYPE=seconds for task, energy, network and filesystem "
+                       "(e.g. task=30,energy=0)");
+        return;
+      }
+      if (core::EqualsIgnoreCase(type, "task")) cfg.acct_gather_task_s = static_cast<int32_t>(*seconds);
+    }
   } else if (key == "MinJobAge") {
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
   } else if (key == "ReturnToService") {
