@@ -10,6 +10,7 @@
 #include "auth/identity.h"
 #include "core/strings.h"
 #include "ctld/durable.h"
+#include "ctld/persist.h"
 #include "ctld/service.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -95,6 +96,19 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
                    EntriesFrom(snap, c->core_->cluster(), c->store_->Location()));
   c->core_->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
+  // The steps of running jobs: they go on on the nodes, whose reports end them.
+  for (const auto& [key, bytes] : snap.values) {
+    const std::optional<JobId> job = JobOfStepsKey(key);
+    if (!job) continue;
+    StatusOr<StoredSteps> steps =
+        DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", c->store_->Location()));
+    if (!steps.ok()) {
+      std::fprintf(stderr, "loomctld: %s; they are forgotten\n",
+                   std::string(steps.status().message()).c_str());
+      continue;
+    }
+    c->core_->RestoreSteps(*job, std::move(steps->steps), std::move(steps->srun));
+  }
   for (const store::NodeRecord& n : snap.nodes) {
     auto user = auth::LookupUserById(n.reason_uid);
     c->core_->RestoreNode(n.name, n.drain, n.state == model::NodeState::kDown, n.reason,

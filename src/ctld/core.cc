@@ -329,8 +329,11 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
     e.job.reason = hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     if (hold) e.job.priority = 0;
     e.ran.clear();
+    const bool had_steps = e.step != nullptr;
     e.step.reset();
-    steps_.erase(e.job.id);
+    if ((steps_.erase(e.job.id) > 0 || had_steps) && fx != nullptr) {
+      fx->steps_changed.push_back(e.job.id);  // the stored ones go too
+    }
     ++e.restarts;
     pass_due_ = true;
     Changed(e, fx);

@@ -38,7 +38,7 @@ struct StepProgress {
 };
 
 // A step inside a running job's allocation (srun from a batch script or a salloc shell), as
-// the controller keeps it. Not stored: a restarted controller knows no steps.
+// the controller keeps it. Stored with its job's other steps (persist.h, EncodeSteps).
 struct StepRecord {
   uint32_t id = 0;  // 0, 1, 2, ... per job
   std::string name;
@@ -100,8 +100,8 @@ struct JobEntry {
 
   // A job srun submitted runs tasks on every node and ends once every node has reported
   // (core_srun.cc); made when the first node reports, and replaced rather than changed, so
-  // that copies of an entry may share it. Not stored: after a restart the job waits for the
-  // reports still to come.
+  // that copies of an entry may share it. Stored with the job's steps (persist.h), so that a
+  // restarted controller counts the reports that came before it.
   std::shared_ptr<const StepProgress> step;
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
@@ -164,7 +164,14 @@ struct Effects {
   std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
   std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
+  std::vector<JobId> steps_changed;    // jobs whose steps changed (to store again)
   bool next_id_changed = false;
+};
+
+// The steps inside one job's allocation.
+struct JobSteps {
+  uint32_t next_id = 0;
+  std::map<uint32_t, StepRecord> steps;
 };
 
 // What an administrator set on a node (scontrol update NodeName=): kept across restarts.
@@ -255,7 +262,8 @@ class ControllerCore {
   // completing or completed", "Requested node configuration is not available", "More
   // processors requested than permitted"). nullopt: an --exclusive step whose CPUs other
   // steps hold now (srun asks again).
-  StatusOr<std::optional<StepRecord>> CreateStep(const StepAsk& ask, const Caller& who, Time now);
+  StatusOr<std::optional<StepRecord>> CreateStep(const StepAsk& ask, const Caller& who, Time now,
+                                                 Effects* fx);
   // A node reported that its tasks of step `step` ended (`status` their wait statuses added
   // up). The step ends once all its nodes have; the job goes on. `launch_error` not empty:
   // the node could not start them, and why (the step's other tasks are then killed).
@@ -277,6 +285,11 @@ class ControllerCore {
   StatusOr<std::vector<int32_t>> RunningNodes(JobId id, const Caller& who) const;
   // The steps of `job` (every job's when 0), by job then step id.
   std::vector<std::pair<const JobEntry*, const StepRecord*>> Steps(JobId job) const;
+  // The step table of `job`, to store; null when it has none.
+  const JobSteps* StepsOf(JobId job) const;
+  // After a restart: the stored steps of `job`, and for a job srun submitted the reports of
+  // its nodes so far. Ignored for a job not in the table.
+  void RestoreSteps(JobId job, JobSteps steps, std::optional<StepProgress> srun = std::nullopt);
 
   // A node's daemon registered or reported in.
   void NodeAlive(const std::string& node, Time now, Effects* fx);
@@ -392,10 +405,6 @@ class ControllerCore {
   uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;
   // Steps inside allocations, by job (core_steps.cc); dropped with their job.
-  struct JobSteps {
-    uint32_t next_id = 0;
-    std::map<uint32_t, StepRecord> steps;
-  };
   std::map<JobId, JobSteps> steps_;
 };
 

@@ -22,7 +22,10 @@ void ControllerCore::StepNodeEnded(JobEntry& e, std::string_view node, int32_t s
   next->out_of_memory = next->out_of_memory || out_of_memory;
   e.step = next;
   const StepProgress& step = *next;
-  if (step.nodes_done.size() < e.alloc.size()) return;
+  if (step.nodes_done.size() < e.alloc.size()) {
+    if (fx != nullptr) fx->steps_changed.push_back(e.job.id);  // the reports so far
+    return;
+  }
   const int32_t combined = step.status.wait_status();
   if (e.completing) {
     e.job.exit_code = combined;

@@ -13,7 +13,8 @@ namespace loom::ctld {
 using model::JobState;
 
 StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& ask,
-                                                               const Caller& who, Time now) {
+                                                               const Caller& who, Time now,
+                                                               Effects* fx) {
   JobEntry* e = FindMutable(ask.job_id);
   if (e == nullptr) return absl::NotFoundError("Invalid job id specified");
   if (!MayActOn(who, *e)) return absl::PermissionDeniedError("Access/permission denied");
@@ -84,6 +85,7 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
   step.gpu_bind = ask.gpu_bind;
   step.gpus_per_task = ask.gpus_per_task;
   table.steps.emplace(step.id, step);
+  if (fx != nullptr) fx->steps_changed.push_back(e->job.id);
   return std::optional<StepRecord>(std::move(step));
 }
 
@@ -105,6 +107,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   });
   if (!its_node) return;
   step.nodes_done.emplace(node);
+  if (fx != nullptr) fx->steps_changed.push_back(job);
   step.status.Add(status);
   step.out_of_memory = step.out_of_memory || out_of_memory;
   if (!launch_error.empty() && !step.launch_failed) {
@@ -160,7 +163,10 @@ Status ControllerCore::SignalStep(JobId job, uint32_t step_id, int32_t signal, c
   SignalJob s{e->key, job, signal == 0 ? SIGTERM : signal, {}, step_id};
   for (int32_t n : step->nodes) s.nodes.push_back(e->alloc[n].node);
   fx->signals.push_back(std::move(s));
-  if (signal == 0 || signal == SIGKILL) step->cancelled = true;
+  if (signal == 0 || signal == SIGKILL) {
+    step->cancelled = true;
+    fx->steps_changed.push_back(job);
+  }
   return absl::OkStatus();
 }
 
@@ -192,6 +198,7 @@ void ControllerCore::EndSteps(JobEntry& e, bool kill, Time now, Effects* fx) {
     step.cancelled = true;
     step.state = JobState::kCancelled;
     step.end_time = now;
+    if (fx != nullptr) fx->steps_changed.push_back(e.job.id);
     if (kill && fx != nullptr && !e.alloc.empty()) {
       SignalJob s{e.key, e.job.id, SIGKILL, {}, id};
       for (int32_t n : step.nodes) s.nodes.push_back(e.alloc[n].node);
@@ -213,6 +220,18 @@ std::vector<std::pair<const JobEntry*, const StepRecord*>> ControllerCore::Steps
   }
   for (const auto& [id, table] : steps_) add(id, table);
   return out;
+}
+
+const JobSteps* ControllerCore::StepsOf(JobId job) const {
+  auto it = steps_.find(job);
+  return it == steps_.end() ? nullptr : &it->second;
+}
+
+void ControllerCore::RestoreSteps(JobId job, JobSteps steps, std::optional<StepProgress> srun) {
+  JobEntry* e = FindMutable(job);
+  if (e == nullptr) return;
+  if (!steps.steps.empty() || steps.next_id > 0) steps_[job] = std::move(steps);
+  if (srun) e->step = std::make_shared<const StepProgress>(*std::move(srun));
 }
 
 }  // namespace loom::ctld

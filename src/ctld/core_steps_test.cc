@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "ctld/core.h"
+#include "ctld/persist.h"
 
 namespace loom::ctld {
 namespace {
@@ -66,7 +67,12 @@ class StepsTest : public testing::Test {
     return *id;
   }
   StatusOr<std::optional<StepRecord>> Step(StepAsk ask, const Caller& who = kAlice) {
-    return core_.CreateStep(ask, who, 10);
+    Effects fx;
+    auto step = core_.CreateStep(ask, who, 10, &fx);
+    if (step.ok() && step->has_value()) {
+      EXPECT_EQ(fx.steps_changed, std::vector<JobId>{ask.job_id});  // to store
+    }
+    return step;
   }
   const StepRecord& Record(JobId job, uint32_t step) {
     for (const auto& [e, s] : core_.Steps(job)) {
@@ -222,6 +228,64 @@ TEST_F(StepsTest, ABatchJobIsNotReleasedBySalloc) {
   Effects fx;
   EXPECT_FALSE(core_.ReleaseAllocation(job, 0, kAlice, 50, &fx).ok());
   EXPECT_EQ(core_.Find(job)->job.state, JobState::kRunning);
+}
+
+// A restarted controller gets the steps back from the store: their records as they were,
+// and new steps numbered on from the last.
+TEST_F(StepsTest, StoredStepsComeBackWhole) {
+  JobId job = RunningJob();
+  StepAsk ask = Ask(job, 2, 0, 0, 2, true);
+  ask.name = "train";
+  ask.command = "python train.py";
+  ask.distribution = model::Distribution::kCyclic;
+  ask.cpu_bind = "cores";
+  ASSERT_TRUE(Step(ask).ok());
+  ASSERT_TRUE(Step(Ask(job, 1)).ok());
+  Effects fx;
+  core_.StepNodeEnded(job, 1, "n1", 3 << 8, "", 20, &fx);
+  core_.StepNodeEnded(job, 0, "n2", 0, "", 21, &fx);  // step 0 still runs on n1
+  EXPECT_EQ(fx.steps_changed, (std::vector<JobId>{job, job}));
+  ASSERT_NE(core_.StepsOf(job), nullptr);
+  EXPECT_EQ(JobOfStepsKey(StepsKey(job)), job);
+  EXPECT_EQ(JobOfStepsKey("config_digest"), std::nullopt);
+
+  EXPECT_EQ(EncodeSteps(nullptr, nullptr), std::nullopt);
+  auto stored = DecodeSteps(EncodeSteps(core_.StepsOf(job), nullptr).value(), "test");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_FALSE(stored->srun.has_value());
+  JobSteps* back = &stored->steps;
+  EXPECT_EQ(back->next_id, 2u);
+  ASSERT_EQ(back->steps.size(), 2u);
+  const StepRecord& was = core_.StepsOf(job)->steps.at(0);
+  const StepRecord& now = back->steps.at(0);
+  EXPECT_EQ(now.name, "train");
+  EXPECT_EQ(now.command, was.command);
+  EXPECT_EQ(now.state, JobState::kRunning);
+  EXPECT_EQ(now.nodes, was.nodes);
+  EXPECT_EQ(now.tasks_per_node, was.tasks_per_node);
+  EXPECT_EQ(now.cpus_held, was.cpus_held);
+  EXPECT_EQ(now.distribution, model::Distribution::kCyclic);
+  EXPECT_EQ(now.cpu_bind, "cores");
+  EXPECT_EQ(now.nodes_done, was.nodes_done);
+  EXPECT_EQ(back->steps.at(1).state, JobState::kFailed);
+  EXPECT_EQ(back->steps.at(1).status.wait_status(), 3 << 8);
+  EXPECT_FALSE(DecodeSteps("not a table", "steps of job 1").ok());
+
+  // A new controller with the job and its steps: step 0 ends when n1 reports, the next
+  // step is 2.
+  ControllerCore restarted(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100);
+  std::vector<JobEntry> entries = {*core_.Find(job)};
+  restarted.Restore(std::move(entries), job + 1);
+  restarted.RestoreSteps(job, std::move(*back));
+  Effects after;
+  restarted.StepNodeEnded(job, 0, "n1", 0, "", 30, &after);
+  ASSERT_EQ(restarted.Steps(job).size(), 2u);
+  EXPECT_EQ(restarted.Steps(job)[0].second->state, JobState::kCompleted);
+  restarted.NodeAlive("n1", 30, &after);
+  restarted.NodeAlive("n2", 30, &after);
+  auto next = restarted.CreateStep(Ask(job, 1), kAlice, 31, &after);
+  ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+  EXPECT_EQ((*next)->id, 2u);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "ctld/core.h"
+#include "ctld/persist.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -464,7 +465,8 @@ model::JobRequest SrunReq() {
   r.shape.max_nodes = 2;
   r.shape.ntasks = 2;
   r.requeue = false;
-  r.srun = model::SrunStep{{"hostname"}, "127.0.0.1", 4000, "key", false, "", "", ""};
+  r.srun = model::SrunStep{{"hostname"}, "127.0.0.1", 4000, "key", false, "", "", "",
+                           "",           "",          "",   ""};
   return r;
 }
 
@@ -484,6 +486,31 @@ TEST_F(CoreTest, SrunJobEndsOnceEveryNodeHasReported) {
   EXPECT_EQ(State(id), JobState::kCompleted);
   EXPECT_EQ(core_.Find(id)->job.end_time, 7);
   EXPECT_TRUE(core_.Find(id)->alloc.empty());
+}
+
+// The reports that came before a restart count after it: they are stored with the job.
+TEST_F(CoreTest, SrunJobReportsSurviveARestart) {
+  Up(0);
+  JobId id = Submit(SrunReq());
+  Schedule(1);
+  Effects end;
+  core_.JobEnded(id, 3 << 8, false, 5, &end, "n2");
+  EXPECT_EQ(end.steps_changed, std::vector<JobId>{id});
+  const JobEntry* e = core_.Find(id);
+  auto stored = DecodeSteps(EncodeSteps(core_.StepsOf(id), e->step.get()).value(), "test");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(stored->srun.has_value());
+  EXPECT_EQ(stored->srun->nodes_done.count("n2"), 1u);
+
+  ControllerCore restarted(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100);
+  restarted.Restore({*e}, id + 1);
+  restarted.RestoreSteps(id, std::move(stored->steps), std::move(stored->srun));
+  Effects after;
+  restarted.NodeAlive("n1", 6, &after);
+  restarted.NodeAlive("n2", 6, &after);
+  restarted.JobEnded(id, 0, false, 7, &after, "n1");
+  EXPECT_EQ(restarted.Find(id)->job.state, JobState::kFailed);  // n2's exit 3 was kept
+  EXPECT_EQ(restarted.Find(id)->job.exit_code, 3 << 8);
 }
 
 TEST_F(CoreTest, SrunJobFailsWithTheHighestExitCodeOfItsNodes) {

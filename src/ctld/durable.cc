@@ -53,7 +53,20 @@ store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
       batch.Add(store::UpdateJob{ToProgress(it->second, core.cluster())});
     }
   }
-  for (JobId id : fx.deleted) batch.Add(store::DeleteJob{id});
+  for (JobId id : fx.deleted) {
+    batch.Add(store::DeleteJob{id});
+    batch.Add(store::DeleteValue{StepsKey(id)});
+  }
+  const std::set<JobId> step_jobs(fx.steps_changed.begin(), fx.steps_changed.end());
+  for (JobId id : step_jobs) {
+    const JobEntry* e = core.Find(id);
+    if (e == nullptr) continue;  // purged: deleted above
+    if (std::optional<std::string> value = EncodeSteps(core.StepsOf(id), e->step.get())) {
+      batch.Add(store::PutValue{StepsKey(id), *std::move(value)});
+    } else {
+      batch.Add(store::DeleteValue{StepsKey(id)});
+    }
+  }
   for (JobId id : fx.forgotten) batch.Add(store::DeleteRequest{id});
   const std::set<int32_t> nodes(fx.nodes_changed.begin(), fx.nodes_changed.end());
   for (int32_t n : nodes) {

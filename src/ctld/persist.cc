@@ -145,4 +145,132 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   return e;
 }
 
+namespace {
+constexpr std::string_view kStepsPrefix = "steps/";
+}  // namespace
+
+std::string StepsKey(JobId job) { return core::StrCat(kStepsPrefix, job); }
+
+std::optional<JobId> JobOfStepsKey(std::string_view key) {
+  if (!key.starts_with(kStepsPrefix)) return std::nullopt;
+  auto id = core::ParseInt(key.substr(kStepsPrefix.size()));
+  if (!id || *id <= 0) return std::nullopt;
+  return static_cast<JobId>(*id);
+}
+
+std::optional<std::string> EncodeSteps(const JobSteps* table, const StepProgress* srun) {
+  if (table == nullptr && srun == nullptr) return std::nullopt;
+  const JobSteps none;
+  if (table == nullptr) table = &none;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& [id, s] : table->steps) {
+    nlohmann::json o = {{"id", s.id},
+                        {"name", s.name},
+                        {"command", s.command},
+                        {"state", static_cast<int32_t>(s.state)},
+                        {"nodes", s.nodes},
+                        {"tasks_per_node", s.tasks_per_node},
+                        {"cpus_held", s.cpus_held},
+                        {"cpus_per_task", s.cpus_per_task},
+                        {"distribution", model::DistributionName(s.distribution)},
+                        {"start_time", s.start_time},
+                        {"end_time", s.end_time},
+                        {"nodes_done", std::vector<std::string>(s.nodes_done.begin(),
+                                                                s.nodes_done.end())},
+                        {"cancelled", s.cancelled},
+                        {"launch_failed", s.launch_failed},
+                        {"out_of_memory", s.out_of_memory},
+                        {"launch_failed_node", s.launch_failed_node},
+                        {"launch_error", s.launch_error},
+                        {"cpu_bind", s.cpu_bind},
+                        {"gpu_bind", s.gpu_bind},
+                        {"gpus_per_task", s.gpus_per_task}};
+    if (!s.status.empty()) o["wait_status"] = s.status.wait_status();
+    steps.push_back(std::move(o));
+  }
+  nlohmann::json out = {{"next_id", table->next_id}, {"steps", std::move(steps)}};
+  if (srun != nullptr) {
+    nlohmann::json o = {{"nodes_done", std::vector<std::string>(srun->nodes_done.begin(),
+                                                                srun->nodes_done.end())},
+                        {"out_of_memory", srun->out_of_memory}};
+    if (!srun->status.empty()) o["wait_status"] = srun->status.wait_status();
+    out["srun"] = std::move(o);
+  }
+  return out.dump();
+}
+
+StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what) {
+  const nlohmann::json in = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  const auto ints = [](const nlohmann::json& o, const char* key) {
+    std::vector<int32_t> out;
+    if (o.contains(key) && o[key].is_array()) {
+      for (const nlohmann::json& v : o[key]) out.push_back(v.is_number_integer() ? v.get<int32_t>() : -1);
+    }
+    return out;
+  };
+  if (!in.is_object() || !in.contains("steps") || !in["steps"].is_array() ||
+      !in.value("next_id", nlohmann::json()).is_number_unsigned()) {
+    return absl::DataLossError(core::StrCat(what, ": not a stored step table"));
+  }
+  StoredSteps stored;
+  JobSteps& table = stored.steps;
+  table.next_id = in["next_id"].get<uint32_t>();
+  if (in.contains("srun") && in["srun"].is_object()) {
+    const nlohmann::json& o = in["srun"];
+    StepProgress& p = stored.srun.emplace();
+    if (o.contains("nodes_done") && o["nodes_done"].is_array()) {
+      for (const nlohmann::json& n : o["nodes_done"]) {
+        if (n.is_string()) p.nodes_done.insert(n.get<std::string>());
+      }
+    }
+    if (o.contains("wait_status") && o["wait_status"].is_number_integer()) {
+      p.status.Add(o["wait_status"].get<int32_t>());
+    }
+    p.out_of_memory = o.value("out_of_memory", false);
+  }
+  for (const nlohmann::json& o : in["steps"]) {
+    if (!o.is_object() || !o.value("id", nlohmann::json()).is_number_unsigned()) {
+      return absl::DataLossError(core::StrCat(what, ": a step without an id"));
+    }
+    StepRecord s;
+    s.id = o["id"].get<uint32_t>();
+    s.name = o.value("name", "");
+    s.command = o.value("command", "");
+    const int32_t state = o.value("state", -1);
+    s.nodes = ints(o, "nodes");
+    s.tasks_per_node = ints(o, "tasks_per_node");
+    s.cpus_held = ints(o, "cpus_held");
+    const bool nodes_ok = std::all_of(s.nodes.begin(), s.nodes.end(), [](int32_t n) { return n >= 0; });
+    if (state < 0 || state > static_cast<int32_t>(model::JobState::kOutOfMemory) || !nodes_ok ||
+        s.tasks_per_node.size() != s.nodes.size() || s.cpus_held.size() != s.nodes.size() ||
+        s.id >= table.next_id) {
+      return absl::DataLossError(
+          core::StrCat(what, ": step ", s.id, " is not consistent (state, nodes, tasks, CPUs, id)"));
+    }
+    s.state = static_cast<model::JobState>(state);
+    s.cpus_per_task = o.value("cpus_per_task", 1);
+    s.distribution = model::ParseDistribution(o.value("distribution", "block")).value_or(s.distribution);
+    s.start_time = o.value("start_time", Time{0});
+    s.end_time = o.value("end_time", Time{0});
+    if (o.contains("nodes_done") && o["nodes_done"].is_array()) {
+      for (const nlohmann::json& n : o["nodes_done"]) {
+        if (n.is_string()) s.nodes_done.insert(n.get<std::string>());
+      }
+    }
+    if (o.contains("wait_status") && o["wait_status"].is_number_integer()) {
+      s.status.Add(o["wait_status"].get<int32_t>());
+    }
+    s.cancelled = o.value("cancelled", false);
+    s.launch_failed = o.value("launch_failed", false);
+    s.out_of_memory = o.value("out_of_memory", false);
+    s.launch_failed_node = o.value("launch_failed_node", "");
+    s.launch_error = o.value("launch_error", "");
+    s.cpu_bind = o.value("cpu_bind", "");
+    s.gpu_bind = o.value("gpu_bind", "");
+    s.gpus_per_task = o.value("gpus_per_task", "");
+    table.steps.emplace(s.id, std::move(s));
+  }
+  return stored;
+}
+
 }  // namespace loom::ctld

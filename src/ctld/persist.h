@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
@@ -26,5 +27,20 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster);
 // core assigns it on Restore).
 StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& cluster,
                               std::shared_ptr<const model::JobRequest> request);
+
+// A job's steps as the store keeps them: the named value StepsKey(job) holds EncodeSteps.
+std::string StepsKey(JobId job);
+// The job a named value's key stores the steps of; nullopt for another key.
+std::optional<JobId> JobOfStepsKey(std::string_view key);
+// What is stored of a job's steps: those inside its allocation and, for a job srun
+// submitted, the reports of its nodes so far.
+struct StoredSteps {
+  JobSteps steps;
+  std::optional<StepProgress> srun;
+};
+// The value to store for `job` (StepsKey); nullopt when it has nothing to store.
+std::optional<std::string> EncodeSteps(const JobSteps* steps, const StepProgress* srun);
+// DataLoss naming `what` for bytes that are not stored steps.
+StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what);
 
 }  // namespace loom::ctld

@@ -85,8 +85,7 @@ Status ControllerApi::CreateStep(const Caller& who, const v1::CreateStepRequest&
   ask.gpu_bind = r.gpu_bind();
   ask.gpus_per_task = r.gpus_per_task();
   return c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
-    (void)fx;
-    ASSIGN_OR_RETURN(std::optional<StepRecord> step, core.CreateStep(ask, who, now));
+    ASSIGN_OR_RETURN(std::optional<StepRecord> step, core.CreateStep(ask, who, now, &fx));
     if (!step) {
       reply->set_busy(true);
       return absl::OkStatus();

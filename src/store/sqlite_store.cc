@@ -82,6 +82,7 @@ struct SqliteStore::Statements {
   StmtPtr delete_node;
   StmtPtr set_counter;
   StmtPtr put_value;
+  StmtPtr delete_value;
   StmtPtr select_jobs;
   StmtPtr select_requests;
   StmtPtr select_nodes;
@@ -350,6 +351,7 @@ Status SqliteStore::Prepare() {
                           "INSERT OR REPLACE INTO counters (counter_name, value) VALUES (?, ?)"));
   RETURN_IF_ERROR(prepare(&s.put_value,
                           "INSERT OR REPLACE INTO named_values (value_name, value) VALUES (?, ?)"));
+  RETURN_IF_ERROR(prepare(&s.delete_value, "DELETE FROM named_values WHERE value_name = ?"));
   RETURN_IF_ERROR(prepare(&s.select_jobs, kSelectJobsSql));
   RETURN_IF_ERROR(prepare(&s.select_requests, "SELECT id, request FROM requests ORDER BY id"));
   RETURN_IF_ERROR(prepare(&s.select_nodes,
@@ -557,6 +559,15 @@ Status SqliteStore::ApplyOne(const PutValue& m) {
   int rc = Binder(s).Text(m.key).Blob(m.value).rc();
   if (rc == SQLITE_OK) rc = sqlite3_step(s);
   if (rc != SQLITE_DONE) return Error(rc, StrCat("writing value '", m.key, "'"));
+  return absl::OkStatus();
+}
+
+Status SqliteStore::ApplyOne(const DeleteValue& m) {
+  sqlite3_stmt* s = stmts_->delete_value.get();
+  ResetOnExit reset(s);
+  int rc = Binder(s).Text(m.key).rc();
+  if (rc == SQLITE_OK) rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Error(rc, StrCat("deleting value '", m.key, "'"));
   return absl::OkStatus();
 }
 

@@ -82,6 +82,7 @@ class SqliteStore final : public Store {
   Status ApplyOne(const DeleteNode& m);
   Status ApplyOne(const SetNextJobId& m);
   Status ApplyOne(const PutValue& m);
+  Status ApplyOne(const DeleteValue& m);
   Status Exec(const char* sql, std::string_view doing);
   Status StepDone(sqlite3_stmt* stmt, std::string_view doing);
   void RollbackIfOpen();

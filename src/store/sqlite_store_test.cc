@@ -145,7 +145,8 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
         .Add(PutNode{{"gone", model::NodeState::kIdle, false, "", 0, 0}})
         .Add(SetNextJobId{10})
         .Add(PutValue{"config_digest", std::string("sha256:\0ab", 10)})
-        .Add(PutValue{"stale", "x"});
+        .Add(PutValue{"stale", "x"})
+        .Add(PutValue{"steps/5", "gone soon"});
     ASSERT_TRUE((*store)->Commit(first).ok());
 
     Batch second;
@@ -162,7 +163,9 @@ TEST_F(SqliteStoreTest, EveryMutationKindSurvivesReopen) {
         .Add(DeleteJob{12345})  // not there: nothing to do
         .Add(DeleteNode{"gone"})
         .Add(SetNextJobId{11})
-        .Add(PutValue{"stale", "y"});
+        .Add(PutValue{"stale", "y"})
+        .Add(DeleteValue{"steps/5"})
+        .Add(DeleteValue{"never-there"});
     ASSERT_TRUE((*store)->Commit(second).ok());
   }
   auto store = OpenSqliteStore(Options(dir));

@@ -121,8 +121,12 @@ struct PutValue {     // a named value, e.g. the digest of the configuration las
   std::string value;  // bytes
 };
 
+struct DeleteValue {  // a named value no longer needed
+  std::string key;
+};
+
 using Mutation = std::variant<PutJob, UpdateJob, DeleteJob, PutRequest, DeleteRequest, PutNode,
-                              DeleteNode, SetNextJobId, PutValue>;
+                              DeleteNode, SetNextJobId, PutValue, DeleteValue>;
 
 // One group commit: mutations applied in order, all or none.
 struct Batch {

@@ -166,6 +166,26 @@ echo "ok: kill -9 and restart keep ${#acked[@]} acknowledged jobs and the update
 ran=$("$bin/squeue" -h -j "$id" -t all -o '%T %N')
 [[ "$ran" =~ ^COMPLETED\ n[12]$ ]] || fail "job $id after the restart: '$ran'"
 
+# 5b. Steps survive a restart of loomctld: a running step is still known, ends when its
+# node reports, and the job's next step is numbered on from it (no second step 0).
+stepjob=$("$bin/sbatch" --parsable -o steps.out --wrap "$bin/srun sleep 3; $bin/srun hostname; echo \"steps: \$?\"")
+for _ in $(seq 100); do "$bin/scontrol" show step "$stepjob.0" 2>/dev/null | grep -q State=RUNNING && break; sleep 0.1; done
+"$bin/scontrol" show step "$stepjob.0" | grep -q State=RUNNING || fail "step $stepjob.0 never ran"
+kill -9 "$ctld"
+wait "$ctld" 2>/dev/null || true
+"$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
+ctld=$!
+pids+=($ctld)
+for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+"$bin/scontrol" show step "$stepjob.0" | grep -q "State=RUNNING" ||
+  fail "step $stepjob.0 unknown after the restart: $("$bin/scontrol" show step "$stepjob.0" 2>&1)"
+st=$(wait_state "$stepjob")
+[[ "$st" == COMPLETED ]] || fail "job $stepjob: $st $(cat "$dir/work/steps.out" 2>&1)"
+grep -qx "steps: 0" "$dir/work/steps.out" || fail "job $stepjob's steps: $(cat "$dir/work/steps.out")"
+"$bin/scontrol" show step "$stepjob.0" | grep -q "State=COMPLETED" || fail "step $stepjob.0: $("$bin/scontrol" show step "$stepjob.0")"
+"$bin/scontrol" show step "$stepjob.1" | grep -q "State=COMPLETED" || fail "step $stepjob.1: $("$bin/scontrol" show step "$stepjob.1")"
+echo "ok: a restarted loomctld knows the running step, which completes, and numbers the next one on"
+
 # 6. Credentials from a munged with another key are refused, and say so.
 mkdir -p "$dir/munge2" && chmod 755 "$dir/munge2"
 /usr/sbin/mungekey --create --keyfile="$dir/munge2/munge.key" >/dev/null 2>&1
