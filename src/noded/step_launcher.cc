@@ -110,6 +110,8 @@ struct StepLauncher::Task {
   bool reaped = false;
   int wait_status = 0;
   int64_t reaped_at_ms = 0;
+  int64_t user_cpu_us = 0;  // the task and the children it waited for
+  int64_t system_cpu_us = 0;
 };
 
 struct StepLauncher::Step {
@@ -134,6 +136,8 @@ struct StepLauncher::Step {
   std::optional<int64_t> kill_at_ms;
   bool finished = false;
   bool stop = false;  // the launcher is being destroyed
+  int64_t cgroup_cpu_us = 0;  // from the step's cgroup, when confined
+  int64_t max_rss_bytes = 0;
   model::StepStatus status;
   std::unique_ptr<StepCgroup> cgroup;  // null: not confined
   bool out_of_memory = false;          // the OOM killer ended some process in its cgroup
@@ -476,6 +480,12 @@ std::vector<FinishedStep> StepLauncher::Reap() {
     f.terminated = step->terminated;
     f.killed = step->killed;
     f.out_of_memory = step->out_of_memory;
+    for (const Task& t : step->tasks) {
+      f.user_cpu_us += t.user_cpu_us;
+      f.system_cpu_us += t.system_cpu_us;
+    }
+    f.cgroup_cpu_us = step->cgroup_cpu_us;
+    f.max_rss_bytes = step->max_rss_bytes;
     out.push_back(f);
   }
   return out;
@@ -551,6 +561,8 @@ void StepLauncher::RunIo(Step* step) {
           t.reaped = true;
           t.wait_status = r->wait_status;
           t.reaped_at_ms = now;
+          t.user_cpu_us = r->user_cpu_us;
+          t.system_cpu_us = r->system_cpu_us;
         }
       }
     }
@@ -603,6 +615,10 @@ void StepLauncher::RunIo(Step* step) {
     step->cgroup.reset();
     absl::MutexLock lock(&mu_);
     step->out_of_memory = usage.ok() && usage->oom_kills > 0;
+    if (usage.ok()) {
+      step->cgroup_cpu_us = usage->cpu_usec;
+      step->max_rss_bytes = usage->memory_peak_bytes;
+    }
   }
   absl::MutexLock lock(&mu_);
   for (const Task& t : step->tasks) step->status.Add(t.wait_status);

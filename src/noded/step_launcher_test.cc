@@ -172,6 +172,19 @@ TEST_F(StepLauncherTest, TerminateEndsTheTasks) {
   EXPECT_TRUE(absl::IsNotFound(launcher.Terminate(11, 5)));
 }
 
+TEST_F(StepLauncherTest, TheTasksCpuTimeIsAddedUp) {
+  StepLauncher launcher(settings_);
+  // Two tasks that each spin a little (about a tenth of a second of CPU each).
+  ASSERT_TRUE(launcher
+                  .Start(Step(15, {"sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"}))
+                  .ok());
+  (void)srun_.WaitClosed();
+  auto f = WaitFinished(launcher, 15);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->wait_status, 0);
+  EXPECT_GT(f->user_cpu_us + f->system_cpu_us, 0);
+}
+
 TEST_F(StepLauncherTest, TasksThatIgnoreTermAreKilledAfterKillWait) {
   StepLauncher launcher(settings_);
   ASSERT_TRUE(launcher.Start(Step(12, {"sh", "-c", "trap '' TERM; sleep 600"}, 1)).ok());

@@ -178,6 +178,8 @@ std::optional<StepResult> StepSupervisor::Poll() {
     r.killed = f.killed;
     r.user_cpu_us = f.user_cpu_us;
     r.system_cpu_us = f.system_cpu_us;
+    r.cgroup_cpu_us = f.cgroup_cpu_us;
+    r.max_rss_bytes = f.max_rss_bytes;
     return r;
   }
   return std::nullopt;
