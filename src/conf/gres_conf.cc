@@ -338,4 +338,15 @@ StatusOr<GresConf> LoadGresConf(const std::string& path, std::vector<Diagnostic>
   return ParseGresConf(read->front().text, read->front().name, files, warnings);
 }
 
+GresAutoDetect AutoDetectFor(const GresConf& conf, std::string_view node) {
+  GresAutoDetect found = conf.autodetect;
+  for (const GresConfLine& line : conf.lines) {
+    if (line.autodetect == GresAutoDetect::kNotSet) continue;
+    if (std::find(line.nodes.begin(), line.nodes.end(), node) != line.nodes.end()) {
+      found = line.autodetect;
+    }
+  }
+  return found;
+}
+
 }  // namespace loom::conf

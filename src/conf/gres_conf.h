@@ -87,6 +87,10 @@ StatusOr<GresConf> ParseGresConf(std::string_view text, std::string_view file_na
 // Reads and parses the gres.conf at `path` and the matrices it names, from the filesystem.
 StatusOr<GresConf> LoadGresConf(const std::string& path, std::vector<Diagnostic>* warnings);
 
+// Node `node`'s AutoDetect=: the last NodeName= line naming it that sets one, else the
+// file's own AutoDetect= line, else kNotSet.
+GresAutoDetect AutoDetectFor(const GresConf& conf, std::string_view node);
+
 // What gres.conf is checked against: the cluster's nodes as slurm.conf defines them.
 struct GresNode {
   std::string name;

@@ -115,6 +115,9 @@ TEST(GresConf, AutoDetectGlobalAndPerNode) {
   EXPECT_EQ(c->autodetect_at.line, 1);
   EXPECT_EQ(c->lines[1].autodetect, GresAutoDetect::kOff);
   EXPECT_EQ(c->lines[2].autodetect, GresAutoDetect::kRsmi);
+  EXPECT_EQ(AutoDetectFor(*c, "g1"), GresAutoDetect::kOff);
+  EXPECT_EQ(AutoDetectFor(*c, "g2"), GresAutoDetect::kRsmi);
+  EXPECT_EQ(AutoDetectFor(*c, "g3"), GresAutoDetect::kNvml);  // the file's
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_THAT(warnings[0].ToString(),
               HasSubstr(WarningAt(1) + "AutoDetect=nvml is honoured only on the node, at run "

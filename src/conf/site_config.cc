@@ -27,6 +27,7 @@ StatusOr<SiteConfig> LoadSiteConfig(const std::string& path, std::vector<Diagnos
   ASSIGN_OR_RETURN(site.cluster, LoadSlurmConf(path, warnings));
   site.files.push_back(path);
   site.node_topologies.assign(site.cluster.nodes.size(), nullptr);
+  site.gpu_autodetect.assign(site.cluster.nodes.size(), GresAutoDetect::kNotSet);
 
   const std::string gres_path = Beside(path, "gres.conf");
   if (Exists(gres_path)) {
@@ -34,6 +35,9 @@ StatusOr<SiteConfig> LoadSiteConfig(const std::string& path, std::vector<Diagnos
     ASSIGN_OR_RETURN(site.node_topologies,
                      BuildNodeTopologies(gres, GresClusterOf(site.cluster), warnings));
     site.files.insert(site.files.end(), gres.source_files.begin(), gres.source_files.end());
+    for (size_t n = 0; n < site.cluster.nodes.size(); ++n) {
+      site.gpu_autodetect[n] = AutoDetectFor(gres, site.cluster.nodes[n].name);
+    }
   }
 
   const std::string& plugin = site.cluster.topology_plugin;

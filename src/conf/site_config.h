@@ -9,6 +9,7 @@
 
 #include "conf/cluster_config.h"
 #include "conf/diagnostic.h"
+#include "conf/gres_conf.h"
 #include "core/status.h"
 #include "model/cluster_topology.h"
 #include "model/gpu_topology.h"
@@ -19,6 +20,9 @@ struct SiteConfig {
   ClusterConfig cluster;
   // By node, in slurm.conf order: the node's inside, null where gres.conf says nothing.
   std::vector<std::shared_ptr<const model::NodeTopology>> node_topologies;
+  // By node: gres.conf's AutoDetect= for it (kNotSet without gres.conf), which its daemon
+  // acts on when it starts.
+  std::vector<GresAutoDetect> gpu_autodetect;
   model::ClusterTopology network;  // flat without topology.conf
   std::vector<std::string> files;  // every file read
 };

@@ -53,6 +53,9 @@ struct Options {
   // What this host has (hwloc, NVML), reported when the node registers.
   CpuLayout hardware;
   int32_t hardware_gpus = 0;
+  // The GPUs NVML found, for a node whose gres.conf says AutoDetect=nvml: its supervisors
+  // bind tasks and fence devices by them. Null: gres.conf's.
+  std::shared_ptr<const model::NodeTopology> discovered_gpus;
 };
 
 class Daemon;
@@ -89,6 +92,14 @@ class Daemon {
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
         grpc::CreateChannel(opt_.controller, grpc::InsecureChannelCredentials()));
+    // What the host has, for the supervisors started from now on.
+    stepd::NodeHardware found;
+    if (opt_.hardware.cpus > 0) found.cpus = opt_.hardware;
+    found.gpus = opt_.discovered_gpus;
+    if (Status s = launcher_.WriteHardware(stepd::HardwareToWire(found)); !s.ok()) {
+      std::fprintf(stderr, "loomd: %s; jobs are bound by the configuration alone\n",
+                   std::string(s.message()).c_str());
+    }
     // Scripts and steps an earlier run of loomd started carry on under their supervisors:
     // adopt them before any request about them can come.
     for (const stepd::StepRef& ref : launcher_.Recover()) {
@@ -135,10 +146,8 @@ class Daemon {
   // refused before one starts.
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
     RETURN_IF_ERROR(stepd::StepJobOf(req, opt_.node).status());
-    std::optional<CpuLayout> hardware;
-    if (opt_.hardware.cpus > 0) hardware = opt_.hardware;
     std::lock_guard<std::mutex> lock(mu_);
-    return launcher_.StartStep(req, hardware);
+    return launcher_.StartStep(req);
   }
 
   // A signal for the job (every script and step of it here) or for one step of it.
@@ -222,7 +231,20 @@ class Daemon {
           req.set_cores_per_socket(opt_.hardware.cores_per_socket);
           req.set_threads_per_core(opt_.hardware.threads_per_core);
           req.set_real_memory_mb(opt_.hardware.memory_mb);
-          for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
+          if (opt_.discovered_gpus) {
+            for (const model::Gpu& g : opt_.discovered_gpus->gpus) {
+              v1::GpuDevice* d = req.add_gpus();
+              d->set_index(g.index);
+              d->set_type(g.type);
+              d->set_file(g.file);
+              d->set_domain(g.domain);
+              d->set_pcie_switch(g.pcie_switch);
+              d->set_numa(g.numa);
+              d->set_nic(g.nic);
+            }
+          } else {
+            for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
+          }
           for (uint64_t job : RunningJobs()) req.add_running_jobs(job);
           v1::RegisterNodeReply reply;
           if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
@@ -461,11 +483,38 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "loomd: hardware not discovered: %s\n",
                  std::string(cpus.status().message()).c_str());
   }
-  if (auto gpus = noded::DiscoverGpus(); gpus.ok()) {
-    opt.hardware_gpus = static_cast<int32_t>(gpus->size());
-  } else if (!absl::IsNotFound(gpus.status())) {
-    std::fprintf(stderr, "loomd: GPUs not discovered: %s\n",
-                 std::string(gpus.status().message()).c_str());
+  const size_t my_index = static_cast<size_t>(me - site->cluster.nodes.data());
+  const conf::GresAutoDetect autodetect = my_index < site->gpu_autodetect.size()
+                                              ? site->gpu_autodetect[my_index]
+                                              : conf::GresAutoDetect::kNotSet;
+  const bool use_nvml = autodetect == conf::GresAutoDetect::kNvml ||
+                        autodetect == conf::GresAutoDetect::kNvidia;
+  // GPUs: gres.conf's unless its AutoDetect= asks NVML, as slurmd does. With NVML the count
+  // is checked against the configuration by the controller, and inside the node tasks are
+  // bound and devices fenced by what NVML found.
+  opt.hardware_gpus = static_cast<int32_t>(me->GpuCount());
+  if (use_nvml) {
+    const std::string mechanism(conf::GresAutoDetectName(autodetect));
+    if (auto gpus = noded::DiscoverGpus(); gpus.ok()) {
+      opt.hardware_gpus = static_cast<int32_t>(gpus->size());
+      if (!gpus->empty()) {
+        const auto by_type = me->GpusByType();
+        opt.discovered_gpus =
+            std::make_shared<const model::NodeTopology>(noded::TopologyFromHardware(
+                *gpus, opt.hardware, by_type.empty() ? "" : by_type.front().first));
+        std::fprintf(stderr, "loomd: AutoDetect=%s: %zu GPUs (%s), %d NVLink domains\n",
+                     mechanism.c_str(), gpus->size(), gpus->front().name.c_str(),
+                     opt.discovered_gpus->num_domains());
+      } else {
+        std::fprintf(stderr, "loomd: AutoDetect=%s: NVML finds no GPU\n", mechanism.c_str());
+      }
+    } else {
+      std::fprintf(stderr, "loomd: AutoDetect=%s: %s; gres.conf's GPUs are used\n",
+                   mechanism.c_str(),
+                   absl::IsNotFound(gpus.status())
+                       ? "NVML (libnvidia-ml.so.1) cannot be loaded"
+                       : std::string(gpus.status().message()).c_str());
+    }
   }
   if (opt.munge_socket.empty()) opt.munge_socket = conf::MungeSocketOf(site->cluster);
   const int32_t port = me->port > 0 ? me->port : site->cluster.slurmd_port;

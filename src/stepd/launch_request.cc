@@ -10,6 +10,7 @@
 #include "model/binding.h"
 #include "noded/node_layout.h"
 #include "rpc/convert.h"
+#include "stepd/records.h"
 
 namespace loom::stepd {
 
@@ -169,6 +170,63 @@ noded::CpuLayout HostCpusFromWire(const v1::HostCpus& w) {
   return cpus;
 }
 
+v1::NodeHardware HardwareToWire(const NodeHardware& hardware) {
+  v1::NodeHardware w;
+  if (hardware.cpus) *w.mutable_cpus() = HostCpusToWire(*hardware.cpus);
+  if (hardware.gpus) {
+    for (const model::Gpu& g : hardware.gpus->gpus) {
+      v1::GpuDevice* d = w.add_gpus();
+      d->set_index(g.index);
+      d->set_type(g.type);
+      d->set_file(g.file);
+      d->set_domain(g.domain);
+      d->set_pcie_switch(g.pcie_switch);
+      d->set_numa(g.numa);
+      d->set_nic(g.nic);
+    }
+  }
+  return w;
+}
+
+NodeHardware HardwareFromWire(const v1::NodeHardware& w) {
+  NodeHardware out;
+  if (w.has_cpus()) out.cpus = HostCpusFromWire(w.cpus());
+  if (w.gpus_size() > 0) {
+    auto t = std::make_shared<model::NodeTopology>();
+    t->name = "discovered";
+    if (out.cpus) {
+      t->numa_cpus = out.cpus->numa_cpus;
+      t->sockets = std::max(1, out.cpus->sockets);
+    }
+    for (const v1::GpuDevice& d : w.gpus()) {
+      t->gpus.push_back(model::Gpu{d.index(), d.type(), d.file(), d.domain(), d.pcie_switch(),
+                                   d.numa(), d.nic()});
+    }
+    out.gpus = std::move(t);
+  }
+  return out;
+}
+
+StatusOr<NodeHardware> ReadNodeHardware(const std::string& spool, const std::string& node) {
+  const std::string path = HardwarePath(spool, node);
+  StatusOr<std::string> bytes = ReadFile(path);
+  if (absl::IsNotFound(bytes.status())) return NodeHardware{};
+  RETURN_IF_ERROR(bytes.status());
+  v1::NodeHardware w;
+  if (!w.ParseFromString(*bytes)) {
+    return absl::DataLossError(StrCat(path, " is not what loomd found on the host; restart loomd, "
+                                            "which writes it anew"));
+  }
+  return HardwareFromWire(w);
+}
+
+void ApplyHardware(const NodeHardware& hardware, const std::string& node, conf::SiteConfig* site) {
+  if (!hardware.gpus) return;
+  for (size_t n = 0; n < site->cluster.nodes.size() && n < site->node_topologies.size(); ++n) {
+    if (site->cluster.nodes[n].name == node) site->node_topologies[n] = hardware.gpus;
+  }
+}
+
 StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
                                              const std::string& slurm_conf,
                                              const std::string& node,
@@ -239,9 +297,11 @@ StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& sit
 }
 
 StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
-                                       const std::string& slurm_conf) {
+                                       const std::string& slurm_conf,
+                                       const NodeHardware& hardware) {
   std::vector<conf::Diagnostic> warnings;
   ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+  ApplyHardware(hardware, node, &site);
   PreparedLaunch p;
   ASSIGN_OR_RETURN(p.job, BatchJobOf(req, node));
   p.settings.cluster_name = site.cluster.cluster_name;
@@ -255,15 +315,14 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
   return p;
 }
 
-StatusOr<PreparedStep> PrepareStep(const v1::StepdStepLaunch& launch, const std::string& node,
-                                   const std::string& slurm_conf) {
+StatusOr<PreparedStep> PrepareStep(const v1::LaunchTasksRequest& req, const std::string& node,
+                                   const std::string& slurm_conf, const NodeHardware& hardware) {
   std::vector<conf::Diagnostic> warnings;
   ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+  ApplyHardware(hardware, node, &site);
   PreparedStep p;
-  ASSIGN_OR_RETURN(p.step, StepJobOf(launch.request(), node));
-  std::optional<noded::CpuLayout> hardware;
-  if (launch.has_hardware()) hardware = HostCpusFromWire(launch.hardware());
-  ASSIGN_OR_RETURN(p.settings, NodeSettingsOf(site, slurm_conf, node, hardware));
+  ASSIGN_OR_RETURN(p.step, StepJobOf(req, node));
+  ASSIGN_OR_RETURN(p.settings, NodeSettingsOf(site, slurm_conf, node, hardware.cpus));
   ASSIGN_OR_RETURN(std::optional<NodeCgroups> cgroups, LoadNodeCgroups(site, slurm_conf, node));
   if (!cgroups) return p;
   p.settings.constrain_devices = cgroups->config.constrain_devices;

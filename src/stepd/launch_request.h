@@ -40,6 +40,21 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
 v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus);
 noded::CpuLayout HostCpusFromWire(const v1::HostCpus& cpus);
 
+// What loomd found on its host: the CPUs (hwloc), and the GPUs when NVML found them for a
+// node whose gres.conf says AutoDetect=nvml (null: gres.conf's).
+struct NodeHardware {
+  std::optional<noded::CpuLayout> cpus;
+  std::shared_ptr<const model::NodeTopology> gpus;
+};
+v1::NodeHardware HardwareToWire(const NodeHardware& hardware);
+NodeHardware HardwareFromWire(const v1::NodeHardware& wire);
+// What loomd left in its spool (HardwarePath); empty when it left nothing. DataLoss naming
+// the file when it cannot be read.
+StatusOr<NodeHardware> ReadNodeHardware(const std::string& spool, const std::string& node);
+// Puts the GPUs `hardware` found in place of the configuration's for `node` of `site`, so
+// that binding (NodeLayout) and device confinement (LoadNodeCgroups) go by them.
+void ApplyHardware(const NodeHardware& hardware, const std::string& node, conf::SiteConfig* site);
+
 // The settings that reach the jobs of node `node` of `site` (read from `slurm_conf`):
 // ClusterName, KillWait, the node's layout for binding (from `hardware`, what
 // hwloc found, or from the configuration; noded::NodeLayout) and TaskPlugin's binding.
@@ -89,7 +104,8 @@ struct PreparedLaunch {
 // when cgroup.conf exists, the cgroup system (under "loom/<node>") and the job's limits.
 // Errors name the file (and line) at fault.
 StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
-                                       const std::string& slurm_conf);
+                                       const std::string& slurm_conf,
+                                       const NodeHardware& hardware = {});
 
 // Everything the supervisor of a step's tasks on this node needs before it starts them: the
 // tasks, the node's settings and, when cgroup.conf exists, how the step is confined.
@@ -100,9 +116,10 @@ struct PreparedStep {
   std::string cgroup_version;  // "v1", "v2"; empty when not confined
 };
 
-// The step `launch` starts on `node`, with the site's configuration read from `slurm_conf`
-// and the gres.conf and cgroup.conf beside it. Errors name the file (and line) at fault.
-StatusOr<PreparedStep> PrepareStep(const v1::StepdStepLaunch& launch, const std::string& node,
-                                   const std::string& slurm_conf);
+// The step `req` starts on `node`, with the site's configuration read from `slurm_conf`
+// and the gres.conf and cgroup.conf beside it, and what loomd found on the host. Errors name
+// the file (and line) at fault.
+StatusOr<PreparedStep> PrepareStep(const v1::LaunchTasksRequest& req, const std::string& node,
+                                   const std::string& slurm_conf, const NodeHardware& hardware);
 
 }  // namespace loom::stepd

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "stepd/records.h"
+
 namespace loom::stepd {
 namespace {
 
@@ -136,6 +138,36 @@ TEST_F(PrepareLaunchTest, CgroupConfGivesTheJobItsLimits) {
   EXPECT_EQ(p->limits.cpus, "2-3");
   EXPECT_EQ(p->limits.memory_bytes, 64 << 20);
   EXPECT_THAT(p->limits.denied_devices, ElementsAre(noded::DeviceId{'c', 1, 5}));  // /dev/zero
+}
+
+// What NVML found (AutoDetect=nvml) stands in for gres.conf's GPUs: their files are fenced.
+TEST_F(PrepareLaunchTest, DiscoveredGpusDecideWhatIsFenced) {
+  std::ofstream(dir_ + "/cgroup.conf") << "CgroupPlugin=cgroup/v1\nCgroupMountpoint=" << dir_
+                                       << "/cgroupfs\nConstrainDevices=yes\n";
+  auto found = std::make_shared<model::NodeTopology>();
+  for (const char* file : {"/dev/full", "/dev/random", "/dev/urandom"}) {
+    model::Gpu g;
+    g.index = found->num_gpus();
+    g.file = file;
+    g.domain = g.index / 2;
+    found->gpus.push_back(g);
+  }
+  NodeHardware hardware;
+  hardware.gpus = found;
+  // Through the wire and back, as loomd leaves it for its supervisors.
+  const NodeHardware back = HardwareFromWire(HardwareToWire(hardware));
+  ASSERT_NE(back.gpus, nullptr);
+  EXPECT_EQ(back.gpus->gpus, found->gpus);
+  EXPECT_FALSE(back.cpus.has_value());
+  auto p = PrepareLaunch(Request(), "n1", dir_ + "/slurm.conf", back);  // GPUs 0 and 2
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(p->limits.denied_devices, ElementsAre(noded::DeviceId{'c', 1, 8}));  // /dev/random
+  // Without what loomd found, gres.conf's files count.
+  ASSERT_TRUE(ReadNodeHardware(dir_ + "/spool", "n1").ok());
+  EXPECT_EQ(ReadNodeHardware(dir_ + "/spool", "n1")->gpus, nullptr);
+  std::filesystem::create_directories(dir_ + "/spool/stepd");
+  std::ofstream(HardwarePath(dir_ + "/spool", "n1")) << "not a message";
+  EXPECT_TRUE(absl::IsDataLoss(ReadNodeHardware(dir_ + "/spool", "n1").status()));
 }
 
 TEST_F(PrepareLaunchTest, ABadCgroupConfIsNamedWithItsLine) {

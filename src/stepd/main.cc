@@ -98,7 +98,8 @@ StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepR
         StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
   }
   Started s;
-  ASSIGN_OR_RETURN(s.batch, PrepareLaunch(req, a.node, a.slurm_conf));
+  ASSIGN_OR_RETURN(NodeHardware hardware, ReadNodeHardware(a.spool, a.node));
+  ASSIGN_OR_RETURN(s.batch, PrepareLaunch(req, a.node, a.slurm_conf, hardware));
   SupervisorOptions so;
   so.job = s.batch.job;
   so.settings = s.batch.settings;
@@ -115,14 +116,14 @@ StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepR
 }
 
 StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRef& ref) {
-  ASSIGN_OR_RETURN(v1::StepdStepLaunch launch, TakeRequest<v1::StepdStepLaunch>(paths, ref));
-  const v1::LaunchTasksRequest& req = launch.request();
+  ASSIGN_OR_RETURN(v1::LaunchTasksRequest req, TakeRequest<v1::LaunchTasksRequest>(paths, ref));
   if (req.job_id() != a.job_id || req.has_step_id() != (ref.kind == StepRef::Kind::kStep) ||
       (req.has_step_id() && req.step_id() != ref.step_id)) {
     return absl::InvalidArgumentError(
         StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
   }
-  ASSIGN_OR_RETURN(PreparedStep prepared, PrepareStep(launch, a.node, a.slurm_conf));
+  ASSIGN_OR_RETURN(NodeHardware hardware, ReadNodeHardware(a.spool, a.node));
+  ASSIGN_OR_RETURN(PreparedStep prepared, PrepareStep(req, a.node, a.slurm_conf, hardware));
   Started s;
   s.kill_wait_s = prepared.settings.kill_wait_s;
   s.confinement = Confinement(prepared.cgroup_version);

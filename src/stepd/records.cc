@@ -16,6 +16,10 @@ using core::StrCat;
 
 std::string StepdRoot(const std::string& spool) { return spool + "/stepd"; }
 
+std::string HardwarePath(const std::string& spool, const std::string& node) {
+  return StrCat(StepdRoot(spool), "/", node, ".hardware");
+}
+
 std::string Describe(const StepRef& ref) {
   switch (ref.kind) {
     case StepRef::Kind::kBatch:

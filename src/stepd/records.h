@@ -68,6 +68,8 @@ StatusOr<StepRef> ParseStepArg(uint64_t job, std::string_view arg);
 
 // SPOOL/stepd: where every supervisor directory of the node whose spool is `spool` lives.
 std::string StepdRoot(const std::string& spool);
+// SPOOL/stepd/<node>.hardware: what loomd found on the host (a v1::NodeHardware).
+std::string HardwarePath(const std::string& spool, const std::string& node);
 StepdPaths PathsOf(const std::string& spool, const std::string& node, const StepRef& ref);
 // The supervisors of `node` that have a directory under StepdRoot(spool), ascending.
 std::vector<StepRef> ListSupervised(const std::string& spool, const std::string& node);

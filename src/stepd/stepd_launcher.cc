@@ -99,15 +99,19 @@ Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
   return Spawn(StepRef::Batch(req.job_id()), req);
 }
 
-Status StepdLauncher::StartStep(const v1::LaunchTasksRequest& req,
-                                const std::optional<noded::CpuLayout>& hardware) {
-  v1::StepdStepLaunch launch;
-  *launch.mutable_request() = req;
-  launch.mutable_request()->clear_forward();  // loomd passes the launch on itself
-  if (hardware) *launch.mutable_hardware() = HostCpusToWire(*hardware);
+Status StepdLauncher::StartStep(const v1::LaunchTasksRequest& req) {
+  v1::LaunchTasksRequest mine = req;
+  mine.clear_forward();  // loomd passes the launch on itself
   return Spawn(req.has_step_id() ? StepRef::Step(req.job_id(), req.step_id())
                                  : StepRef::OnlyStep(req.job_id()),
-               launch);
+               mine);
+}
+
+Status StepdLauncher::WriteHardware(const v1::NodeHardware& hardware) {
+  std::error_code ec;
+  std::filesystem::create_directories(opt_.spool, ec);
+  RETURN_IF_ERROR(MakeDir(StepdRoot(opt_.spool), 0700));
+  return WriteFileAtomic(HardwarePath(opt_.spool, opt_.node), hardware.SerializeAsString(), 0600);
 }
 
 Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch) {

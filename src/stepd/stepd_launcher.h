@@ -45,9 +45,11 @@ class StepdLauncher {
   Status Start(const v1::LaunchBatchRequest& req);
   // The same for this node's share of the step `req` launches (the tasks of a job srun
   // submitted, or a step inside a job's allocation): the supervisor has connected to srun
-  // and started the tasks when this returns. `hardware`: the CPUs hwloc found, for binding.
-  Status StartStep(const v1::LaunchTasksRequest& req,
-                   const std::optional<noded::CpuLayout>& hardware);
+  // and started the tasks when this returns.
+  Status StartStep(const v1::LaunchTasksRequest& req);
+  // Leaves what loomd found on the host for the supervisors it starts from now on
+  // (HardwarePath; written atomically).
+  Status WriteHardware(const v1::NodeHardware& hardware);
 
   // `sig` to what `ref`'s supervisor runs. NotFound when it does not run here.
   Status Signal(const StepRef& ref, int sig);

@@ -189,8 +189,7 @@ TEST_F(StepdLauncherTest, AStepsTasksRunUnderTheirOwnSupervisorAndOutliveLoomd) 
     StepdLauncher first(Options());
     ASSERT_TRUE(first
                     .StartStep(Tasks(11, {"sh", "-c", "sleep 1; echo task $SLURM_PROCID; exit 3"},
-                                     srun.port()),
-                               std::nullopt)
+                                     srun.port()))
                     .ok());
     EXPECT_THAT(first.Running(), ElementsAre(ref));
     std::vector<TaskRecord> tasks = first.StepTasks(ref);
@@ -223,7 +222,7 @@ TEST_F(StepdLauncherTest, AStepsSignalsReachItsTasksAndAnUnreachableSrunIsAnErro
   req.mutable_step_info()->add_nodes("n1");
   req.mutable_step_info()->add_tasks_per_node(1);
   req.add_task_ids(0);
-  ASSERT_TRUE(l.StartStep(req, std::nullopt).ok());
+  ASSERT_TRUE(l.StartStep(req).ok());
   const StepRef ref = StepRef::Step(12, 2);
   EXPECT_THAT(l.Of(12), ElementsAre(ref));
   EXPECT_TRUE(absl::IsNotFound(l.Signal(StepRef::Step(12, 3), SIGTERM)));
@@ -238,7 +237,7 @@ TEST_F(StepdLauncherTest, AStepsSignalsReachItsTasksAndAnUnreachableSrunIsAnErro
   const int closed_port = srun.port();
   srun.Hangup();
   v1::LaunchTasksRequest lost = Tasks(13, {"true"}, 1);
-  Status s = l.StartStep(lost, std::nullopt);
+  Status s = l.StartStep(lost);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("13"));
   EXPECT_FALSE(fs::exists(PathsOf(dir_ + "/spool", "n1", StepRef::OnlyStep(13)).dir));
