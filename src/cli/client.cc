@@ -9,6 +9,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include "auth/identity.h"
+#include "cli/wire_views.h"
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
 #include "core/strings.h"
@@ -28,7 +29,7 @@ Status ConnectFailure() {
 // A job's view, its group named here when the controller sent only the gid; `groups` keeps
 // the names looked up (gid -> name).
 format::JobView ViewOf(const v1::JobInfo& job, std::map<uint32_t, std::string>& groups) {
-  format::JobView v = rpc::ToJobView(job);
+  format::JobView v = ToJobView(job);
   if (job.group_name().empty()) {
     auto [it, fresh] = groups.try_emplace(job.gid());
     if (fresh) {

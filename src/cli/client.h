@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "auth/munge_auth.h"
+#include "cli/format/views.h"
 #include "conf/cluster_config.h"
 #include "core/status.h"
 #include "loom/v1/loom.pb.h"

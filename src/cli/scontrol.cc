@@ -25,6 +25,7 @@
 #include "cli/format/sinfo_format.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
@@ -337,7 +338,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
   if (entity == "nodes") {
     std::vector<format::NodeView> views;
     for (const v1::NodeInfo& n : reply.nodes()) {
-      if (!value || n.name() == value) views.push_back(rpc::ToNodeView(n));
+      if (!value || n.name() == value) views.push_back(ToNodeView(n));
     }
     if (views.empty()) {
       Print(stderr, StrCat("Node ", value ? value : "", " not found\n"));
@@ -349,7 +350,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
   }
   std::vector<format::PartitionView> views;
   for (const v1::PartitionInfo& p : reply.partitions()) {
-    if (!value || p.name() == value) views.push_back(rpc::ToPartitionView(p));
+    if (!value || p.name() == value) views.push_back(ToPartitionView(p));
   }
   if (views.empty()) {
     Print(stderr, StrCat("Partition ", value ? value : "", " not found\n"));

@@ -11,6 +11,7 @@
 #include "cli/format/sinfo_format.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
+#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
@@ -61,9 +62,9 @@ int RunSinfo(int argc, char** argv) {
     return 1;
   }
   std::vector<format::PartitionView> parts;
-  for (const v1::PartitionInfo& p : reply.partitions()) parts.push_back(rpc::ToPartitionView(p));
+  for (const v1::PartitionInfo& p : reply.partitions()) parts.push_back(ToPartitionView(p));
   std::vector<format::NodeView> node_views;
-  for (const v1::NodeInfo& n : reply.nodes()) node_views.push_back(rpc::ToNodeView(n));
+  for (const v1::NodeInfo& n : reply.nodes()) node_views.push_back(ToNodeView(n));
   format::ToNodeTableOrder(&node_views, &parts);
   format::RenderContext ctx{static_cast<int64_t>(std::time(nullptr)), 0};
   auto out = format::RenderSinfo(parts, node_views, opts, ctx);

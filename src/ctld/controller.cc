@@ -13,6 +13,7 @@
 #include "ctld/persist.h"
 #include "ctld/service.h"
 #include "rpc/call_auth.h"
+#include "ctld/wire.h"
 #include "rpc/convert.h"
 #include "rpc/launch_tree.h"
 #include "store/sqlite_store.h"
@@ -292,14 +293,14 @@ Status Controller::Persist(const Effects& fx) {
 }
 
 void Controller::Publish(int64_t now, const Effects* fx) {
-  rpc::JobInfoOptions o;
+  JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
-  o.gpu_tres = rpc::TracksGpuTres(site_.cluster);
+  o.gpu_tres = TracksGpuTres(site_.cluster);
   bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
                      core_->cluster().generation != nodes_generation_;
   if (fx == nullptr || publish_all_ || listing_ == nullptr) {
     listing_ = JobListing::Build(*core_, o);
-    partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(rpc::PartitionsOf(*core_));
+    partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(PartitionsOf(*core_));
     nodes_stale = true;
     publish_all_ = false;
   } else if (!fx->changed.empty() || !fx->touched.empty()) {
@@ -310,7 +311,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
     nodes_stale = nodes_stale || holders_changed;
   }
   if (nodes_stale || nodes_ == nullptr) {
-    std::vector<v1::NodeInfo> nodes = rpc::NodesOf(*core_, o.gpu_tres);
+    std::vector<v1::NodeInfo> nodes = NodesOf(*core_, o.gpu_tres);
     // Where each node's daemon listens, as slurm.conf says (scontrol show node).
     const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -363,9 +364,9 @@ void Controller::CarryOut(const Effects& fx) {
     }
     v1::LaunchBatchRequest lr;
     lr.set_job_id(e.job.id);
-    rpc::JobInfoOptions o;
+    JobInfoOptions o;
     o.cluster_name = site_.cluster.cluster_name;
-    *lr.mutable_job() = rpc::FromEntry(e, core_->cluster(), o);
+    *lr.mutable_job() = FromEntry(e, core_->cluster(), o);
     lr.mutable_environment()->insert(r.environment.begin(), r.environment.end());
     lr.set_script(r.script);
     lr.set_std_out(r.EffectiveStdout());
@@ -392,9 +393,9 @@ void Controller::CarryOut(const Effects& fx) {
 
 void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
                             const v1::StepRequest& step) {
-  rpc::JobInfoOptions o;
+  JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
-  const v1::JobInfo job = rpc::FromEntry(e, core_->cluster(), o);
+  const v1::JobInfo job = FromEntry(e, core_->cluster(), o);
   const model::Distribution d =
       info.distribution() == "cyclic" ? model::Distribution::kCyclic : model::Distribution::kBlock;
   const std::vector<int32_t> counts(info.tasks_per_node().begin(), info.tasks_per_node().end());
@@ -466,9 +467,9 @@ void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches) {
 }
 
 void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
-  rpc::JobInfoOptions o;
+  JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
-  const v1::JobInfo info = rpc::FromEntry(e, core_->cluster(), o);
+  const v1::JobInfo info = FromEntry(e, core_->cluster(), o);
   std::vector<v1::ForwardedLaunch> launches;
   for (size_t i = 0; i < e.alloc.size(); ++i) {
     const sched::NodeAlloc& a = e.alloc[i];

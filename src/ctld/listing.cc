@@ -71,7 +71,7 @@ bool HoldsNodes(JobState listed) {
 }
 
 // The row of `e`; its record goes to `info`.
-Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const rpc::JobInfoOptions& options,
+Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions& options,
           std::string* info) {
   Row row;
   row.key = e.key;
@@ -82,7 +82,7 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const rpc::JobInfoOp
     row.fold_task = static_cast<int32_t>(*e.array_task_id);
   }
   row.state = e.completing ? JobState::kCompleting : e.job.state;
-  rpc::FromEntry(e, cluster, options).SerializeToString(info);
+  FromEntry(e, cluster, options).SerializeToString(info);
   return row;
 }
 
@@ -110,7 +110,7 @@ void JobListing::Chunk::Add(Row row, std::string_view record) {
 }
 
 std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
-                                                    const rpc::JobInfoOptions& options) {
+                                                    const JobInfoOptions& options) {
   auto out = std::make_shared<JobListing>();
   std::shared_ptr<Chunk> chunk;
   std::string info;
@@ -131,7 +131,7 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
 
 std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
                                                      std::span<const uint64_t> keys_in,
-                                                     const rpc::JobInfoOptions& options,
+                                                     const JobInfoOptions& options,
                                                      bool* holders_changed) const {
   std::vector<uint64_t> keys(keys_in.begin(), keys_in.end());
   std::sort(keys.begin(), keys.end());

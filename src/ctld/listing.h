@@ -20,6 +20,7 @@
 #include "ctld/core.h"
 #include "loom/v1/loom.pb.h"
 #include "model/job_state.h"
+#include "ctld/wire.h"
 #include "rpc/convert.h"
 
 namespace loom::ctld {
@@ -38,13 +39,13 @@ class JobListing {
  public:
   // Every job of `core`.
   static std::shared_ptr<const JobListing> Build(const ControllerCore& core,
-                                                 const rpc::JobInfoOptions& options);
+                                                 const JobInfoOptions& options);
   // This listing with the entries `keys` read again from `core`: converted anew, added, or
   // dropped when the table no longer has them. Keys may repeat. Sets `*holders_changed`
   // when one of them held nodes before or holds them now (node usage may have changed).
   std::shared_ptr<const JobListing> Update(const ControllerCore& core,
                                            std::span<const uint64_t> keys,
-                                           const rpc::JobInfoOptions& options,
+                                           const JobInfoOptions& options,
                                            bool* holders_changed = nullptr) const;
 
   // The records matching `filter`, in table order, the way squeue lists them (rpc::

@@ -1,5 +1,5 @@
 // The published listing is updated from what each batch changed or touched; it must always
-// list exactly what converting the whole table lists (rpc::FromEntries), however the jobs
+// list exactly what converting the whole table lists (FromEntries), however the jobs
 // got there: submissions, arrays with throttles, holds, dependencies, scheduling passes
 // that change only reasons, ends, cancels, time limits, lost nodes, requeues and purges.
 #include "ctld/listing.h"
@@ -34,8 +34,8 @@ conf::SiteConfig Site() {
   return *site;
 }
 
-rpc::JobInfoOptions Options() {
-  rpc::JobInfoOptions o;
+JobInfoOptions Options() {
+  JobInfoOptions o;
   o.cluster_name = "t";
   return o;
 }
@@ -43,7 +43,7 @@ rpc::JobInfoOptions Options() {
 // The records the old query handler returned: the whole table converted, then filtered.
 std::vector<v1::JobInfo> Reference(const ControllerCore& core, const JobFilter& f) {
   std::vector<v1::JobInfo> out;
-  for (v1::JobInfo& j : rpc::JobsOf(core, Options())) {
+  for (v1::JobInfo& j : JobsOf(core, Options())) {
     if (!f.ids.empty() && !f.ids.count(j.job_id()) && !f.ids.count(j.array_job_id())) continue;
     if (!f.users.empty() && !f.users.count(j.user())) continue;
     if (!f.partitions.empty() && !f.partitions.count(j.partition())) continue;
@@ -202,7 +202,7 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
       ExpectSame(*listing, core, small_a, "small a");
       ExpectSame(*listing, core, busy, "running");
       int64_t pending = 0, running = 0;
-      for (const v1::JobInfo& j : rpc::JobsOf(core, Options())) {
+      for (const v1::JobInfo& j : JobsOf(core, Options())) {
         pending += j.state() == "PENDING";
         running += j.state() == "RUNNING";
       }

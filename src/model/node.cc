@@ -41,4 +41,32 @@ std::string CapacityShortfall(const Resources& configured, const Resources& repo
   return core::Join(reasons, ", ");
 }
 
+std::string NodeStateComplete(NodeState state, uint32_t flags) {
+  static constexpr std::pair<uint32_t, std::string_view> kFlagNames[] = {
+      {kNodeFlagReserved, "RESERVED"},
+      {kNodeFlagCloud, "CLOUD"},
+      {kNodeFlagDrain, "DRAIN"},
+      {kNodeFlagCompleting, "COMPLETING"},
+      {kNodeFlagNotResponding, "NOT_RESPONDING"},
+      {kNodeFlagPoweredDown, "POWERED_DOWN"},
+      {kNodeFlagFail, "FAIL"},
+      {kNodeFlagPoweringUp, "POWERING_UP"},
+      {kNodeFlagMaintenance, "MAINTENANCE"},
+      {kNodeFlagRebootRequested, "REBOOT_REQUESTED"},
+      {kNodeFlagPoweringDown, "POWERING_DOWN"},
+      {kNodeFlagRebootIssued, "REBOOT_ISSUED"},
+      {kNodeFlagPlanned, "PLANNED"},
+      {kNodeFlagInvalidReg, "INVALID_REG"},
+      {kNodeFlagPowerDown, "POWER_DOWN"},
+  };
+  std::string out(NodeStateName(state));
+  for (const auto& [bit, name] : kFlagNames) {
+    if (flags & bit) {
+      out.push_back('+');
+      out += name;
+    }
+  }
+  return out;
+}
+
 }  // namespace loom::model

@@ -19,6 +19,28 @@ namespace loom::model {
 enum class NodeState : uint8_t { kUnknown, kIdle, kAllocated, kMixed, kDown, kFuture };
 
 std::string_view NodeStateName(NodeState s);  // "IDLE", "ALLOCATED", "MIXED", "DOWN", ...
+
+// Node state flags, stacked on the base state as Slurm stacks them. The values are Slurm's own
+// bit values, so ordering by (base | flags) orders the way sinfo does.
+inline constexpr uint32_t kNodeFlagReserved = 0x00000020;
+inline constexpr uint32_t kNodeFlagCloud = 0x00000080;
+inline constexpr uint32_t kNodeFlagDrain = 0x00000200;
+inline constexpr uint32_t kNodeFlagCompleting = 0x00000400;
+inline constexpr uint32_t kNodeFlagNotResponding = 0x00000800;
+inline constexpr uint32_t kNodeFlagPoweredDown = 0x00001000;
+inline constexpr uint32_t kNodeFlagFail = 0x00002000;
+inline constexpr uint32_t kNodeFlagPoweringUp = 0x00004000;
+inline constexpr uint32_t kNodeFlagMaintenance = 0x00008000;
+inline constexpr uint32_t kNodeFlagRebootRequested = 0x00010000;
+inline constexpr uint32_t kNodeFlagPoweringDown = 0x00040000;
+inline constexpr uint32_t kNodeFlagRebootIssued = 0x00100000;
+inline constexpr uint32_t kNodeFlagPlanned = 0x00200000;
+inline constexpr uint32_t kNodeFlagInvalidReg = 0x00400000;
+inline constexpr uint32_t kNodeFlagPowerDown = 0x00800000;
+
+// The state as `scontrol show node` State= and the wire name it: the base state, then each
+// flag set, "+"-joined ("IDLE+DRAIN+PLANNED").
+std::string NodeStateComplete(NodeState state, uint32_t flags);
 std::optional<NodeState> ParseNodeState(std::string_view s);
 
 struct Node {

@@ -4,7 +4,6 @@
 
 #include "core/strings.h"
 #include "rpc/convert.h"
-#include "rpc/convert_internal.h"
 
 namespace loom::rpc {
 namespace {
@@ -117,9 +116,6 @@ void SetIf(const std::optional<T>& v, Set set) {
 
 }  // namespace
 
-namespace internal {
-
-// The conversion behind ToWire; the script and environment only when asked for.
 void FillSpec(const model::JobRequest& r, bool with_script, bool with_environment, v1::JobSpec* s) {
   s->set_name(r.name);
   std::string joined;
@@ -274,11 +270,8 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
   }
 }
 
-}  // namespace internal
-
 namespace {
 
-using internal::FillSpec;
 
 Status BadSpec(std::string_view field, std::string_view why) {
   return absl::InvalidArgumentError(StrCat("JobSpec.", field, ": ", why));

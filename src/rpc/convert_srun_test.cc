@@ -1,5 +1,6 @@
 // srun's step on the wire: the key srun's job carries reaches the store and the nodes (a
-// submission survives ToWire and FromWire whole) but never a query's JobInfo.
+// submission survives ToWire and FromWire whole); ctld's wire_records_test checks it never
+// reaches a query's JobInfo.
 #include <gtest/gtest.h>
 
 #include "rpc/convert.h"
@@ -22,17 +23,6 @@ TEST(SrunStepWireTest, TheKeyTravelsWithTheSubmission) {
   StatusOr<model::JobRequest> back = FromWire(spec);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, SrunJob());
-}
-
-TEST(SrunStepWireTest, TheKeyStaysOutOfQueryReplies) {
-  ctld::JobEntry e;
-  e.request = std::make_shared<const model::JobRequest>(SrunJob());
-  JobInfoOptions with_script;
-  with_script.with_script = true;
-  const v1::JobInfo info = FromEntry(e, sched::Cluster{}, with_script);
-  EXPECT_EQ(info.spec().srun().io_port(), 41234);  // the rest of srun's step is there
-  EXPECT_EQ(info.spec().srun().argv_size(), 2);
-  EXPECT_TRUE(info.spec().srun().io_key().empty());
 }
 
 }  // namespace

@@ -520,34 +520,6 @@ std::string NodeStateLong(NodeState state, uint32_t flags) {
   return StrCat(BaseName(state, flags).full, Suffix(state, flags));
 }
 
-std::string NodeStateComplete(NodeState state, uint32_t flags) {
-  static constexpr std::pair<uint32_t, std::string_view> kFlagNames[] = {
-      {kNodeFlagReserved, "RESERVED"},
-      {kNodeFlagCloud, "CLOUD"},
-      {kNodeFlagDrain, "DRAIN"},
-      {kNodeFlagCompleting, "COMPLETING"},
-      {kNodeFlagNotResponding, "NOT_RESPONDING"},
-      {kNodeFlagPoweredDown, "POWERED_DOWN"},
-      {kNodeFlagFail, "FAIL"},
-      {kNodeFlagPoweringUp, "POWERING_UP"},
-      {kNodeFlagMaintenance, "MAINTENANCE"},
-      {kNodeFlagRebootRequested, "REBOOT_REQUESTED"},
-      {kNodeFlagPoweringDown, "POWERING_DOWN"},
-      {kNodeFlagRebootIssued, "REBOOT_ISSUED"},
-      {kNodeFlagPlanned, "PLANNED"},
-      {kNodeFlagInvalidReg, "INVALID_REG"},
-      {kNodeFlagPowerDown, "POWER_DOWN"},
-  };
-  std::string out(model::NodeStateName(state));
-  for (const auto& [bit, name] : kFlagNames) {
-    if (flags & bit) {
-      out.push_back('+');
-      out += name;
-    }
-  }
-  return out;
-}
-
 void ToNodeTableOrder(std::vector<NodeView>* nodes, std::vector<PartitionView>* partitions) {
   auto before = [](std::string_view a, std::string_view b) {
     return core::NaturalCompare(a, b) < 0;

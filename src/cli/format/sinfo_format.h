@@ -42,6 +42,6 @@ StatusOr<std::string> RenderSinfo(const std::vector<PartitionView>& partitions,
 // State= ("IDLE+DRAIN+PLANNED").
 std::string NodeStateCompact(model::NodeState state, uint32_t flags);
 std::string NodeStateLong(model::NodeState state, uint32_t flags);
-std::string NodeStateComplete(model::NodeState state, uint32_t flags);
+using model::NodeStateComplete;
 
 }  // namespace loom::cli::format

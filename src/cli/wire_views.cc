@@ -6,15 +6,16 @@
 #include "core/strings.h"
 #include "core/tres.h"
 #include "model/job_state.h"
+#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
-namespace loom::rpc {
+namespace loom::cli {
 namespace {
 
 using core::StrCat;
 using google::protobuf::RepeatedPtrField;
 using model::JobState;
-namespace fmt = cli::format;
+namespace fmt = format;
 
 // The GRES of `count` GPUs of `type` as Slurm writes them: "gpu:2", "gpu:a100:2".
 std::string GpuGres(std::string_view type, int64_t count) {
@@ -308,4 +309,4 @@ fmt::PartitionView ToPartitionView(const v1::PartitionInfo& p) {
   return v;
 }
 
-}  // namespace loom::rpc
+}  // namespace loom::cli

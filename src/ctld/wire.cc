@@ -1,29 +1,27 @@
-// The controller's records (ctld::JobEntry, sched::Cluster nodes and partitions) to the
+// The controller's records (JobEntry, sched::Cluster nodes and partitions) to the
 // v1::JobInfo / v1::NodeInfo / v1::PartitionInfo that queries answer with.
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <utility>
 
-#include "cli/format/sinfo_format.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/tres.h"
 #include "model/job_state.h"
+#include "ctld/wire.h"
 #include "rpc/convert.h"
-#include "rpc/convert_internal.h"
 
-namespace loom::rpc {
+namespace loom::ctld {
 namespace {
 
 using core::StrCat;
-using internal::FillSpec;
+using rpc::FillSpec;
 using model::JobState;
 using model::PendingReason;
-namespace fmt = cli::format;
 
 // Whether the job holds its nodes: running, or ended with its processes still being killed.
-bool HoldsNodes(const ctld::JobEntry& e) {
+bool HoldsNodes(const JobEntry& e) {
   return e.job.state == JobState::kRunning || e.job.state == JobState::kSuspended ||
          e.job.state == JobState::kCompleting || e.completing;
 }
@@ -151,7 +149,7 @@ void SocketsOf(const model::Node& node, const core::CpuSet& cpus, v1::NodeAlloca
 
 }  // namespace
 
-v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
+v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
                       const JobInfoOptions& options) {
   const model::Job& j = e.job;
   static const model::JobRequest kNoRequest;
@@ -282,7 +280,7 @@ v1::JobInfo FromEntry(const ctld::JobEntry& e, const sched::Cluster& cluster,
   return info;
 }
 
-std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, ctld::JobEntry>& jobs,
+std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, JobEntry>& jobs,
                                      const sched::Cluster& cluster, const JobInfoOptions& options) {
   std::vector<v1::JobInfo> out;
   out.reserve(jobs.size());
@@ -315,7 +313,7 @@ std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, ctld::JobEntry>& j
   return out;
 }
 
-std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, ctld::JobEntry>& jobs,
+std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, JobEntry>& jobs,
                                    size_t node_count) {
   std::vector<NodeUsage> usage(node_count);
   for (const auto& [key, e] : jobs) {
@@ -351,10 +349,10 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
     }
   }
   uint32_t flags = 0;
-  if (n.drain) flags |= fmt::kNodeFlagDrain;
-  if (!status.alive && base != model::NodeState::kFuture) flags |= fmt::kNodeFlagNotResponding;
+  if (n.drain) flags |= model::kNodeFlagDrain;
+  if (!status.alive && base != model::NodeState::kFuture) flags |= model::kNodeFlagNotResponding;
   info.set_name(n.name);
-  info.set_state(fmt::NodeStateComplete(base, flags));
+  info.set_state(model::NodeStateComplete(base, flags));
   info.set_state_flags(flags);
   info.set_reason(n.reason);
   if (status.reason_time != 0) {
@@ -397,7 +395,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
 }
 
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
-                                    const std::map<uint64_t, ctld::JobEntry>& jobs,
+                                    const std::map<uint64_t, JobEntry>& jobs,
                                     const std::vector<NodeStatus>& status, bool gpu_tres) {
   std::vector<NodeUsage> usage = NodeUsageOf(jobs, cluster.nodes.size());
   std::vector<v1::NodeInfo> out;
@@ -467,11 +465,11 @@ std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster) {
   return out;
 }
 
-std::vector<v1::JobInfo> JobsOf(const ctld::ControllerCore& core, const JobInfoOptions& options) {
+std::vector<v1::JobInfo> JobsOf(const ControllerCore& core, const JobInfoOptions& options) {
   return FromEntries(core.jobs(), core.cluster(), options);
 }
 
-std::vector<v1::NodeInfo> NodesOf(const ctld::ControllerCore& core, bool gpu_tres) {
+std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres) {
   std::vector<NodeStatus> status(core.cluster().nodes.size());
   for (size_t i = 0; i < status.size(); ++i) {
     const auto n = static_cast<int32_t>(i);
@@ -488,8 +486,8 @@ bool TracksGpuTres(const conf::ClusterConfig& config) {
                    "gres/gpu") != config.accounting_storage_tres.end();
 }
 
-std::vector<v1::PartitionInfo> PartitionsOf(const ctld::ControllerCore& core) {
+std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core) {
   return FromPartitions(core.cluster());
 }
 
-}  // namespace loom::rpc
+}  // namespace loom::ctld

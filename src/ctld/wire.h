@@ -1,0 +1,98 @@
+// The controller's records (JobEntry, sched::Cluster nodes and partitions) as the wire
+// records queries answer with: v1::JobInfo, v1::NodeInfo, v1::PartitionInfo
+// (proto/loom/v1/loom.proto). Pure functions of their arguments; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "conf/cluster_config.h"
+#include "core/cpu_set.h"
+#include "ctld/core.h"
+#include "loom/v1/loom.pb.h"
+#include "model/gpu_topology.h"
+#include "model/resources.h"
+#include "sched/types.h"
+
+namespace loom::ctld {
+
+struct JobInfoOptions {
+  std::string cluster_name;        // ClusterName
+  bool requeue_by_default = true;  // JobRequeue: Requeue= for jobs that did not say
+  // The group name for a gid (Slurm prints "GroupId=name(gid)"); unset or "": the record
+  // carries no name.
+  std::function<std::string(uint32_t gid)> group_name;
+  // Whether TRES strings count GPUs (gres/gpu=N): Slurm tracks them only when
+  // AccountingStorageTRES lists gres/gpu (TracksGpuTres).
+  bool gpu_tres = true;
+  // The batch script and environment are large and only `scontrol write batch_script` and
+  // loomd need them; left out of JobInfo.spec unless asked for.
+  bool with_script = false;
+  bool with_environment = false;
+};
+
+// One job (or one task of an array) as queries report it: ids, state and reason names as
+// Slurm prints them, every time, the allocation (compressed node list, batch host, CPU and GPU
+// ids per node, sockets and cores), TRES requested and allocated, the dependency as Slurm
+// prints it while the job waits ("afterok:3(unfulfilled)"), and the submission. A job that
+// ended while its processes are still being killed reports COMPLETING.
+v1::JobInfo FromEntry(const JobEntry& entry, const sched::Cluster& cluster,
+                      const JobInfoOptions& options = {});
+
+// Every job of a table, in table order, the way squeue lists them: the pending tasks of an
+// array that never started fold into one record with the array's id as its job id
+// (array_task_string "3-10%2", array_task_id -1), placed where the first of them is.
+std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, JobEntry>& jobs,
+                                     const sched::Cluster& cluster,
+                                     const JobInfoOptions& options = {});
+
+// What running jobs hold on one node.
+struct NodeUsage {
+  model::Resources alloc;
+  model::GpuMask gpu_ids = 0;
+  core::CpuSet cpu_ids;
+  int32_t jobs = 0;
+};
+
+// The usage of every node of the cluster (`node_count` entries), summed over the jobs that
+// hold an allocation.
+std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, JobEntry>& jobs,
+                                   size_t node_count);
+
+// What the controller knows of a node's daemon.
+struct NodeStatus {
+  bool alive = true;           // registered and reporting within SlurmdTimeout
+  int64_t last_heartbeat = 0;  // Unix seconds; 0: never
+  uint32_t reason_uid = 0;     // who set the node's reason, and when (0: nobody)
+  std::string reason_user;
+  int64_t reason_time = 0;
+};
+
+// One node: IDLE, MIXED or ALLOCATED from its usage (DOWN, FUTURE as configured or marked),
+// DRAIN and NOT_RESPONDING (a daemon that is not alive) as flags, configured and allocated
+// TRES (with gres/gpu when `gpu_tres`), the partitions it is in.
+v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t node, const NodeUsage& usage,
+                      const NodeStatus& status, bool gpu_tres = true);
+// Every node in node-table order; `status` by node index (missing entries: alive).
+std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
+                                    const std::map<uint64_t, JobEntry>& jobs,
+                                    const std::vector<NodeStatus>& status, bool gpu_tres = true);
+
+v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition);
+std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
+
+// The same over a controller core: its jobs, its nodes with liveness from NodeUp(), its
+// partitions.
+std::vector<v1::JobInfo> JobsOf(const ControllerCore& core,
+                                const JobInfoOptions& options = {});
+std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres = true);
+
+// Whether Slurm would count GPUs in TRES strings for `config`: AccountingStorageTRES lists
+// gres/gpu.
+bool TracksGpuTres(const conf::ClusterConfig& config);
+std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core);
+
+}  // namespace loom::ctld
