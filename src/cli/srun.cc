@@ -62,6 +62,8 @@ class Srun {
   // Asks where the job stands; prints what changed.
   void Query();
   void Cancel();
+  // `sig` to the job's tasks, the job going on.
+  void SignalTasks(int sig);
   void OnSignal(int sig);
   void Info(const std::string& line) const {
     if (!in_.quiet) Say(line);
@@ -78,6 +80,8 @@ class Srun {
   bool cancel_sent_ = false;
   Clock::time_point cancel_at_;
   bool give_up_ = false;  // asked twice to end: leave without waiting for the tasks
+  bool bad_exit_handled_ = false;  // -K: the other tasks have been told to end
+  Clock::time_point bad_exit_at_;
   std::optional<Clock::time_point> last_interrupt_;
   std::vector<int> files_;
 };
@@ -183,6 +187,17 @@ void Srun::Cancel() {
   }
 }
 
+void Srun::SignalTasks(int sig) {
+  v1::SignalJobRequest req;
+  req.add_job_ids(std::to_string(job_));
+  req.set_signal(sig);
+  v1::SignalJobReply reply;
+  if (Status s = client_.Call("SignalJob", req, &reply);
+      !s.ok() && !absl::IsFailedPrecondition(s)) {
+    Say(StrCat("srun: error: cannot signal job ", job_, "'s tasks: ", std::string(s.message())));
+  }
+}
+
 void Srun::OnSignal(int sig) {
   if (sig == SIGINT && !in_.quit_on_interrupt) {
     const auto now = Clock::now();
@@ -273,6 +288,19 @@ int Srun::Run(const std::string& host) {
         signals,
         std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count(),
         [this](int sig) { OnSignal(sig); });
+    // -K: a task that exited non-zero ends the others (SIGTERM; SIGKILL, which cancels the
+    // job, only for tasks still there after KillWait); the job ends with their statuses.
+    const int32_t ws = monitor_.status().wait_status();
+    if (in_.kill_on_bad_exit && !bad_exit_handled_ && !monitor_.status().empty() &&
+        !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) && !monitor_.AllTasksEnded()) {
+      bad_exit_handled_ = true;
+      bad_exit_at_ = Clock::now();
+      Say(StrCat("srun: Terminating StepId=", job_, ".0"));
+      SignalTasks(SIGTERM);
+    } else if (bad_exit_handled_ && !cancel_sent_ && !monitor_.AllTasksEnded() &&
+               Clock::now() - bad_exit_at_ > std::chrono::seconds(client_.config().kill_wait_s)) {
+      Cancel();
+    }
     if (monitor_.has_pending_reports()) {
       if (!aborted_ && !cancel_sent_) Query();  // killed by a time limit or a cancel?
       monitor_.FlushReports();

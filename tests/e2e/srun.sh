@@ -90,6 +90,19 @@ set -e
 grep -q 'task 1: Killed' err || fail "said: $(cat err)"
 echo "ok: the exit code is the highest task's"
 
+# -K: a task that exits non-zero ends the others at once (not after task 0's sleep 60).
+set +e
+start=$SECONDS
+srun -K -n2 sh -c 'if [ "$SLURM_PROCID" = 1 ]; then exit 4; fi; sleep 60' >out 2>err
+rc=$?
+set -e
+(( rc == 4 )) || fail "srun -K exited $rc: $(cat err)"
+(( SECONDS - start < 30 )) || fail "srun -K waited for task 0's sleep"
+grep -Eq '^srun: Terminating StepId=[0-9]+\.0$' err || fail "srun -K said: $(cat err)"
+kjob=$(squeue -h -t all -n sh -o '%i %T' | sort -n | tail -1)
+[[ "$kjob" == *" FAILED" ]] || fail "srun -K's job: $kjob"
+echo "ok: srun -K ends the job's tasks when one exits non-zero; the job FAILED"
+
 srun --gpus-per-node=2 sh -c 'echo $CUDA_VISIBLE_DEVICES' >out 2>err || fail "GPUs: $(cat err)"
 [[ $(cat out) == "0,1" ]] || fail "--gpus-per-node=2 sees CUDA_VISIBLE_DEVICES=$(cat out)"
 echo "ok: --gpus-per-node=2 sees CUDA_VISIBLE_DEVICES=0,1"

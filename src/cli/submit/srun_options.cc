@@ -283,7 +283,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
         return absl::OkStatus();
       case Opt::kKillOnBadExit:
         kill_on_bad_exit = !o.value || o.value->empty() || *o.value != "0";
-        if (!in.step) break;
+        in.kill_on_bad_exit = kill_on_bad_exit;
         return absl::OkStatus();
       case Opt::kOverlap:
       case Opt::kExact:
@@ -292,7 +292,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       default:
         break;
     }
-    if (IsIgnoredBySrun(o.id) || o.id == Opt::kKillOnBadExit) {
+    if (IsIgnoredBySrun(o.id)) {
       st.r.ignored_options[std::string(internal::LongName(o.id))] = o.value.value_or("");
       if (st.warned.insert(o.id).second) {
         st.warnings.push_back(StrCat("srun: warning: ", internal::OptName(o.id),

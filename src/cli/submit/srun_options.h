@@ -64,6 +64,7 @@ struct SrunInput {
   bool label = false;              // -l: each line prefixed with its task's number
   bool quiet = false;              // -Q: no informational messages
   bool quit_on_interrupt = false;  // --quit-on-interrupt: one Ctrl-C cancels
+  bool kill_on_bad_exit = false;   // -K: a task that exits non-zero ends the others
   bool test_only = false;          // --test-only: say when it would start, run nothing
   int verbose = 0;
   int error_exit = 1;  // $SLURM_EXIT_ERROR, else 1

@@ -180,12 +180,13 @@ TEST(SrunOptions, ANewAllocationsStepIsBoundAsSrunSays) {
 }
 
 TEST(SrunOptions, IgnoredOptionsWarnOnce) {
-  auto in = Parse({"--mpi=pmix", "-K", "--mpi=pmi2", "true"});
+  auto in = Parse({"--mpi=pmix", "--resv-ports", "--mpi=pmi2", "-K", "true"});
   ASSERT_TRUE(in.ok()) << in.status();
   EXPECT_THAT(in->warnings,
               ElementsAre("srun: warning: --mpi is accepted but has no effect in Loom",
-                          "srun: warning: --kill-on-bad-exit is accepted but has no effect "
+                          "srun: warning: --resv-ports is accepted but has no effect "
                           "in Loom"));
+  EXPECT_TRUE(in->kill_on_bad_exit);  // acted on: no warning
   EXPECT_EQ(in->request.ignored_options.at("mpi"), "pmi2");
   auto hint = Parse({"--hint=nomultithread", "true"});
   ASSERT_TRUE(hint.ok());
