@@ -96,7 +96,8 @@ class Daemon {
     stepd::NodeHardware found;
     if (opt_.hardware.cpus > 0) found.cpus = opt_.hardware;
     found.gpus = opt_.discovered_gpus;
-    if (Status s = launcher_.WriteHardware(stepd::HardwareToWire(found)); !s.ok()) {
+    hardware_ = stepd::HardwareToWire(found);
+    if (Status s = launcher_.WriteHardware(hardware_); !s.ok()) {
       std::fprintf(stderr, "loomd: %s; jobs are bound by the configuration alone\n",
                    std::string(s.message()).c_str());
     }
@@ -232,16 +233,7 @@ class Daemon {
           req.set_threads_per_core(opt_.hardware.threads_per_core);
           req.set_real_memory_mb(opt_.hardware.memory_mb);
           if (opt_.discovered_gpus) {
-            for (const model::Gpu& g : opt_.discovered_gpus->gpus) {
-              v1::GpuDevice* d = req.add_gpus();
-              d->set_index(g.index);
-              d->set_type(g.type);
-              d->set_file(g.file);
-              d->set_domain(g.domain);
-              d->set_pcie_switch(g.pcie_switch);
-              d->set_numa(g.numa);
-              d->set_nic(g.nic);
-            }
+            *req.mutable_gpus() = hardware_.gpus();  // what NVML found, whole
           } else {
             for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
           }
@@ -332,6 +324,7 @@ class Daemon {
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::mutex mu_;
   stepd::StepdLauncher launcher_;  // guarded by mu_
+  v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   std::mutex peaks_mu_;
   std::map<TaskKey, ProcessUsage> peaks_;  // the largest memory seen of each running task

@@ -10,39 +10,17 @@ bin=$(cd "${1:?usage: basic.sh BUILD_BIN_DIR}" && pwd)
 dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-e2e.XXXXXX)}
 chmod 755 "$dir"
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  # Job supervisors outlive loomd: end each (and so its job) by the pid it recorded.
-  for f in "$dir"/spool/*/stepd/*/pid; do
-    [[ -f "$f" ]] || continue
-    read -r sp _ jp _ <"$f" || continue
-    (( jp > 0 )) && kill -KILL -- "-$jp" 2>/dev/null || true
-    (( sp > 0 )) && kill -KILL "$sp" 2>/dev/null || true
-    if [[ -f "${f%/pid}/tasks" ]]; then
-      while read -r _ tp _; do (( tp > 0 )) && kill -KILL -- "-$tp" 2>/dev/null || true; done <"${f%/pid}/tasks"
-    fi
-  done
-  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cleanup() { stop_all; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 
 # Free loopback ports for the controller and the two nodes.
-read -r cport n1port n2port < <(python3 -c '
-import socket
-s=[socket.socket() for _ in range(3)]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(*[x.getsockname()[1] for x in s])')
+read -r cport n1port n2port < <(free_ports 3)
 
-mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/work"
-chmod 755 "$dir/munge"
+mkdir -p "$dir/state" "$dir/spool" "$dir/work"
 chmod 777 "$dir/work"
-/usr/sbin/mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1 || /usr/sbin/mungekey -c -k "$dir/munge/munge.key"
-/usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
-  --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
-  --log-file="$dir/munge.log" --seed-file="$dir/munge/seed" &
-pids+=($!)
+start_munged
 
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=e2e
@@ -145,17 +123,22 @@ if "$bin/scontrol" update JobId="$held" Shoes=red 2>"$dir/update.err"; then fail
 grep -q "Update of this parameter is not supported: Shoes=red" "$dir/update.err" || fail "unknown field: $(cat "$dir/update.err")"
 echo "ok: scontrol show job, update TimeLimit JobName NumTasks, release, ping"
 
+# Stops loomctld with the signal given (-KILL, -TERM) and starts it again on the same state.
+restart_ctld() {
+  kill "$1" "$ctld"
+  wait "$ctld" 2>/dev/null || true
+  "$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
+  ctld=$!
+  pids+=($ctld)
+  for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
 # 5. kill -9 of loomctld during submissions: every acknowledged job is still there.
 acked=()
 for i in $(seq 20); do
   acked+=("$("$bin/sbatch" --parsable --hold --wrap true)")
 done
-kill -9 "$ctld"
-wait "$ctld" 2>/dev/null || true
-"$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
-ctld=$!
-pids+=($ctld)
-for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+restart_ctld -KILL
 listed=$("$bin/squeue" -h -o '%i' | sort -n | tr '\n' ' ')
 for j in "${acked[@]}" "$held"; do
   [[ " $listed " == *" $j "* ]] || fail "job $j was acknowledged but is gone after the restart (listed: $listed)"
@@ -171,12 +154,7 @@ ran=$("$bin/squeue" -h -j "$id" -t all -o '%T %N')
 stepjob=$("$bin/sbatch" --parsable -o steps.out --wrap "$bin/srun sleep 3; $bin/srun hostname; echo \"steps: \$?\"")
 for _ in $(seq 100); do "$bin/scontrol" show step "$stepjob.0" 2>/dev/null | grep -q State=RUNNING && break; sleep 0.1; done
 "$bin/scontrol" show step "$stepjob.0" | grep -q State=RUNNING || fail "step $stepjob.0 never ran"
-kill -9 "$ctld"
-wait "$ctld" 2>/dev/null || true
-"$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
-ctld=$!
-pids+=($ctld)
-for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+restart_ctld -KILL
 "$bin/scontrol" show step "$stepjob.0" | grep -q "State=RUNNING" ||
   fail "step $stepjob.0 unknown after the restart: $("$bin/scontrol" show step "$stepjob.0" 2>&1)"
 st=$(wait_state "$stepjob")
@@ -257,11 +235,7 @@ if su -s /bin/bash loomtest1 -c "SLURM_CONF=$SLURM_CONF $bin/scontrol update nod
   fail "a plain user drained a node"
 fi
 grep -q "Access/permission denied" "$dir/user.err" || fail "user drain error: $(cat "$dir/user.err")"
-kill -TERM "$ctld" && wait "$ctld" 2>/dev/null || true
-"$bin/loomctld" -D >>"$dir/loomctld.log" 2>&1 &
-ctld=$!
-pids+=($ctld)
-for _ in $(seq 100); do "$bin/squeue" -h >/dev/null 2>&1 && break; sleep 0.1; done
+restart_ctld -TERM
 "$bin/sinfo" -R | grep -q '^maintenance test' || fail "drain reason lost over a restart: $("$bin/sinfo" -R)"
 "$bin/scontrol" update nodename=n[1-2] state=resume || fail "resume"
 # The restarted controller hears from the node daemons at their next heartbeat.

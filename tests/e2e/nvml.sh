@@ -13,35 +13,17 @@ fake=${2:?usage: nvml.sh BUILD_BIN_DIR FAKE_NVML_LIBRARY}
 dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-nvml.XXXXXX)}
 chmod 755 "$dir"
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  for f in "$dir"/spool/*/stepd/*/pid; do
-    [[ -f "$f" ]] || continue
-    read -r sp _ jp _ <"$f" || continue
-    (( jp > 0 )) && kill -KILL -- "-$jp" 2>/dev/null || true
-    (( sp > 0 )) && kill -KILL "$sp" 2>/dev/null || true
-  done
-  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cleanup() { stop_all; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 
-read -r cport p1 p2 p3 < <(python3 -c '
-import socket
-s=[socket.socket() for _ in range(4)]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(*[x.getsockname()[1] for x in s])')
+read -r cport p1 p2 p3 < <(free_ports 4)
 
-mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/work" "$dir/lib"
-chmod 755 "$dir/munge"
+mkdir -p "$dir/state" "$dir/spool" "$dir/work" "$dir/lib"
 chmod 777 "$dir/work"
 ln -s "$fake" "$dir/lib/libnvidia-ml.so.1"
-/usr/sbin/mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1
-/usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
-  --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
-  --log-file="$dir/munge.log" --seed-file="$dir/munge/seed" &
-pids+=($!)
+start_munged
 
 # The hardware is compared with the configuration (no config_overrides): CPUs as this host
 # has them. The stand-in "pairs4" is four GPUs with NVLink between 0-1 and 2-3.
@@ -67,7 +49,6 @@ NodeName=g[1,3] Name=gpu Type=a100 Count=4
 NodeName=g2 Name=gpu Type=a100 Count=8
 CONF
 export SLURM_CONF="$dir/slurm.conf"
-for _ in $(seq 50); do [[ -S "$dir/munge/munge.socket" ]] && break; sleep 0.1; done
 
 "$bin/loomctld" -D >"$dir/loomctld.log" 2>&1 &
 pids+=($!)

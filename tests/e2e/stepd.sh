@@ -6,8 +6,7 @@
 # exactly its allocated CPUs; loomd killed with -9 and restarted while a job runs: the job
 # completes with its whole output and the node never goes DOWN, and so do srun's steps (each
 # under a supervisor of its own); srun's steps inside a job are confined as the job is; a
-# plain user's job writes
-# files the user owns; each job's cgroup is gone once it ends. Every process is started here
+# plain user's job writes files the user owns; each job's cgroup is gone once it ends. Every process is started here
 # and stopped by its PID.
 #
 #   tests/e2e/stepd.sh BUILD_BIN_DIR
@@ -22,42 +21,24 @@ dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-stepd.XXXXXX)}
 chmod 755 "$dir"
 node=sd$$  # cgroups live under loom/<node>: a name no other test on this host uses
 pids=()
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  # Supervisors outlive loomd: end each (and so its job) by the pid it recorded.
-  for f in "$dir"/spool/*/stepd/*/pid; do
-    [[ -f "$f" ]] || continue
-    read -r sp _ jp _ <"$f" || continue
-    (( jp > 0 )) && kill -KILL -- "-$jp" 2>/dev/null || true
-    (( sp > 0 )) && kill -KILL "$sp" 2>/dev/null || true
-    if [[ -f "${f%/pid}/tasks" ]]; then
-      while read -r _ tp _; do (( tp > 0 )) && kill -KILL -- "-$tp" 2>/dev/null || true; done <"${f%/pid}/tasks"
-    fi
-  done
+  local keep=${LOOM_KEEP_TEST_DIRS:-0}
+  LOOM_KEEP_TEST_DIRS=1 stop_all
   sleep 0.5
   for h in memory cpuset devices freezer cpuacct; do
     rmdir "$cg/$h/loom/$node"/job_*/step_* "$cg/$h/loom/$node"/job_* "$cg/$h/loom/$node" 2>/dev/null || true
   done
-  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+  if [[ "$keep" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 
-read -r cport nport < <(python3 -c '
-import socket
-s=[socket.socket() for _ in range(2)]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(*[x.getsockname()[1] for x in s])')
+read -r cport nport < <(free_ports 2)
 
-mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/work" "$dir/dev"
-chmod 755 "$dir/munge"
+mkdir -p "$dir/state" "$dir/spool" "$dir/work" "$dir/dev"
 chmod 777 "$dir/work"
-/usr/sbin/mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1
-/usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
-  --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
-  --log-file="$dir/munge.log" --seed-file="$dir/munge/seed" &
-pids+=($!)
+start_munged
 
 # Stand-in GPUs: device files with a driver behind them, so that opening an allowed one
 # works (/dev/full, /dev/random, /dev/urandom, /dev/kmsg numbers); nothing else uses them.

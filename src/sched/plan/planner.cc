@@ -179,8 +179,11 @@ Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
     size_t i = 0;
     while (i < eligible_cache_.size() && !matches(eligible_cache_[i])) ++i;
     if (i == eligible_cache_.size()) {
-      eligible_cache_.push_back(EligibleSet{job.partition, job.constraint, job.shape.gpu_type});
-      Fill(eligible_cache_.back());
+      EligibleSet& set = eligible_cache_.emplace_back();
+      set.partition = job.partition;
+      set.constraint = job.constraint;
+      set.gpu_type = job.shape.gpu_type;
+      Fill(set);
     }
     last_eligible_ = i;
   }

@@ -76,7 +76,7 @@ class Planner {
   // The nodes one kind of job may use. Passes see few kinds (partition, constraint and
   // GPU type combinations), so a short list searched in order beats hashing a key.
   struct EligibleSet {
-    int32_t partition;
+    int32_t partition = -1;
     std::string constraint;
     std::string gpu_type;
     std::vector<int32_t> nodes;  // in selection order

@@ -91,7 +91,9 @@ TEST_P(PlannerRandomTest, EarliestStartEqualsBruteForce) {
                                      &later_want);
         Time lg = planner.EarliestStart(job, from, now + 2000, res, &later_got);
         ASSERT_EQ(lg, lw) << "seed " << GetParam() << " job " << j << " from " << from;
-        if (lg < kNever) ASSERT_EQ(later_got, later_want);
+        if (lg < kNever) {
+          ASSERT_EQ(later_got, later_want);
+        }
         planner.Hold(got_alloc, got, job.estimate);
       }
     }

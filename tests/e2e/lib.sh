@@ -1,0 +1,53 @@
+# What the end-to-end scripts that start their own daemons share; sourced, not run.
+# Needs `dir` (the test's directory) and `pids` (an array) set by the script.
+
+# The pids of every script and task the nodes' supervisors recorded under $dir/spool: the
+# supervisor, its batch script's session, its step's tasks' sessions (negative: a group).
+recorded_processes() {
+  local f sp jp tp
+  for f in "$dir"/spool/*/stepd/*/pid; do
+    [[ -f "$f" ]] || continue
+    read -r sp _ jp _ <"$f" || continue
+    (( jp > 0 )) && echo "-$jp"
+    (( sp > 0 )) && echo "$sp"
+    if [[ -f "${f%/pid}/tasks" ]]; then
+      while read -r _ tp _; do (( tp > 0 )) && echo "-$tp"; done <"${f%/pid}/tasks"
+    fi
+  done
+  return 0
+}
+
+# Stops what the script started (by pid), then what the supervisors, which outlive loomd,
+# still run (by the pids they recorded), and removes $dir unless LOOM_KEEP_TEST_DIRS=1.
+stop_all() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in $(recorded_processes); do kill -KILL -- "$p" 2>/dev/null || true; done
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+  return 0
+}
+
+# Prints N free loopback ports.
+free_ports() {
+  python3 -c '
+import socket, sys
+s = [socket.socket() for _ in range(int(sys.argv[1]))]
+[x.bind(("127.0.0.1", 0)) for x in s]
+print(*[x.getsockname()[1] for x in s])' "$1"
+}
+
+# A private munged with a new key, its socket at $dir/munge/munge.socket; waits for it.
+start_munged() {
+  mkdir -p "$dir/munge"
+  chmod 755 "$dir/munge"
+  /usr/sbin/mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1 ||
+    /usr/sbin/mungekey -c -k "$dir/munge/munge.key"
+  /usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
+    --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
+    --log-file="$dir/munge.log" --seed-file="$dir/munge/seed" &
+  pids+=($!)
+  local _
+  for _ in $(seq 50); do [[ -S "$dir/munge/munge.socket" ]] && return 0; sleep 0.1; done
+  return 0
+}
