@@ -139,7 +139,6 @@ class Daemon {
   void SamplePeaks() { (void)MeasureTasks(0); }
 
   Status Launch(const v1::LaunchBatchRequest& req) {
-    std::lock_guard<std::mutex> lock(mu_);
     return launcher_.Start(req);
   }
 
@@ -147,13 +146,11 @@ class Daemon {
   // refused before one starts.
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
     RETURN_IF_ERROR(stepd::StepJobOf(req, opt_.node).status());
-    std::lock_guard<std::mutex> lock(mu_);
     return launcher_.StartStep(req);
   }
 
   // A signal for the job (every script and step of it here) or for one step of it.
   Status Signal(const v1::SignalTasksRequest& req) {
-    std::lock_guard<std::mutex> lock(mu_);
     std::vector<stepd::StepRef> refs;
     if (req.has_step_id()) {
       const stepd::StepRef step = stepd::StepRef::Step(req.job_id(), req.step_id());
@@ -193,10 +190,7 @@ class Daemon {
     auto last_sample = std::chrono::steady_clock::now();
     std::vector<stepd::StepdLauncher::Ended> unreported;
     while (!stop_) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (stepd::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
-      }
+      for (stepd::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
       for (auto it = unreported.begin(); it != unreported.end();) {
         const FinishedJob& how = it->how;
         const std::optional<uint32_t> step = it->ref.reported_step();
@@ -210,7 +204,6 @@ class Daemon {
         if (step) req.set_step_id(*step);
         v1::JobCompleteReply reply;
         if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
-          std::lock_guard<std::mutex> lock(mu_);
           launcher_.Forget(it->ref);  // the controller has it: the result may go
           it = unreported.erase(it);
         } else {
@@ -265,7 +258,6 @@ class Daemon {
   std::map<TaskKey, ProcessUsage> MeasureTasks(uint64_t job) {
     std::map<TaskKey, pid_t> tasks;
     {
-      std::lock_guard<std::mutex> lock(mu_);
       for (const stepd::StepRef& ref : job != 0 ? launcher_.Of(job) : launcher_.Running()) {
         if (ref.is_batch()) {
           if (pid_t pid = launcher_.ScriptPid(ref.job_id); pid > 0) {
@@ -303,10 +295,7 @@ class Daemon {
   }
 
   // The jobs with a script or a step here, which the controller checks against its own.
-  std::vector<uint64_t> RunningJobs() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return launcher_.RunningJobs();
-  }
+  std::vector<uint64_t> RunningJobs() { return launcher_.RunningJobs(); }
 
   template <typename Req, typename Reply, typename Method>
   bool Call(std::string_view name, const Req& req, Reply* reply, Method method) {
@@ -322,8 +311,7 @@ class Daemon {
   std::unique_ptr<auth::MungeCredentials> munge_;
   uint32_t controller_uid_ = 0;
   std::unique_ptr<v1::Controller::Stub> stub_;
-  std::mutex mu_;
-  stepd::StepdLauncher launcher_;  // guarded by mu_
+  stepd::StepdLauncher launcher_;  // thread-safe
   v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   std::mutex peaks_mu_;

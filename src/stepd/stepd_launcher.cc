@@ -22,13 +22,21 @@ namespace loom::stepd {
 
 using core::StrCat;
 
-StepdLauncher::StepdLauncher(StepdLauncherOptions options) : opt_(std::move(options)) {
-  // loom-stepd starts in /: relative paths would not find their files there.
+namespace {
+
+// loom-stepd starts in /: relative paths would not find their files there.
+StepdLauncherOptions Absolute(StepdLauncherOptions o) {
   std::error_code ec;
-  for (std::string* path : {&opt_.spool, &opt_.slurm_conf}) {
+  for (std::string* path : {&o.spool, &o.slurm_conf}) {
     if (!path->empty()) *path = std::filesystem::absolute(*path, ec).string();
   }
+  return o;
 }
+
+}  // namespace
+
+StepdLauncher::StepdLauncher(StepdLauncherOptions options)
+    : opt_(Absolute(std::move(options))) {}
 
 StepdPaths StepdLauncher::PathsFor(const StepRef& ref) const {
   return PathsOf(opt_.spool, opt_.node, ref);
@@ -116,28 +124,63 @@ Status StepdLauncher::WriteHardware(const v1::NodeHardware& hardware) {
 
 Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch) {
   const std::string what = Describe(ref);
-  if (IsRunning(ref)) return absl::AlreadyExistsError(StrCat(what, " is already running here"));
   const StepdPaths paths = PathsFor(ref);
   std::error_code ec;
-  if (std::filesystem::exists(paths.dir, ec)) {
-    if (auto pids = ReadPids(paths); pids && IsAlive(pids->stepd)) {
+  {
+    // The name is claimed (a starting entry) before the lock goes: a second launch of the
+    // same script or step is refused, and Reap passes over it until it has started.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = supervised_.find(ref);
+    if (it != supervised_.end() && !it->second.reaped) {
       return absl::AlreadyExistsError(StrCat(what, " is already running here"));
     }
-    std::filesystem::remove_all(paths.dir, ec);  // left by an earlier run of the job
+    if (std::filesystem::exists(paths.dir, ec)) {
+      if (auto pids = ReadPids(paths); pids && IsAlive(pids->stepd)) {
+        return absl::AlreadyExistsError(StrCat(what, " is already running here"));
+      }
+      std::filesystem::remove_all(paths.dir, ec);  // left by an earlier run of the job
+    }
+    Entry starting;
+    starting.starting = true;
+    supervised_[ref] = starting;
   }
+  auto give_up = [&](const Status& why) {
+    KillLeftovers(paths);
+    std::filesystem::remove_all(paths.dir, ec);
+    std::lock_guard<std::mutex> lock(mu_);
+    supervised_.erase(ref);
+    return why;
+  };
   std::filesystem::create_directories(opt_.spool, ec);
-  RETURN_IF_ERROR(MakeDir(StepdRoot(opt_.spool), 0700));
-  RETURN_IF_ERROR(MakeDir(paths.dir, 0700));
+  if (Status s = MakeDir(StepdRoot(opt_.spool), 0700); !s.ok()) return give_up(s);
+  if (Status s = MakeDir(paths.dir, 0700); !s.ok()) return give_up(s);
   std::string bytes;
   if (!launch.SerializeToString(&bytes)) {
-    return absl::InternalError(StrCat(what, ": cannot serialise the launch request"));
+    return give_up(absl::InternalError(StrCat(what, ": cannot serialise the launch request")));
   }
   if (Status written = WriteFileAtomic(paths.launch, bytes, 0600); !written.ok()) {
-    std::filesystem::remove_all(paths.dir, ec);
-    return written;
+    return give_up(written);
   }
+  StatusOr<std::string> answer = StartAndWait(ref);
+  if (!answer.ok()) return give_up(answer.status());
+  if (*answer == "ok") {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& entry = supervised_[ref];
+    entry.starting = false;
+    if (auto pids = ReadPids(paths)) entry.pids = *pids;
+    return absl::OkStatus();
+  }
+  // It failed, or said nothing in time: nothing of it may stay.
+  if (answer->starts_with("error ")) {
+    return give_up(absl::FailedPreconditionError(answer->substr(6)));
+  }
+  return give_up(absl::DeadlineExceededError(
+      StrCat(what, ": loom-stepd (", opt_.stepd_path, ") did not report within ",
+             opt_.ready_timeout_s, " s; see loomd's log")));
+}
 
-  // Everything the children use, prepared before fork (loomd has other threads).
+StatusOr<std::string> StepdLauncher::StartAndWait(const StepRef& ref) {
+  // Everything the children use, prepared before the spawn (loomd has other threads).
   std::vector<std::string> args = {opt_.stepd_path, "--spool",    opt_.spool, "-N",
                                    opt_.node,       "-f",         opt_.slurm_conf, "--job",
                                    StrCat(ref.job_id), "--ready-fd", "3",        "--detach",
@@ -151,7 +194,6 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   argv.push_back(nullptr);
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) {
-    std::filesystem::remove_all(paths.dir, ec);
     return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
   }
   // posix_spawn (no copy of loomd's page tables) in a session of its own; loom-stepd then
@@ -178,39 +220,24 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   ::close(ready[1]);
   if (spawned != 0) {
     ::close(ready[0]);
-    std::filesystem::remove_all(paths.dir, ec);
-    return absl::FailedPreconditionError(StrCat(what, ": cannot run ", opt_.stepd_path, ": ",
-                                                std::strerror(spawned)));
+    return absl::FailedPreconditionError(StrCat(Describe(ref), ": cannot run ", opt_.stepd_path,
+                                                ": ", std::strerror(spawned)));
   }
   int status;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  const std::string answer =
+  std::string answer =
       std::string(core::Trim(ReadUntilClosed(ready[0], opt_.ready_timeout_s * 1000)));
   ::close(ready[0]);
-  if (answer == "ok") {
-    Entry& entry = supervised_[ref] = Entry{};
-    if (auto pids = ReadPids(paths)) entry.pids = *pids;
-    return absl::OkStatus();
-  }
-  // It failed, or said nothing in time: nothing of the job may stay.
-  KillLeftovers(paths);
-  std::filesystem::remove_all(paths.dir, ec);
-  if (answer.starts_with("error ")) {
-    return absl::FailedPreconditionError(answer.substr(6));
-  }
-  return absl::DeadlineExceededError(StrCat(what, ": loom-stepd (", opt_.stepd_path,
-                                            ") did not report within ", opt_.ready_timeout_s,
-                                            " s; see loomd's log"));
+  return answer;
 }
 
 Status StepdLauncher::Ask(const StepRef& ref, const ControlRequest& request) {
-  auto it = supervised_.find(ref);
-  if (it == supervised_.end() || it->second.reaped) {
+  if (!IsRunning(ref)) {
     return absl::NotFoundError(StrCat(Describe(ref), " is not running on this node"));
   }
   const StepdPaths paths = PathsFor(ref);
-  Status sent = SendRequest(paths.socket, request);
+  Status sent = SendRequest(paths.socket, request);  // no lock held: it may take seconds
   if (absl::IsUnavailable(sent) && ReadFile(paths.result).ok()) {
     // It ended between two Reap calls: the supervisor has closed its socket.
     return absl::NotFoundError(
@@ -230,8 +257,9 @@ Status StepdLauncher::Terminate(const StepRef& ref, int64_t kill_wait_s) {
 
 std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
   std::vector<Ended> out;
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& [ref, entry] : supervised_) {
-    if (entry.reaped) continue;
+    if (!entry.running()) continue;
     const StepdPaths paths = PathsFor(ref);
     if (entry.pids.stepd.pid == 0) {
       if (auto pids = ReadPids(paths)) entry.pids = *pids;
@@ -274,6 +302,7 @@ std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
 }
 
 void StepdLauncher::Forget(const StepRef& ref) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = supervised_.find(ref);
   if (it == supervised_.end() || !it->second.reaped) return;
   std::error_code ec;
@@ -283,6 +312,7 @@ void StepdLauncher::Forget(const StepRef& ref) {
 
 std::vector<StepRef> StepdLauncher::Recover() {
   std::vector<StepRef> adopted;
+  std::lock_guard<std::mutex> lock(mu_);
   for (const StepRef& ref : ListSupervised(opt_.spool, opt_.node)) {
     if (supervised_.contains(ref)) continue;
     const StepdPaths paths = PathsFor(ref);
@@ -301,42 +331,55 @@ std::vector<StepRef> StepdLauncher::Recover() {
   return adopted;
 }
 
-bool StepdLauncher::IsRunning(const StepRef& ref) const {
+bool StepdLauncher::IsRunningLocked(const StepRef& ref) const {
   auto it = supervised_.find(ref);
-  return it != supervised_.end() && !it->second.reaped;
+  return it != supervised_.end() && it->second.running();
+}
+
+bool StepdLauncher::IsRunning(const StepRef& ref) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return IsRunningLocked(ref);
 }
 
 pid_t StepdLauncher::ScriptPid(uint64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = supervised_.find(StepRef::Batch(job_id));
-  if (it == supervised_.end() || it->second.reaped || !IsAlive(it->second.pids.job)) return 0;
+  if (it == supervised_.end() || !it->second.running() || !IsAlive(it->second.pids.job)) return 0;
   return it->second.pids.job.pid;
 }
 
 std::vector<TaskRecord> StepdLauncher::StepTasks(const StepRef& ref) const {
-  if (!IsRunning(ref) || ref.is_batch()) return {};
+  if (ref.is_batch() || !IsRunning(ref)) return {};
   return LiveTasks(PathsFor(ref));
 }
 
 std::vector<StepRef> StepdLauncher::Of(uint64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<StepRef> out;
   for (auto it = supervised_.lower_bound(StepRef::Batch(job_id));
        it != supervised_.end() && it->first.job_id == job_id; ++it) {
-    if (!it->second.reaped) out.push_back(it->first);
+    if (it->second.running()) out.push_back(it->first);
+  }
+  return out;
+}
+
+std::vector<StepRef> StepdLauncher::RunningLocked() const {
+  std::vector<StepRef> out;
+  for (const auto& [ref, entry] : supervised_) {
+    if (entry.running()) out.push_back(ref);
   }
   return out;
 }
 
 std::vector<StepRef> StepdLauncher::Running() const {
-  std::vector<StepRef> out;
-  for (const auto& [ref, entry] : supervised_) {
-    if (!entry.reaped) out.push_back(ref);
-  }
-  return out;
+  std::lock_guard<std::mutex> lock(mu_);
+  return RunningLocked();
 }
 
 std::vector<uint64_t> StepdLauncher::RunningJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<uint64_t> out;
-  for (const StepRef& ref : Running()) {
+  for (const StepRef& ref : RunningLocked()) {
     if (out.empty() || out.back() != ref.job_id) out.push_back(ref.job_id);
   }
   return out;

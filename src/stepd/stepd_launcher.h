@@ -4,14 +4,16 @@
 // still running (Recover) so that their jobs and steps carry on and are reported when they
 // end.
 //
-// Thread-compatible: loomd serialises calls (one mutex). Never waits on processes other
-// than the short-lived one it forks to detach each supervisor (by its pid).
+// Thread-safe: a launch that waits for its supervisor (a step's connects to srun first)
+// holds no lock meanwhile, so signals, reaping and other launches go on. Never waits on
+// processes other than the short-lived one it spawns to detach each supervisor (by its pid).
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,16 +88,24 @@ class StepdLauncher {
 
  private:
   struct Entry {
-    PidRecord pids;  // zero until read
+    PidRecord pids;         // zero until read
+    bool starting = false;  // its launch waits for the supervisor's word
     bool reaped = false;
+    bool running() const { return !starting && !reaped; }
   };
   StepdPaths PathsFor(const StepRef& ref) const;
   // Leaves `launch` for `ref`'s supervisor, starts it and waits for its word.
   Status Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch);
+  // Starts the supervisor Spawn prepared and returns its word ("ok", "error ...", or empty
+  // when it said nothing in time).
+  StatusOr<std::string> StartAndWait(const StepRef& ref);
   Status Ask(const StepRef& ref, const ControlRequest& request);
+  bool IsRunningLocked(const StepRef& ref) const;
+  std::vector<StepRef> RunningLocked() const;
 
-  StepdLauncherOptions opt_;
-  std::map<StepRef, Entry> supervised_;
+  const StepdLauncherOptions opt_;
+  mutable std::mutex mu_;
+  std::map<StepRef, Entry> supervised_;  // guarded by mu_
 };
 
 }  // namespace loom::stepd
