@@ -425,6 +425,12 @@ StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& 
   if (bind.type == GpuBindType::kSingle && bind.tasks_per_gpu < 1) {
     return absl::InvalidArgumentError("--gpu-bind=single: give at least 1 task per GPU");
   }
+  if (bind.type == GpuBindType::kPerTask && (bind.gpus_per_task < 1 || bind.gpus_per_task > held)) {
+    return absl::InvalidArgumentError(
+        StrCat("--gpu-bind=per_task:", bind.gpus_per_task, ": the step holds ", held,
+               " GPUs on node ", node.name, "; ask for at most ", held,
+               " per task or for more GPUs per node"));
+  }
   if (held == 0) return out;
   switch (bind.type) {
     case GpuBindType::kNone:
@@ -456,6 +462,19 @@ StatusOr<std::vector<GpuMask>> BindGpus(const BindNode& node, const StepOnNode& 
         const std::vector<int32_t> gpus = Bits(close);
         const int32_t rank = rank_in_group[close]++;
         out[t] = GpuMask{1} << gpus[static_cast<size_t>(rank / bind.tasks_per_gpu) % gpus.size()];
+      }
+      return out;
+    }
+    case GpuBindType::kPerTask: {
+      // The step's GPUs dealt out in order, gpus_per_task to each task in local-id order
+      // (starting over when they run out).
+      const std::vector<int32_t> gpus = Bits(step.gpus);
+      for (int32_t t = 0; t < ntasks; ++t) {
+        out[t] = 0;
+        for (int32_t i = 0; i < bind.gpus_per_task; ++i) {
+          const size_t at = static_cast<size_t>(t * bind.gpus_per_task + i) % gpus.size();
+          out[t] |= GpuMask{1} << gpus[at];
+        }
       }
       return out;
     }

@@ -102,18 +102,19 @@ struct CpuBind {
 StatusOr<CpuBind> ParseCpuBind(std::string_view arg);
 
 // --gpu-bind types. kDefault: the option was not given.
-enum class GpuBindType : uint8_t { kDefault, kNone, kClosest, kMapGpu, kMaskGpu, kSingle };
+enum class GpuBindType : uint8_t { kDefault, kNone, kClosest, kMapGpu, kMaskGpu, kSingle, kPerTask };
 
 struct GpuBind {
   GpuBindType type = GpuBindType::kDefault;
   std::vector<GpuMask> list;  // map_gpu: one bit per entry; mask_gpu: the mask
   int32_t tasks_per_gpu = 0;  // single:<n>
+  int32_t gpus_per_task = 0;  // per_task:<n>
   bool verbose = false;
   friend bool operator==(const GpuBind&, const GpuBind&) = default;
 };
 
 // --gpu-bind=[verbose,]TYPE, TYPE one of none, closest, map_gpu:<list>, mask_gpu:<list>,
-// single:<tasks_per_gpu>. map_gpu entries are decimal (0x for hexadecimal), mask_gpu
+// single:<tasks_per_gpu>, per_task:<gpus_per_task>. map_gpu entries are decimal (0x for hexadecimal), mask_gpu
 // entries hexadecimal; both take "*N". Errors: "Invalid --gpu-bind argument: ...".
 StatusOr<GpuBind> ParseGpuBind(std::string_view arg);
 

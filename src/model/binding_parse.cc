@@ -19,8 +19,8 @@ constexpr std::string_view kCpuBindHelp =
     "map_ldom:<list> or mask_ldom:<list>, optionally with verbose or quiet "
     "(e.g. --cpu-bind=verbose,cores)";
 constexpr std::string_view kGpuBindHelp =
-    "use none, closest, map_gpu:<list>, mask_gpu:<list> or single:<tasks_per_gpu>, optionally "
-    "with verbose (e.g. --gpu-bind=verbose,closest)";
+    "use none, closest, map_gpu:<list>, mask_gpu:<list>, single:<tasks_per_gpu> or "
+    "per_task:<gpus_per_task>, optionally with verbose (e.g. --gpu-bind=verbose,closest)";
 
 std::optional<int> HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -208,8 +208,8 @@ StatusOr<CpuBind> ParseCpuBind(std::string_view arg) {
 }
 
 StatusOr<GpuBind> ParseGpuBind(std::string_view arg) {
-  static const std::vector<std::string_view> kKeywords = {"verbose", "none",     "closest",
-                                                          "map_gpu", "mask_gpu", "single"};
+  static const std::vector<std::string_view> kKeywords = {
+      "verbose", "none", "closest", "map_gpu", "mask_gpu", "single", "per_task"};
   GpuBind bind;
   bool have_type = false;
   for (const Word& w : SplitWords(arg, kKeywords)) {
@@ -251,6 +251,16 @@ StatusOr<GpuBind> ParseGpuBind(std::string_view arg) {
                    " (single takes the number of tasks per GPU, a positive integer: single:1)"));
       }
       bind.tasks_per_gpu = static_cast<int32_t>(*per);
+    } else if (w.has_list && n == "per_task") {
+      type = GpuBindType::kPerTask;
+      std::optional<int64_t> per = w.list.size() == 1 ? core::ParseInt(w.list[0]) : std::nullopt;
+      if (!per || *per < 1 || *per > kMaxGpusPerNode) {
+        return absl::InvalidArgumentError(StrCat(
+            "Invalid --gpu-bind argument: ", arg,
+            " (per_task takes the number of GPUs per task, from 1 to ", kMaxGpusPerNode,
+            ": per_task:1)"));
+      }
+      bind.gpus_per_task = static_cast<int32_t>(*per);
     } else if (!w.has_list && n == "none") {
       type = GpuBindType::kNone;
     } else if (!w.has_list && n == "closest") {

@@ -178,11 +178,14 @@ TEST(ParseGpuBind, TypesListsAndErrors) {
   EXPECT_TRUE(b.verbose);
   EXPECT_EQ(b.list, (std::vector<GpuMask>{Gpus({0}), Gpus({1}), Gpus({1})}));
   EXPECT_EQ(ParseGpuBind("mask_gpu:0x3,c")->list, (std::vector<GpuMask>{0x3, 0xc}));
+  EXPECT_EQ(ParseGpuBind("per_task:2")->gpus_per_task, 2);
+  EXPECT_EQ(ParseGpuBind("verbose,per_task:1")->type, GpuBindType::kPerTask);
   b = ParseGpuBind("single:2").value();
   EXPECT_EQ(b.type, GpuBindType::kSingle);
   EXPECT_EQ(b.tasks_per_gpu, 2);
   for (const char* bad :
-       {"single:0", "single:", "map_gpu:64", "nearest", "closest,none", "mask_gpu:zz"}) {
+       {"single:0", "single:", "map_gpu:64", "nearest", "closest,none", "mask_gpu:zz",
+        "per_task:0", "per_task:x", "per_task"}) {
     StatusOr<GpuBind> g = ParseGpuBind(bad);
     ASSERT_FALSE(g.ok()) << bad;
     EXPECT_EQ(g.status().message().rfind(std::string("Invalid --gpu-bind argument: ") + bad, 0), 0u)
@@ -511,6 +514,19 @@ TEST(BindGpus, SingleDealsTasksSharingASocketOntoItsGpus) {
   step.gpu_bind = ParseGpuBind("single:2").value();
   EXPECT_EQ(Visible(BindTasks(SmallDgx(), step).value()),
             (std::vector<std::string>{"0", "4", "0", "4", "1", "5", "1", "5"}));
+}
+
+TEST(BindGpus, PerTaskDealsTheStepsGpusInOrder) {
+  StepOnNode step = Step(Range(0, 15), Gpus({1, 2, 5, 6}), 4, "cores", "per_task:2");
+  StepBinding b = BindTasks(SmallDgx(), step).value();
+  EXPECT_EQ(b.tasks[0].gpus, Gpus({1, 2}));
+  EXPECT_EQ(b.tasks[1].gpus, Gpus({5, 6}));
+  EXPECT_EQ(b.tasks[2].gpus, Gpus({1, 2}));  // round again
+  EXPECT_EQ(Visible(b), (std::vector<std::string>{"1,2", "5,6", "1,2", "5,6"}));
+  step.gpu_bind = ParseGpuBind("per_task:5").value();
+  const std::string why(BindTasks(SmallDgx(), step).status().message());
+  EXPECT_NE(why.find("--gpu-bind=per_task:5: the step holds 4 GPUs on node"), std::string::npos)
+      << why;
 }
 
 TEST(BindGpus, ClosestFallsBackToAllGpusWhenNoneIsNear) {

@@ -124,6 +124,7 @@ cat >bind.sh <<'EOF'
 srun -n8 --gpus-per-task=1 --gpu-bind=closest --cpu-bind=verbose,cores \
      sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES mask=$SLURM_CPU_BIND_LIST' >bind.txt 2>bind.err
 srun -n2 --cpu-bind=sockets --gpu-bind=closest sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES' >sockets.txt
+srun -n4 --gpu-bind=per_task:2 sh -c 'echo $SLURM_LOCALID gpus=$CUDA_VISIBLE_DEVICES' >per_task.txt
 EOF
 job=$(sbatch --parsable -C gpu bind.sh)
 wait_state "$job" COMPLETED 300
@@ -140,6 +141,10 @@ grep -Eq '^cpu-bind-cores=MASK - gpu0[12], task  1  1 \[[0-9]+\]: mask 0x10000 s
   fail "--cpu-bind=verbose printed: $(cat bind.err)"
 [[ $(sort sockets.txt) == "0 gpus=0,1,2,3
 1 gpus=4,5,6,7" ]] || fail "--cpu-bind=sockets --gpu-bind=closest printed: $(cat sockets.txt)"
+[[ $(sort per_task.txt) == "0 gpus=0,1
+1 gpus=2,3
+2 gpus=4,5
+3 gpus=6,7" ]] || fail "--gpu-bind=per_task:2 printed: $(cat per_task.txt)"
 echo "ok: --cpu-bind=cores/sockets and --gpu-bind=closest follow the node's sockets and GPUs"
 
 # The same binding for srun outside an allocation (the job's only step), and -m cyclic there.
