@@ -113,6 +113,22 @@ bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
 
+StatusOr<std::vector<int32_t>> ControllerCore::NodesNamed(const std::string& hostlist) const {
+  std::vector<int32_t> out;
+  if (hostlist.empty()) return out;
+  auto names = core::ExpandHostlist(hostlist);
+  if (!names.ok()) return absl::InvalidArgumentError("Invalid node name specified");
+  for (const std::string& name : *names) {
+    int32_t found = -1;
+    for (size_t n = 0; n < cluster_.nodes.size() && found < 0; ++n) {
+      if (cluster_.nodes[n].name == name) found = static_cast<int32_t>(n);
+    }
+    if (found < 0) return absl::InvalidArgumentError("Invalid node name specified");
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+  }
+  return out;
+}
+
 StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
@@ -138,14 +154,35 @@ StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest reque
   if (const conf::PartitionConfig* pc = site_.cluster.FindPartition(partition.name)) {
     ApplyMemoryDefault(site_.cluster, *pc, filled.get());
   }
+  // -w and -x name nodes the cluster has; a job has every node -w names, so at least as
+  // many nodes (Slurm's NumNodes).
+  ASSIGN_OR_RETURN(const std::vector<int32_t> named, NodesNamed(filled->nodelist));
+  ASSIGN_OR_RETURN(const std::vector<int32_t> excluded, NodesNamed(filled->exclude));
+  for (int32_t n : named) {
+    if (std::find(partition.nodes.begin(), partition.nodes.end(), n) == partition.nodes.end() ||
+        std::find(excluded.begin(), excluded.end(), n) != excluded.end()) {
+      return absl::InvalidArgumentError("Requested node configuration is not available");
+    }
+  }
+  if (!named.empty()) {
+    model::JobShape& shape = filled->shape;
+    const int32_t count = static_cast<int32_t>(named.size());
+    shape.min_nodes = std::max(shape.min_nodes, count);
+    shape.max_nodes = std::max(shape.max_nodes, shape.min_nodes);
+    shape.ntasks = std::max(shape.ntasks, shape.min_nodes);
+  }
   const model::JobRequest& r = *filled;
 
   // Some node of the partition, idle, must be able to run it.
   auto expr = sched::FeatureExpr::Parse(r.constraint);
   if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
+  const bool only_named =
+      !named.empty() && r.shape.max_nodes <= static_cast<int32_t>(named.size());
   std::vector<sched::Candidate> cands;
   for (int32_t n : partition.nodes) {
     const model::Node& node = cluster_.nodes[n];
+    if (std::find(excluded.begin(), excluded.end(), n) != excluded.end()) continue;
+    if (only_named && std::find(named.begin(), named.end(), n) == named.end()) continue;
     if (!expr->Matches(node.features)) continue;
     if (!r.shape.gpu_type.empty() && node.gpu_type != r.shape.gpu_type) continue;
     cands.push_back(sched::Candidate{n, node.capacity, node.capacity});

@@ -115,6 +115,7 @@ struct JobEdit {
   std::optional<int64_t> time_limit_s;
   std::optional<int64_t> priority;
   std::optional<std::string> name, comment, account, partition, features;
+  std::optional<std::string> nodelist, exclude;  // ReqNodeList, ExcNodeList (hostlists)
   std::optional<model::Dependency> dependency;  // empty: none
   std::optional<std::pair<int32_t, int32_t>> nodes;  // NumNodes=MIN[-MAX]
   std::optional<int32_t> ntasks;
@@ -354,6 +355,9 @@ class ControllerCore {
     int32_t partition = -1;
     std::shared_ptr<model::JobRequest> request;
   };
+  // The nodes a hostlist (-w, -x) names, by index; "Invalid node name specified" for a
+  // name the cluster does not have.
+  StatusOr<std::vector<int32_t>> NodesNamed(const std::string& hostlist) const;
   StatusOr<Admitted> Admit(model::JobRequest request) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);

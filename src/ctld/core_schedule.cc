@@ -148,6 +148,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     p.priority = e.job.priority;
     p.partition = e.partition;
     p.constraint = e.request->constraint;
+    p.nodelist = e.request->nodelist;
+    p.exclude = e.request->exclude;
     p.shape = e.request->shape;
     p.estimate = e.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.time_limit_s;
     pending.push_back(std::move(p));

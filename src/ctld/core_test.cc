@@ -277,6 +277,57 @@ TEST_F(CoreTest, CancelRunningSendsSigtermAndEndsCancelled) {
 }
 
 
+// -w: the job gets the nodes it names (and more when it needs more); -x: never those.
+TEST_F(CoreTest, NodeListAndExcludeDecideWhereAJobRuns) {
+  Up(0);
+  auto node_of = [&](JobId id) {
+    std::vector<std::string> names;
+    for (const sched::NodeAlloc& a : core_.Find(id)->alloc) {
+      names.push_back(core_.cluster().nodes[a.node].name);
+    }
+    return names;
+  };
+  model::JobRequest on_n2 = Req();
+  on_n2.nodelist = "n2";
+  JobId a = Submit(on_n2);
+  model::JobRequest not_n1 = Req();
+  not_n1.exclude = "n1";
+  JobId b = Submit(not_n1);
+  model::JobRequest both = Req();
+  both.nodelist = "n1";
+  both.shape.min_nodes = both.shape.max_nodes = 2;
+  both.shape.ntasks = 2;
+  JobId c = Submit(both);
+  model::JobRequest pair = Req();
+  pair.nodelist = "n[1-2]";  // no -N: as many nodes as it names
+  JobId d = Submit(pair);
+  Schedule(1);
+  EXPECT_EQ(node_of(a), std::vector<std::string>{"n2"});
+  EXPECT_EQ(node_of(b), std::vector<std::string>{"n2"});
+  EXPECT_EQ(node_of(c), (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(node_of(d), (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(core_.Find(d)->request->shape.min_nodes, 2);
+
+  Effects fx;
+  model::JobRequest bogus = Req();
+  bogus.nodelist = "n9";
+  EXPECT_EQ(core_.Submit(bogus, kAlice, 2, &fx).status().message(), "Invalid node name specified");
+  model::JobRequest outside = Req();
+  outside.partitions = {"small"};
+  outside.nodelist = "n2";  // not in partition small
+  EXPECT_EQ(core_.Submit(outside, kAlice, 2, &fx).status().message(),
+            "Requested node configuration is not available");
+
+  // A node it must have is drained: it waits, saying why.
+  ASSERT_TRUE(core_.UpdateNodes({"n1"}, "drain", "maint", kRoot, 3, &fx).ok());
+  model::JobRequest wants_n1 = Req();
+  wants_n1.nodelist = "n1";
+  JobId e = Submit(wants_n1, kAlice, 3);
+  Schedule(4);
+  EXPECT_EQ(State(e), JobState::kPending);
+  EXPECT_EQ(core_.Find(e)->job.reason, PendingReason::kReqNodeNotAvail);
+}
+
 TEST_F(CoreTest, DrainedNodeTakesNoNewWorkButKeepsItsJob) {
   Up(0);
   model::JobRequest whole = Req(8);
@@ -725,6 +776,21 @@ TEST_F(CoreTest, UpdateJobChangesTheSubmissionOfPendingJobs) {
             "Job is no longer pending execution");
   ASSERT_TRUE(core_.UpdateJob(id, Edit({{"JobName", "renamed"}}), kAlice, 5, &fx).ok());
   EXPECT_EQ(core_.Find(id)->request->name, "renamed");
+}
+
+TEST_F(CoreTest, UpdateJobMovesAPendingJobWithReqNodeListAndExcNodeList) {
+  JobId id = Submit(Req());  // no node is up: it waits
+  Effects fx;
+  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"ReqNodeList", "n2"}}), kAlice, 1, &fx).ok());
+  EXPECT_EQ(core_.Find(id)->request->nodelist, "n2");
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"ExcNodeList", "n2"}}), kAlice, 1, &fx).message(),
+            "Requested node configuration is not available");  // both would name n2
+  EXPECT_EQ(core_.UpdateJob(id, Edit({{"ReqNodeList", "n7"}}), kAlice, 1, &fx).message(),
+            "Invalid node name specified");
+  Up(2);
+  Schedule(3);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(core_.cluster().nodes[core_.Find(id)->alloc[0].node].name, "n2");
 }
 
 TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {

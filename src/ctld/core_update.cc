@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/mem_size.h"
+#include "core/hostlist.h"
 #include "core/strings.h"
 #include "ctld/core.h"
 #include "sched/select/constraint.h"
@@ -68,6 +69,11 @@ StatusOr<JobEdit> ParseJobEdit(const std::vector<std::pair<std::string, std::str
         return absl::InvalidArgumentError("Invalid feature specification");
       }
       edit.features = value;
+    } else if (IsKey(key, {"ReqNodeList", "NodeList", "ExcNodeList"})) {
+      if (!value.empty() && !core::ExpandHostlist(value).ok()) {
+        return absl::InvalidArgumentError("Invalid node name specified");
+      }
+      (IsKey(key, {"ExcNodeList"}) ? edit.exclude : edit.nodelist) = value;
     } else if (IsKey(key, {"Dependency"})) {
       model::Dependency dep;
       if (!value.empty()) {
@@ -115,10 +121,12 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   // First every check, on every job the id names; then the changes: all or none.
   const bool changes_request = edit.name || edit.comment || edit.account || edit.partition ||
                                edit.features || edit.dependency || edit.nodes || edit.ntasks ||
-                               edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.requeue;
+                               edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.requeue ||
+                               edit.nodelist || edit.exclude;
   const bool pending_only = edit.priority || edit.account || edit.partition || edit.features ||
                             edit.dependency || edit.nodes || edit.ntasks ||
-                            edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.begin_time;
+                            edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.begin_time ||
+                            edit.nodelist || edit.exclude;
   std::vector<JobEntry*> targets;
   for (const JobEntry* f : found) {
     JobEntry& e = jobs_.at(f->key);
@@ -158,6 +166,8 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (edit.account) r.account = *edit.account;
     if (edit.partition) r.partitions = {*edit.partition};
     if (edit.features) r.constraint = *edit.features;
+    if (edit.nodelist) r.nodelist = *edit.nodelist;
+    if (edit.exclude) r.exclude = *edit.exclude;
     if (edit.dependency) r.dependency = *edit.dependency;
     if (edit.requeue) r.requeue = *edit.requeue;
     if (edit.nodes) {

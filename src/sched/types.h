@@ -80,6 +80,10 @@ struct PendingJob {
   int64_t priority = 0;     // higher runs first; ties by submit time, then id
   int32_t partition = 0;    // index into Cluster::partitions
   std::string constraint;   // --constraint expression, empty for none
+  // -w: the nodes the job must have (a hostlist; it may have others when it needs more);
+  // -x: nodes it may not have. Empty: none.
+  std::string nodelist;
+  std::string exclude;
   model::JobShape shape;
   int64_t estimate = 0;     // seconds the scheduler assumes the job runs (its time limit)
   // A job that may not start for a reason other than resources (held, dependency, begin

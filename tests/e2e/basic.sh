@@ -79,6 +79,15 @@ st=$(wait_state "$id")
 [[ "$st" == COMPLETED ]] || fail "job $id ended $st, not COMPLETED"
 grep -q "^hello from $id on n[12] (hello)$" "out-$id-hello.txt" || fail "output: $(cat out-$id-hello.txt 2>&1)"
 echo "ok: submit, run, output file, COMPLETED"
+# -w and -x decide the node: both jobs run on n2, whichever node the scheduler would prefer.
+on=$("$bin/sbatch" --parsable -w n2 -o on.txt --wrap 'echo $SLURMD_NODENAME')
+off=$("$bin/sbatch" --parsable -x n1 -o off.txt --wrap 'echo $SLURMD_NODENAME')
+[[ $(wait_state "$on") == COMPLETED && $(wait_state "$off") == COMPLETED ]] || fail "-w/-x jobs"
+[[ $(cat on.txt) == n2 && $(cat off.txt) == n2 ]] || fail "-w n2 ran on $(cat on.txt), -x n1 on $(cat off.txt)"
+if "$bin/sbatch" -w n9 --wrap true 2>bad-node.err; then fail "sbatch -w n9 was accepted"; fi
+grep -q "Batch job submission failed: Invalid node name specified" bad-node.err ||
+  fail "sbatch -w n9 said: $(cat bad-node.err)"
+echo "ok: -w and -x choose the node; an unknown node is refused"
 
 # 2. A failing job is FAILED.
 bad=$("$bin/sbatch" --parsable --wrap 'exit 3')

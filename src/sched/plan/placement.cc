@@ -45,6 +45,19 @@ Planner::LeafLimit Planner::LeafLimitFor(const PendingJob& job, const EligibleSe
 
 bool Planner::Choose(const PendingJob& job, const EligibleSet& set, Time start,
                      std::span<Candidate> cands, Allocation* out) {
+  // A job that names nodes (-w) has every one of them, whatever else it gets.
+  if (!ChooseAny(job, set, start, cands, out)) return false;
+  for (int32_t n : set.required) {
+    if (std::none_of(out->begin(), out->end(), [n](const NodeAlloc& a) { return a.node == n; })) {
+      out->clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Planner::ChooseAny(const PendingJob& job, const EligibleSet& set, Time start,
+                        std::span<Candidate> cands, Allocation* out) {
   const model::JobShape& shape = job.shape;
   if (shape.segment > 0 && cluster_->topology.kind == model::ClusterTopology::Kind::kBlock) {
     // Segments are the user's requirement: every placement honours them.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "core/hostlist.h"
 #include "sched/select/constraint.h"
 #include "sched/select/devices.h"
 
@@ -170,10 +171,35 @@ void Planner::Release(const Allocation& alloc, Time start, int64_t duration) {
   for (EligibleSet& set : eligible_cache_) set.memo.clear();
 }
 
+namespace {
+
+// The indices of the nodes a hostlist names; nullopt when it names one the cluster lacks (or
+// is not a hostlist). Empty for an empty list.
+std::optional<std::vector<int32_t>> NodeIndices(const Cluster& c, const std::string& hostlist) {
+  std::vector<int32_t> out;
+  if (hostlist.empty()) return out;
+  StatusOr<std::vector<std::string>> names = core::ExpandHostlist(hostlist);
+  if (!names.ok()) return std::nullopt;
+  for (const std::string& name : *names) {
+    int32_t found = -1;
+    for (size_t n = 0; n < c.nodes.size() && found < 0; ++n) {
+      if (c.nodes[n].name == name) found = static_cast<int32_t>(n);
+    }
+    if (found < 0) return std::nullopt;
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+  }
+  return out;
+}
+
+}  // namespace
+
 Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
+  // A job that names nodes needs them all: the set differs by how many nodes it may use.
+  const int32_t max_nodes = job.nodelist.empty() ? 0 : job.shape.max_nodes;
   auto matches = [&](const EligibleSet& e) {
     return e.partition == job.partition && e.constraint == job.constraint &&
-           e.gpu_type == job.shape.gpu_type;
+           e.gpu_type == job.shape.gpu_type && e.nodelist == job.nodelist &&
+           e.exclude == job.exclude && e.max_nodes == max_nodes;
   };
   if (last_eligible_ >= eligible_cache_.size() || !matches(eligible_cache_[last_eligible_])) {
     size_t i = 0;
@@ -183,6 +209,9 @@ Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
       set.partition = job.partition;
       set.constraint = job.constraint;
       set.gpu_type = job.shape.gpu_type;
+      set.nodelist = job.nodelist;
+      set.exclude = job.exclude;
+      set.max_nodes = max_nodes;
       Fill(set);
     }
     last_eligible_ = i;
@@ -217,8 +246,27 @@ void Planner::Fill(EligibleSet& set) const {
   }
   std::vector<char> in_partition(c.nodes.size(), 0);
   for (int32_t n : p.nodes) in_partition[n] = 1;
-  bool any_feature_match = false;
+  // -x: never these. -w: these first, and only these when the job may use no more nodes.
+  std::vector<char> required(c.nodes.size(), 0);
+  const std::optional<std::vector<int32_t>> named = NodeIndices(c, set.nodelist);
+  const std::optional<std::vector<int32_t>> excluded = NodeIndices(c, set.exclude);
+  if (!named || !excluded) {
+    set.reason = model::PendingReason::kReqNodeNotAvail;  // a node the cluster no longer has
+    return;
+  }
+  for (int32_t n : *excluded) in_partition[n] = 0;
+  for (int32_t n : *named) required[n] = 1;
+  const bool only_named = !named->empty() && set.max_nodes <= static_cast<int32_t>(named->size());
+  std::vector<int32_t> order;
+  order.reserve(node_order_.size());
   for (int32_t n : node_order_) {
+    if (required[n]) order.push_back(n);
+  }
+  for (int32_t n : node_order_) {
+    if (!required[n] && !only_named) order.push_back(n);
+  }
+  bool any_feature_match = false;
+  for (int32_t n : order) {
     if (!in_partition[n]) continue;
     const model::Node& node = c.nodes[n];
     if (!expr->Matches(node.features)) continue;
@@ -237,6 +285,15 @@ void Planner::Fill(EligibleSet& set) const {
     if (leaf < 0) continue;
     if (per_leaf.size() <= static_cast<size_t>(leaf)) per_leaf.resize(leaf + 1, 0);
     set.max_leaf_nodes = std::max(set.max_leaf_nodes, ++per_leaf[leaf]);
+  }
+  set.required = *named;
+  for (int32_t n : set.required) {
+    if (set.member[n]) continue;
+    // A node it must have is down, drained, or not what it asks for: it cannot run now.
+    set.nodes.clear();
+    set.member.assign(c.nodes.size(), 0);
+    set.reason = model::PendingReason::kReqNodeNotAvail;
+    return;
   }
   if (set.nodes.empty()) {
     set.reason = any_feature_match ? model::PendingReason::kResources

@@ -79,6 +79,10 @@ class Planner {
     int32_t partition = -1;
     std::string constraint;
     std::string gpu_type;
+    std::string nodelist;       // -w
+    std::string exclude;        // -x
+    int32_t max_nodes = 0;      // the job's, when it names nodes (-w): only they, or more
+    std::vector<int32_t> required;  // -w's nodes, first in `nodes`; all in every placement
     std::vector<int32_t> nodes;  // in selection order
     std::vector<char> member;    // by node index
     int32_t max_gpus = 0;        // the most GPUs one of the nodes has
@@ -99,6 +103,9 @@ class Planner {
   // ids are chosen as well.
   bool Choose(const PendingJob& job, const EligibleSet& set, Time start,
               std::span<Candidate> cands, Allocation* out);
+  // Choose without the check that the nodes the job names (-w) are all in it.
+  bool ChooseAny(const PendingJob& job, const EligibleSet& set, Time start,
+                 std::span<Candidate> cands, Allocation* out);
   bool ChooseOneNode(const PendingJob& job, Time start, std::span<const Candidate> cands,
                      Allocation* out);
   // Nodes under the tightest leaf switch (block), else the lowest switch above, that holds
