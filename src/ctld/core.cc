@@ -113,6 +113,12 @@ bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
   return who.uid == 0 || who.uid == opt_.slurm_user_uid || who.uid == e.job.uid;
 }
 
+int64_t DefaultPriority(const model::JobRequest& r, JobId id) {
+  if (r.priority) return *r.priority;
+  return std::clamp<int64_t>(kBasePriority - static_cast<int64_t>(id) - r.nice, 1,
+                             kMaxJobPriority);
+}
+
 StatusOr<std::vector<int32_t>> ControllerCore::NodesNamed(const std::string& hostlist) const {
   std::vector<int32_t> out;
   if (hostlist.empty()) return out;
@@ -196,6 +202,10 @@ StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest reque
 
 StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& who, Time now,
                                        Effects* fx) {
+  // Only root and SlurmUser may put their jobs ahead of others' (a negative --nice).
+  if (request.nice < 0 && who.uid != 0 && who.uid != opt_.slurm_user_uid) {
+    return absl::PermissionDeniedError("Access/permission denied");
+  }
   ASSIGN_OR_RETURN(Admitted admitted, Admit(std::move(request)));
   const int32_t part = admitted.partition;
   const model::Partition& partition = cluster_.partitions[part];
@@ -234,7 +244,7 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     j.user = who.user;
     j.partition = partition.name;
     j.time_limit_s = limit;
-    j.priority = r.hold ? 0 : r.priority.value_or(kBasePriority - static_cast<int64_t>(id));
+    j.priority = r.hold ? 0 : DefaultPriority(r, id);
     j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
     j.eligible_time = std::max<int64_t>(now, r.begin_time);
@@ -408,8 +418,7 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
       return absl::PermissionDeniedError("Access/permission denied");
     }
     any = true;
-    const JobId base = e.job.id ? e.job.id : e.array_job_id;
-    e.job.priority = e.request->priority.value_or(kBasePriority - static_cast<int64_t>(base));
+    e.job.priority = DefaultPriority(*e.request, e.job.id ? e.job.id : e.array_job_id);
     e.job.reason = PendingReason::kNone;
     Changed(e, fx);
   }

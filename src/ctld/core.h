@@ -110,12 +110,20 @@ struct JobEntry {
   JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
 };
 
+// The highest priority `scontrol update job Priority=` may set (Slurm's).
+inline constexpr int64_t kMaxJobPriority = 4294967293LL;
+
+// A job's priority under priority/basic, as submitted: the one it asked for (--priority),
+// else earlier submissions first, --nice N putting it N places back (forward when negative).
+int64_t DefaultPriority(const model::JobRequest& r, JobId id);
+
 // What `scontrol update job` asks to change; unset fields stay as they are.
 struct JobEdit {
   std::optional<int64_t> time_limit_s;
   std::optional<int64_t> priority;
   std::optional<std::string> name, comment, account, partition, features;
   std::optional<std::string> nodelist, exclude;  // ReqNodeList, ExcNodeList (hostlists)
+  std::optional<int32_t> nice;                   // Nice: a new --nice (below 0: admins only)
   std::optional<model::Dependency> dependency;  // empty: none
   std::optional<std::pair<int32_t, int32_t>> nodes;  // NumNodes=MIN[-MAX]
   std::optional<int32_t> ntasks;

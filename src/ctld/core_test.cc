@@ -793,6 +793,30 @@ TEST_F(CoreTest, UpdateJobMovesAPendingJobWithReqNodeListAndExcNodeList) {
   EXPECT_EQ(core_.cluster().nodes[core_.Find(id)->alloc[0].node].name, "n2");
 }
 
+// --nice N: N places back among the waiting jobs; only admins may go forward.
+TEST_F(CoreTest, NiceMovesAJobBackAndOnlyAdminsForward) {
+  JobId first = Submit(Req());
+  model::JobRequest nice = Req();
+  nice.nice = 100;
+  JobId niced = Submit(nice);
+  JobId third = Submit(Req());
+  EXPECT_GT(core_.Find(first)->job.priority, core_.Find(niced)->job.priority);
+  EXPECT_GT(core_.Find(third)->job.priority, core_.Find(niced)->job.priority);
+  EXPECT_EQ(core_.Find(first)->job.priority - core_.Find(niced)->job.priority, 101);
+  Effects fx;
+  model::JobRequest ahead = Req();
+  ahead.nice = -10;
+  EXPECT_EQ(core_.Submit(ahead, kAlice, 0, &fx).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(core_.Submit(ahead, kRoot, 0, &fx).ok());
+  // scontrol update job Nice=0 puts it back in submission order.
+  ASSERT_TRUE(core_.UpdateJob(niced, Edit({{"Nice", "0"}}), kAlice, 1, &fx).ok());
+  EXPECT_EQ(core_.Find(first)->job.priority - core_.Find(niced)->job.priority, 1);
+  EXPECT_EQ(core_.UpdateJob(niced, Edit({{"Nice", "-5"}}), kAlice, 1, &fx).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ParseJobEdit({{"Nice", "x"}}).status().message(), "Invalid nice value: x");
+}
+
 TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {
   model::JobRequest r = Req(1, "arr");
   r.array = model::ParseArraySpec("0-2").value();

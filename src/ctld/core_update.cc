@@ -15,7 +15,6 @@ using model::JobState;
 using model::PendingReason;
 
 // Slurm's limit on a priority an administrator may set (NO_VAL - 2).
-constexpr int64_t kMaxPriority = 4294967293LL;
 
 // One of `names`, ignoring case.
 bool IsKey(std::string_view key, std::initializer_list<std::string_view> names) {
@@ -51,10 +50,16 @@ StatusOr<JobEdit> ParseJobEdit(const std::vector<std::pair<std::string, std::str
       edit.time_limit_s = *seconds;
     } else if (IsKey(key, {"Priority"})) {
       auto priority = core::ParseInt(value);
-      if (!priority || *priority < 0 || *priority > kMaxPriority) {
+      if (!priority || *priority < 0 || *priority > kMaxJobPriority) {
         return absl::InvalidArgumentError(core::StrCat("Invalid priority: ", value));
       }
       edit.priority = *priority;
+    } else if (IsKey(key, {"Nice"})) {
+      auto nice = core::ParseInt(value);
+      if (!nice || *nice < -2147483645 || *nice > 2147483645) {
+        return absl::InvalidArgumentError(core::StrCat("Invalid nice value: ", value));
+      }
+      edit.nice = static_cast<int32_t>(*nice);
     } else if (IsKey(key, {"JobName", "Name"})) {
       edit.name = value;
     } else if (IsKey(key, {"Comment"})) {
@@ -117,16 +122,19 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   const std::vector<const JobEntry*> found = JobsWithId(id);
   if (found.empty()) return absl::NotFoundError("Invalid job id specified");
   if (edit.priority && !admin) return absl::PermissionDeniedError("Access/permission denied");
+  if (edit.nice && *edit.nice < 0 && !admin) {
+    return absl::PermissionDeniedError("Access/permission denied");  // only admins raise it
+  }
 
   // First every check, on every job the id names; then the changes: all or none.
   const bool changes_request = edit.name || edit.comment || edit.account || edit.partition ||
                                edit.features || edit.dependency || edit.nodes || edit.ntasks ||
                                edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.requeue ||
-                               edit.nodelist || edit.exclude;
+                               edit.nodelist || edit.exclude || edit.nice;
   const bool pending_only = edit.priority || edit.account || edit.partition || edit.features ||
                             edit.dependency || edit.nodes || edit.ntasks ||
                             edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.begin_time ||
-                            edit.nodelist || edit.exclude;
+                            edit.nodelist || edit.exclude || edit.nice;
   std::vector<JobEntry*> targets;
   for (const JobEntry* f : found) {
     JobEntry& e = jobs_.at(f->key);
@@ -168,6 +176,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (edit.features) r.constraint = *edit.features;
     if (edit.nodelist) r.nodelist = *edit.nodelist;
     if (edit.exclude) r.exclude = *edit.exclude;
+    if (edit.nice) r.nice = *edit.nice;
     if (edit.dependency) r.dependency = *edit.dependency;
     if (edit.requeue) r.requeue = *edit.requeue;
     if (edit.nodes) {
@@ -218,6 +227,10 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (edit.begin_time) e.job.eligible_time = std::max<int64_t>(now, *edit.begin_time);
     if (request) {
       e.request = request;
+      // A new nice moves a waiting job that was not held or given a priority.
+      if (edit.nice && e.job.priority != 0 && !edit.priority) {
+        e.job.priority = DefaultPriority(*request, e.job.id ? e.job.id : e.array_job_id);
+      }
       if (e.job.state == JobState::kPending && partition != e.partition) {
         const model::Partition& p = cluster_.partitions[partition];
         e.partition = partition;
