@@ -292,6 +292,8 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   sched::PendingJob p;
   p.partition = part;
   p.constraint = request.constraint;
+  p.nodelist = request.nodelist;
+  p.exclude = request.exclude;
   p.shape = request.shape;
   p.submit = now;
   p.estimate = limit >= core::kUnlimitedSeconds ? sched::kNever / 4 : limit;

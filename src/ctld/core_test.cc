@@ -309,6 +309,11 @@ TEST_F(CoreTest, NodeListAndExcludeDecideWhereAJobRuns) {
   EXPECT_EQ(core_.Find(d)->request->shape.min_nodes, 2);
 
   Effects fx;
+  model::JobRequest will = Req(8);  // a whole node: only n1 is free, but -w n2 waits for n2
+  will.nodelist = "n2";
+  auto when = core_.TestOnly(will, 2, &fx);
+  ASSERT_TRUE(when.ok()) << when.status();
+  EXPECT_EQ(when->nodes, "n2");
   model::JobRequest bogus = Req();
   bogus.nodelist = "n9";
   EXPECT_EQ(core_.Submit(bogus, kAlice, 2, &fx).status().message(), "Invalid node name specified");
