@@ -1,87 +1,18 @@
+// The controller's core: submissions, scheduling, dependencies, limits, nodes, srun's jobs,
+// reconfiguration and requeues. scontrol update job is in core_update_test.cc.
 #include "ctld/core.h"
-#include "ctld/persist.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 
 #include "core/strings.h"
+#include "ctld/core_test_util.h"
+#include "ctld/persist.h"
 
 namespace loom::ctld {
 namespace {
-
-using model::JobState;
-using model::PendingReason;
-
-conf::SiteConfig Site() {
-  const std::string dir = testing::TempDir() + "/ctld_core_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
-         "GresTypes=gpu\n"
-         "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
-         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n"
-         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
-  EXPECT_TRUE(site.ok()) << site.status();
-  return *site;
-}
-
-model::JobRequest Req(int cpus = 1, const std::string& name = "job") {
-  model::JobRequest r;
-  r.name = name;
-  r.shape.ntasks = 1;
-  r.shape.cpus_per_task = cpus;
-  r.time_limit_s = 600;
-  return r;
-}
-
-const Caller kAlice{1001, 1001, "alice"};
-const Caller kBob{1002, 1002, "bob"};
-const Caller kRoot{0, 0, "root"};
-
-class CoreTest : public testing::Test {
- protected:
-  CoreTest() : core_(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100) {}
-  void Up(Time now) {
-    Effects fx;
-    core_.NodeAlive("n1", now, &fx);
-    core_.NodeAlive("n2", now, &fx);
-  }
-  JobId Submit(const model::JobRequest& r, const Caller& who = kAlice, Time now = 0) {
-    Effects fx;
-    auto id = core_.Submit(r, who, now, &fx);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.ok() ? *id : 0;
-  }
-  Effects Schedule(Time now) {
-    Effects fx;
-    core_.Schedule(now, &fx);
-    return fx;
-  }
-  JobState State(JobId id) { return core_.Find(id)->job.state; }
-  // Both nodes taken by one whole-node job each, started at `now`.
-  std::pair<JobId, JobId> FillBothNodes(Time now) {
-    JobId a = Submit(Req(8));
-    JobId b = Submit(Req(8));
-    Schedule(now);
-    EXPECT_EQ(State(a), JobState::kRunning);
-    EXPECT_EQ(State(b), JobState::kRunning);
-    return {a, b};
-  }
-  PendingReason Reason(JobId id) { return core_.Find(id)->job.reason; }
-  ControllerCore core_;
-};
-
-JobEdit PriorityEdit(int64_t priority) {
-  JobEdit edit;
-  edit.priority = priority;
-  return edit;
-}
 
 TEST_F(CoreTest, SubmitRunComplete) {
   JobId id = Submit(Req());
@@ -720,126 +651,6 @@ TEST_F(CoreTest, RequeueKillsThenQueuesAgainAndRunsOnceTheNodesAreFree) {
   EXPECT_EQ(core_.Requeue(999999, false, kRoot, 11, &fx).code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(CoreTest, PriorityUpdateIsForAdministratorsAndZeroHolds) {
-  Up(0);
-  JobId id = Submit(Req(64 / 8));
-  Effects fx;
-  EXPECT_EQ(core_.UpdateJob(id, PriorityEdit(5), kAlice, 0, &fx).code(),
-            absl::StatusCode::kPermissionDenied);
-  ASSERT_TRUE(core_.UpdateJob(id, PriorityEdit(0), kRoot, 0, &fx).ok());
-  EXPECT_EQ(Reason(id), PendingReason::kJobHeldAdmin);
-  EXPECT_TRUE(Schedule(1).launches.empty());
-  ASSERT_TRUE(core_.UpdateJob(id, PriorityEdit(1000), kRoot, 0, &fx).ok());
-  EXPECT_EQ(core_.Find(id)->job.priority, 1000);
-  Schedule(2);
-  EXPECT_EQ(State(id), JobState::kRunning);
-  EXPECT_EQ(core_.UpdateJob(id, PriorityEdit(7), kRoot, 0, &fx).message(),
-            "Job is no longer pending execution");
-}
-
-JobEdit Edit(std::vector<std::pair<std::string, std::string>> fields) {
-  auto edit = ParseJobEdit(fields);
-  EXPECT_TRUE(edit.ok()) << edit.status();
-  return edit.ok() ? *edit : JobEdit{};
-}
-
-TEST_F(CoreTest, UpdateJobChangesTheSubmissionOfPendingJobs) {
-  JobId id = Submit(Req(2, "before"));  // no node is up: it waits
-  Effects fx;
-  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"jobname", "after"}, {"Partition", "small"},
-                                        {"NumTasks", "3"}, {"Comment", "moved"}}),
-                              kAlice, 1, &fx)
-                  .ok());
-  const JobEntry& e = *core_.Find(id);
-  EXPECT_EQ(e.request->name, "after");
-  EXPECT_EQ(e.request->comment, "moved");
-  EXPECT_EQ(e.job.partition, "small");
-  EXPECT_EQ(e.request->shape.ntasks, 3);
-  ASSERT_EQ(fx.resubmitted.size(), 1u);  // stored again, as a whole
-  EXPECT_EQ(fx.resubmitted[0].id, id);
-  EXPECT_EQ(fx.resubmitted[0].request, e.request);
-  EXPECT_EQ(fx.changed.size(), 1u);
-
-  // Checked as a new submission: nothing changes when one field is wrong.
-  Effects none;
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"Partition", "nope"}, {"JobName", "x"}}), kAlice, 2,
-                            &none)
-                .message(),
-            "Invalid partition name specified");
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"NumNodes", "3"}}), kAlice, 2, &none).message(),
-            "Requested node configuration is not available");
-  EXPECT_EQ(core_.Find(id)->request->name, "after");
-  EXPECT_TRUE(none.resubmitted.empty());
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"JobName", "x"}}), kBob, 2, &none).code(),
-            absl::StatusCode::kPermissionDenied);
-
-  // A running job takes a new name, not a new shape.
-  Up(3);
-  Schedule(4);
-  ASSERT_EQ(State(id), JobState::kRunning);
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"NumTasks", "1"}}), kAlice, 5, &none).message(),
-            "Job is no longer pending execution");
-  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"JobName", "renamed"}}), kAlice, 5, &fx).ok());
-  EXPECT_EQ(core_.Find(id)->request->name, "renamed");
-}
-
-TEST_F(CoreTest, UpdateJobMovesAPendingJobWithReqNodeListAndExcNodeList) {
-  JobId id = Submit(Req());  // no node is up: it waits
-  Effects fx;
-  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"ReqNodeList", "n2"}}), kAlice, 1, &fx).ok());
-  EXPECT_EQ(core_.Find(id)->request->nodelist, "n2");
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"ExcNodeList", "n2"}}), kAlice, 1, &fx).message(),
-            "Requested node configuration is not available");  // both would name n2
-  EXPECT_EQ(core_.UpdateJob(id, Edit({{"ReqNodeList", "n7"}}), kAlice, 1, &fx).message(),
-            "Invalid node name specified");
-  Up(2);
-  Schedule(3);
-  ASSERT_EQ(State(id), JobState::kRunning);
-  EXPECT_EQ(core_.cluster().nodes[core_.Find(id)->alloc[0].node].name, "n2");
-}
-
-// --nice N: N places back among the waiting jobs; only admins may go forward.
-TEST_F(CoreTest, NiceMovesAJobBackAndOnlyAdminsForward) {
-  JobId first = Submit(Req());
-  model::JobRequest nice = Req();
-  nice.nice = 100;
-  JobId niced = Submit(nice);
-  JobId third = Submit(Req());
-  EXPECT_GT(core_.Find(first)->job.priority, core_.Find(niced)->job.priority);
-  EXPECT_GT(core_.Find(third)->job.priority, core_.Find(niced)->job.priority);
-  EXPECT_EQ(core_.Find(first)->job.priority - core_.Find(niced)->job.priority, 101);
-  Effects fx;
-  model::JobRequest ahead = Req();
-  ahead.nice = -10;
-  EXPECT_EQ(core_.Submit(ahead, kAlice, 0, &fx).status().code(),
-            absl::StatusCode::kPermissionDenied);
-  EXPECT_TRUE(core_.Submit(ahead, kRoot, 0, &fx).ok());
-  // scontrol update job Nice=0 puts it back in submission order.
-  ASSERT_TRUE(core_.UpdateJob(niced, Edit({{"Nice", "0"}}), kAlice, 1, &fx).ok());
-  EXPECT_EQ(core_.Find(first)->job.priority - core_.Find(niced)->job.priority, 1);
-  EXPECT_EQ(core_.UpdateJob(niced, Edit({{"Nice", "-5"}}), kAlice, 1, &fx).code(),
-            absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(ParseJobEdit({{"Nice", "x"}}).status().message(), "Invalid nice value: x");
-}
-
-TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {
-  model::JobRequest r = Req(1, "arr");
-  r.array = model::ParseArraySpec("0-2").value();
-  JobId id = Submit(r);
-  Effects fx;
-  EXPECT_THAT(std::string(core_.UpdateJob(id + 1, Edit({{"JobName", "one"}}), kAlice, 1, &fx)
-                              .message()),
-              testing::HasSubstr("update JobId=" + std::to_string(id)));
-  ASSERT_TRUE(core_.UpdateJob(id, Edit({{"JobName", "all"}}), kAlice, 1, &fx).ok());
-  for (JobId t = id; t < id + 3; ++t) EXPECT_EQ(core_.Find(t)->request->name, "all");
-  ASSERT_EQ(fx.resubmitted.size(), 1u);
-  EXPECT_EQ(fx.resubmitted[0].id, id);
-  // Fields outside the submission may change for one task.
-  ASSERT_TRUE(core_.UpdateJob(id + 2, Edit({{"TimeLimit", "5"}}), kAlice, 1, &fx).ok());
-  EXPECT_EQ(core_.Find(id + 2)->time_limit_s, 300);
-  EXPECT_EQ(core_.Find(id + 1)->time_limit_s, 600);
-}
-
 TEST_F(CoreTest, JobsANodeStillRunsButTheControllerDoesNotAreKilledThere) {
   Up(0);
   JobId running = Submit(Req());
@@ -861,27 +672,6 @@ TEST_F(CoreTest, JobsANodeStillRunsButTheControllerDoesNotAreKilledThere) {
   EXPECT_EQ(report.signals[1].job_id, 999999u);
   EXPECT_TRUE(core_.NodeReportsJobs("no-such-node", {ended}, &report).empty());
   EXPECT_EQ(State(running), JobState::kRunning);
-}
-
-TEST(ParseJobEditTest, SlurmsErrors) {
-  using Fields = std::vector<std::pair<std::string, std::string>>;
-  EXPECT_EQ(ParseJobEdit(Fields{{"Shoes", "red"}}).status().message(),
-            "Update of this parameter is not supported: Shoes=red");
-  EXPECT_EQ(ParseJobEdit(Fields{{"TimeLimit", "soon"}}).status().message(),
-            "Invalid time limit specification");
-  EXPECT_EQ(ParseJobEdit(Fields{{"Features", "a&|b"}}).status().message(),
-            "Invalid feature specification");
-  EXPECT_EQ(ParseJobEdit(Fields{{"NumNodes", "2-1"}}).status().message(),
-            "Invalid NumNodes value: 2-1");
-  EXPECT_EQ(ParseJobEdit(Fields{{"Dependency", "afterok:x"}}).status().message(),
-            "Job dependency problem");
-  auto ok = ParseJobEdit(Fields{{"NumNodes", "1-2"}, {"MinMemoryCPU", "2G"}, {"Requeue", "0"},
-                                {"Dependency", ""}});
-  ASSERT_TRUE(ok.ok()) << ok.status();
-  EXPECT_EQ(ok->nodes, (std::pair<int32_t, int32_t>(1, 2)));
-  EXPECT_EQ(ok->mem_per_cpu_mb, 2048);
-  EXPECT_EQ(ok->requeue, false);
-  EXPECT_TRUE(ok->dependency.has_value());
 }
 
 }  // namespace
