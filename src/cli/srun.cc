@@ -290,9 +290,7 @@ int Srun::Run(const std::string& host) {
         [this](int sig) { OnSignal(sig); });
     // -K: a task that exited non-zero ends the others (SIGTERM; SIGKILL, which cancels the
     // job, only for tasks still there after KillWait); the job ends with their statuses.
-    const int32_t ws = monitor_.status().wait_status();
-    if (in_.kill_on_bad_exit && !bad_exit_handled_ && !monitor_.status().empty() &&
-        !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) && !monitor_.AllTasksEnded()) {
+    if (in_.kill_on_bad_exit && !bad_exit_handled_ && monitor_.TaskFailedWhileOthersRun()) {
       bad_exit_handled_ = true;
       bad_exit_at_ = Clock::now();
       Say(StrCat("srun: Terminating StepId=", job_, ".0"));

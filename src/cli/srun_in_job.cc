@@ -281,9 +281,7 @@ int StepRun::Run(const std::string& host) {
         std::chrono::duration_cast<std::chrono::milliseconds>(next_query - now).count(),
         [this](int sig) { OnSignal(sig); });
     // -K: a task that exited non-zero ends the step.
-    const int32_t ws = monitor_.status().wait_status();
-    if (in_.step->kill_on_bad_exit && !bad_exit_handled_ && !monitor_.status().empty() &&
-        !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) && !monitor_.AllTasksEnded()) {
+    if (in_.step->kill_on_bad_exit && !bad_exit_handled_ && monitor_.TaskFailedWhileOthersRun()) {
       bad_exit_handled_ = true;
       Say(StrCat("srun: Terminating StepId=", StepName()));
       Signal(0);

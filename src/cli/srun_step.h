@@ -5,6 +5,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/wait.h>
 
 #include <cstdint>
 #include <functional>
@@ -119,6 +120,11 @@ class StepMonitor {
   bool launch_failed() const { return launch_failed_; }
   // The tasks' ends added up by srun's rule.
   const model::StepStatus& status() const { return status_; }
+  // Some task ended other than with exit code 0 while others still run (what -K acts on).
+  bool TaskFailedWhileOthersRun() const {
+    const int32_t ws = status_.wait_status();
+    return !status_.empty() && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) && !AllTasksEnded();
+  }
   // What srun exits with: the tasks' code (srun's rule) once all have reported; before that
   // (the step went away), that code when not 0, else `error_exit`.
   int ExitCode(int error_exit) const {
