@@ -93,7 +93,7 @@ class BatchLauncher final : public JobLauncher {
   // passwd entry, another uid than loomd's own when loomd is not root, a job already running,
   // a spool file that cannot be written, and anything the child fails at before exec (groups
   // or uid, an I/O file that cannot be opened, the script's interpreter missing). A failure in
-  // the child is also written, as "loomd: error: ...", into the job's stderr file when that
+  // the child is also written, as "loom-stepd: error: ...", into the job's stderr file when that
   // (or else its stdout file) could be opened, as Slurm does; the child is reaped here.
   StatusOr<pid_t> Start(const BatchJob& job, const std::string& spool_dir) override;
   // Start, with the script joining the cgroups whose open cgroup.procs files are

@@ -303,7 +303,7 @@ TEST_F(LauncherTest, BadWorkDirFallsBackToTmpWithAnError) {
   EXPECT_TRUE(WIFEXITED(done->wait_status) && WEXITSTATUS(done->wait_status) == 0);
   std::string text = ReadFile(out);
   std::filesystem::remove(out);
-  EXPECT_EQ(text, "loomd: error: couldn't chdir to `" + job.work_dir +
+  EXPECT_EQ(text, "loom-stepd: error: couldn't chdir to `" + job.work_dir +
                       "': No such file or directory: going to /tmp instead\n/tmp\n");
 }
 
@@ -318,7 +318,7 @@ TEST_F(LauncherTest, UnopenableOutputFailsTheLaunchAndSaysWhy) {
       "Could not open stdout file " + root_ + "/missing-dir/11.out: No such file or directory";
   EXPECT_THAT(std::string(pid.status().message()), HasSubstr("job 11"));
   EXPECT_THAT(std::string(pid.status().message()), HasSubstr(why));
-  EXPECT_EQ(ReadFile(work_ + "/err-11"), "loomd: error: " + why + "\n");
+  EXPECT_EQ(ReadFile(work_ + "/err-11"), "loom-stepd: error: " + why + "\n");
   EXPECT_FALSE(launcher.IsRunning(11));
   EXPECT_FALSE(std::filesystem::exists(spool_ + "/job00011"));
 }
@@ -329,7 +329,7 @@ TEST_F(LauncherTest, MissingInterpreterFailsTheLaunch) {
   ASSERT_FALSE(pid.ok());
   EXPECT_THAT(std::string(pid.status().message()),
               HasSubstr("execve(): " + spool_ + "/job00012/slurm_script: No such file"));
-  EXPECT_THAT(ReadFile(work_ + "/out"), StartsWith("loomd: error: execve(): "));
+  EXPECT_THAT(ReadFile(work_ + "/out"), StartsWith("loom-stepd: error: execve(): "));
 }
 
 TEST_F(LauncherTest, UnknownUserIsRefused) {
@@ -373,9 +373,9 @@ TEST_F(LauncherTest, UnusableTmpdirBecomesTmp) {
   job.environment["TMPDIR"] = root_ + "/no/such/parent";
   ASSERT_TRUE(launcher.Start(job, spool_).ok());
   ASSERT_TRUE(WaitFor(launcher, 17));
-  EXPECT_EQ(ReadFile(work_ + "/out"), "loomd: error: Unable to create TMPDIR [" + root_ +
+  EXPECT_EQ(ReadFile(work_ + "/out"), "loom-stepd: error: Unable to create TMPDIR [" + root_ +
                                           "/no/such/parent]: No such file or directory\n"
-                                          "loomd: error: Setting TMPDIR to /tmp\nTMPDIR=/tmp\n");
+                                          "loom-stepd: error: Setting TMPDIR to /tmp\nTMPDIR=/tmp\n");
 }
 
 TEST_F(LauncherTest, SignalsBlockedOrIgnoredByLoomdAreResetForTheJob) {

@@ -62,7 +62,7 @@ struct ChildPlan {
   const char* notice_tail = nullptr;
 };
 
-constexpr char kMessagePrefix[] = "loomd: error: ";
+constexpr char kMessagePrefix[] = "loom-stepd: error: ";
 
 void WriteString(int fd, const char* s) {
   if (fd < 0 || s == nullptr) return;
@@ -81,7 +81,7 @@ const char* ChildErrnoText(int err) {
   return text ? text : "Unknown error";
 }
 
-// Writes the line "loomd: error: WHAT PATH: REASON" (no REASON when err is 0) to `fd`, if
+// Writes the line "loom-stepd: error: WHAT PATH: REASON" (no REASON when err is 0) to `fd`, if
 // fd >= 0.
 void WriteLine(int fd, const char* what, const char* path, int err) {
   if (fd < 0) return;

@@ -57,7 +57,7 @@ struct ProcessSpec {
   // The environment. SLURM_TASK_PID is added with the child's pid. A TMPDIR that cannot be
   // created or written becomes /tmp, with two error lines in the child's stderr.
   std::map<std::string, std::string> environment;
-  // How a failure before exec shows. kReport: the line "loomd: error: WHAT: REASON" goes to
+  // How a failure before exec shows. kReport: the line "loom-stepd: error: WHAT: REASON" goes to
   // the child's stderr file (or stdout's, when only that opened), and SpawnProcess fails with
   // the same text once the child has been reaped. kExitWithErrno: the same line goes to the
   // child's stderr, and the child exits with the errno as its exit code (as slurmstepd does

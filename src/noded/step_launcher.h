@@ -119,7 +119,7 @@ class StepLauncher {
   // the user unknown here or not loomd's own when loomd is not root, pipes or fork failing.
   // On an error after the connection, srun is told why (a Failure frame) and nothing of the
   // job is left running. A task whose command cannot be run still starts: it writes
-  // "loomd: error: execve(): CMD: REASON" to its stderr and exits with the errno.
+  // "loom-stepd: error: execve(): CMD: REASON" to its stderr and exits with the errno.
   Status Start(const StepJob& step);
   // Sends `sig` to every task's process group: of step `step` of the job, or of all its
   // steps when unset. NotFound when no such step runs here.

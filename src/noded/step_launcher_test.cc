@@ -151,7 +151,7 @@ TEST_F(StepLauncherTest, MissingCommandExitsTwoWithSlurmsMessage) {
   StepLauncher launcher(settings_);
   ASSERT_TRUE(launcher.Start(Step(10, {"no-such-command-here"}, 1)).ok());
   Heard h = Collect(srun_.WaitClosed());
-  EXPECT_EQ(h.err[0], "loomd: error: execve(): no-such-command-here: No such file or directory\n");
+  EXPECT_EQ(h.err[0], "loom-stepd: error: execve(): no-such-command-here: No such file or directory\n");
   EXPECT_TRUE(WIFEXITED(h.status[0]));
   EXPECT_EQ(WEXITSTATUS(h.status[0]), 2);
   ASSERT_TRUE(WaitFinished(launcher, 10));
