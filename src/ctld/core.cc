@@ -515,7 +515,7 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
       model::Node& m = cluster_.nodes[n];
       if (m.state == model::NodeState::kDown && !node_admin_[n].down) {
         m.state = model::NodeState::kIdle;
-        m.reason.clear();
+        if (!m.drain) m.reason.clear();  // a drained node keeps its administrator's reason
       }
       ++cluster_.generation;
     }
@@ -568,8 +568,9 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (!node_alive_[n] || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;
     node_alive_[n] = 0;
     if (!node_admin_[n].down) {
-      cluster_.nodes[n].state = model::NodeState::kDown;
-      cluster_.nodes[n].reason = "Not responding";
+      model::Node& m = cluster_.nodes[n];
+      m.state = model::NodeState::kDown;
+      if (!m.drain) m.reason = "Not responding";  // a drain's reason stays
     }
     ++cluster_.generation;
     LoseJobsOn(static_cast<int32_t>(n), now, fx);

@@ -331,6 +331,16 @@ TEST_F(CoreTest, RestoredNodeKeepsItsAdministrativeState) {
   EXPECT_TRUE(core_.cluster().nodes[1].drain);
   EXPECT_EQ(core_.cluster().nodes[1].reason, "disk");
   EXPECT_EQ(core_.node_admin(1).reason_time, 77);
+  // Its daemon registering again does not wipe the drain's reason, nor does its silence.
+  Effects fx;
+  core_.NodeAlive("n2", 100, &fx);
+  EXPECT_EQ(core_.cluster().nodes[1].reason, "disk");
+  core_.Tick(100 + 301, &fx);
+  EXPECT_EQ(core_.cluster().nodes[1].state, model::NodeState::kDown);
+  EXPECT_EQ(core_.cluster().nodes[1].reason, "disk");
+  core_.NodeAlive("n2", 402, &fx);
+  EXPECT_EQ(core_.cluster().nodes[1].reason, "disk");
+  EXPECT_TRUE(core_.cluster().nodes[1].drain);
 }
 
 
