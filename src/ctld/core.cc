@@ -120,19 +120,9 @@ int64_t DefaultPriority(const model::JobRequest& r, JobId id) {
 }
 
 StatusOr<std::vector<int32_t>> ControllerCore::NodesNamed(const std::string& hostlist) const {
-  std::vector<int32_t> out;
-  if (hostlist.empty()) return out;
-  auto names = core::ExpandHostlist(hostlist);
-  if (!names.ok()) return absl::InvalidArgumentError("Invalid node name specified");
-  for (const std::string& name : *names) {
-    int32_t found = -1;
-    for (size_t n = 0; n < cluster_.nodes.size() && found < 0; ++n) {
-      if (cluster_.nodes[n].name == name) found = static_cast<int32_t>(n);
-    }
-    if (found < 0) return absl::InvalidArgumentError("Invalid node name specified");
-    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
-  }
-  return out;
+  std::optional<std::vector<int32_t>> named = sched::NodesNamed(cluster_, hostlist);
+  if (!named) return absl::InvalidArgumentError("Invalid node name specified");
+  return *std::move(named);
 }
 
 StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest request) const {

@@ -22,13 +22,7 @@ mkdir -p "$dir/state" "$dir/spool" "$dir/work"
 chmod 777 "$dir/work"
 start_munged
 
-cat >"$dir/slurm.conf" <<CONF
-ClusterName=e2e
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$cport
-AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
-StateSaveLocation=$dir/state
+{ conf_header e2e "$cport"; cat <<CONF; } >"$dir/slurm.conf"
 SlurmdTimeout=4
 KillWait=2
 MinJobAge=300

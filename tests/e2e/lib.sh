@@ -51,3 +51,16 @@ start_munged() {
   for _ in $(seq 50); do [[ -S "$dir/munge/munge.socket" ]] && return 0; sleep 0.1; done
   return 0
 }
+
+# The lines every private cluster's slurm.conf starts with: cluster NAME, the controller on
+# loopback at port CPORT, MUNGE through the private munged, state under $dir/state.
+conf_header() {
+  cat <<CONF
+ClusterName=$1
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$2
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+CONF
+}

@@ -28,13 +28,7 @@ start_munged
 # The hardware is compared with the configuration (no config_overrides): CPUs as this host
 # has them. The stand-in "pairs4" is four GPUs with NVLink between 0-1 and 2-3.
 cpus=$(nproc)
-cat >"$dir/slurm.conf" <<CONF
-ClusterName=nvml
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$cport
-AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
-StateSaveLocation=$dir/state
+{ conf_header nvml "$cport"; cat <<CONF; } >"$dir/slurm.conf"
 SlurmdTimeout=10
 KillWait=2
 GresTypes=gpu

@@ -50,13 +50,7 @@ done
 cpus=$(nproc)
 (( cpus >= 2 )) || { echo "skipped: needs 2 CPUs"; exit 0; }
 
-cat >"$dir/slurm.conf" <<CONF
-ClusterName=stepd
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$cport
-AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
-StateSaveLocation=$dir/state
+{ conf_header stepd "$cport"; cat <<CONF; } >"$dir/slurm.conf"
 SlurmdTimeout=10
 KillWait=2
 MinJobAge=300

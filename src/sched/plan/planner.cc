@@ -171,11 +171,7 @@ void Planner::Release(const Allocation& alloc, Time start, int64_t duration) {
   for (EligibleSet& set : eligible_cache_) set.memo.clear();
 }
 
-namespace {
-
-// The indices of the nodes a hostlist names; nullopt when it names one the cluster lacks (or
-// is not a hostlist). Empty for an empty list.
-std::optional<std::vector<int32_t>> NodeIndices(const Cluster& c, const std::string& hostlist) {
+std::optional<std::vector<int32_t>> NodesNamed(const Cluster& c, std::string_view hostlist) {
   std::vector<int32_t> out;
   if (hostlist.empty()) return out;
   StatusOr<std::vector<std::string>> names = core::ExpandHostlist(hostlist);
@@ -190,8 +186,6 @@ std::optional<std::vector<int32_t>> NodeIndices(const Cluster& c, const std::str
   }
   return out;
 }
-
-}  // namespace
 
 Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
   // A job that names nodes needs them all: the set differs by how many nodes it may use.
@@ -248,8 +242,8 @@ void Planner::Fill(EligibleSet& set) const {
   for (int32_t n : p.nodes) in_partition[n] = 1;
   // -x: never these. -w: these first, and only these when the job may use no more nodes.
   std::vector<char> required(c.nodes.size(), 0);
-  const std::optional<std::vector<int32_t>> named = NodeIndices(c, set.nodelist);
-  const std::optional<std::vector<int32_t>> excluded = NodeIndices(c, set.exclude);
+  const std::optional<std::vector<int32_t>> named = NodesNamed(c, set.nodelist);
+  const std::optional<std::vector<int32_t>> excluded = NodesNamed(c, set.exclude);
   if (!named || !excluded) {
     set.reason = model::PendingReason::kReqNodeNotAvail;  // a node the cluster no longer has
     return;

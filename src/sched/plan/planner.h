@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,10 @@
 #include "sched/types.h"
 
 namespace loom::sched {
+
+// The indices of the nodes a hostlist (-w, -x) names, each once; nullopt when it is not a
+// hostlist or names a node the cluster lacks. Empty for an empty list.
+std::optional<std::vector<int32_t>> NodesNamed(const Cluster& c, std::string_view hostlist);
 
 class Planner {
  public:
