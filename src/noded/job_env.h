@@ -21,6 +21,23 @@
 
 namespace loom::noded {
 
+// The job's user as the node's passwd database knows it.
+struct UserInfo {
+  std::string name;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string home;
+  std::string shell;
+  friend bool operator==(const UserInfo&, const UserInfo&) = default;
+};
+
+// The job's user as loomd already read it (passwd entry and supplementary groups), so that
+// a supervisor need not ask the name service again.
+struct KnownUser {
+  UserInfo user;
+  std::vector<uint32_t> groups;
+};
+
 // One batch job as the node that runs its script sees it. The controller fills it in from the
 // job it keeps and the allocation it chose.
 struct BatchJob {
@@ -30,6 +47,7 @@ struct BatchJob {
   std::string user;  // the submitting user's name; empty: taken from the passwd entry
   uint32_t uid = 0;
   uint32_t gid = 0;
+  std::optional<KnownUser> known_user;  // unset: looked up when the job starts
   std::string partition;
   std::string account;      // empty: none
   std::string qos;          // empty: none
@@ -97,16 +115,6 @@ struct NodeSettings {
   // with TaskPluginParam's type when auto binding finds no fit.
   bool auto_cpu_bind = false;
   model::CpuBindType default_cpu_bind = model::CpuBindType::kNone;
-};
-
-// The job's user as the node's passwd database knows it.
-struct UserInfo {
-  std::string name;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  std::string home;
-  std::string shell;
-  friend bool operator==(const UserInfo&, const UserInfo&) = default;
 };
 
 // Checks that the allocation fields agree with each other (a node list, this node in it at

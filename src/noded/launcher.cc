@@ -118,7 +118,7 @@ StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spo
   if (running_.contains(job.job_id)) {
     return absl::AlreadyExistsError(StrCat("job ", job.job_id, " is already running here"));
   }
-  StatusOr<JobIdentity> who = ResolveIdentity(job.uid, job.gid);
+  StatusOr<JobIdentity> who = IdentityOf(job);
   if (!who.ok()) return fail(who.status());
   const JobFiles files = ExpandJobFiles(job, who->user.name);
   std::string job_dir, script_path;

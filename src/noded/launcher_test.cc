@@ -537,5 +537,31 @@ TEST_F(LauncherAsUserTest, RootJobRunsAsRoot) {
   EXPECT_EQ(ReadFile(work_ + "/out"), "0\n");
 }
 
+// loomd reads the job's user for its supervisor; the supervisor takes it as given, and asks
+// the node's own database when it was read for another uid.
+TEST(IdentityTest, AUserLoomdReadIsTakenAsGiven) {
+  BatchJob job;
+  job.uid = ::getuid();
+  job.gid = ::getgid();
+  KnownUser known;
+  known.user.name = "read-by-loomd";
+  known.user.uid = ::getuid();
+  known.user.gid = ::getgid();
+  known.user.home = "/home/read-by-loomd";
+  known.user.shell = "/bin/sh";
+  known.groups = {::getgid(), 4242};
+  job.known_user = known;
+  StatusOr<JobIdentity> who = IdentityOf(job);
+  ASSERT_TRUE(who.ok()) << who.status();
+  EXPECT_EQ(who->user, known.user);
+  EXPECT_EQ(who->gid, ::getgid());
+  if (who->become_user) EXPECT_EQ(who->groups, (std::vector<gid_t>{::getgid(), 4242}));
+
+  job.known_user->user.uid = ::getuid() + 1;
+  who = IdentityOf(job);
+  ASSERT_TRUE(who.ok()) << who.status();
+  EXPECT_EQ(who->user.name, LookupUser(::getuid())->name);
+}
+
 }  // namespace
 }  // namespace loom::noded

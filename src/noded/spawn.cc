@@ -317,6 +317,23 @@ StatusOr<JobIdentity> ResolveIdentity(uint32_t uid, uint32_t gid) {
   return who;
 }
 
+StatusOr<JobIdentity> IdentityOf(const BatchJob& job) {
+  if (!job.known_user || job.known_user->user.uid != job.uid) {
+    return ResolveIdentity(job.uid, job.gid);
+  }
+  JobIdentity who;
+  who.user = job.known_user->user;
+  who.gid = job.gid;
+  who.become_user = ::geteuid() == 0;
+  if (!who.become_user && job.uid != ::geteuid()) {
+    return ResolveIdentity(job.uid, job.gid);  // says why it cannot be done
+  }
+  if (who.become_user) {
+    who.groups.assign(job.known_user->groups.begin(), job.known_user->groups.end());
+  }
+  return who;
+}
+
 mode_t UmaskOf(const std::map<std::string, std::string>& env) {
   auto it = env.find("SLURM_UMASK");
   if (it == env.end() || it->second.empty() || it->second.size() > 4) return 022;

@@ -40,6 +40,9 @@ struct JobIdentity {
 // The identity of a job of `uid` and `gid`. NotFound (naming the uid) when the node has no
 // passwd entry for it; PermissionDenied when loomd is not root and the uid is not its own.
 StatusOr<JobIdentity> ResolveIdentity(uint32_t uid, uint32_t gid);
+// The identity of `job`: from job.known_user when loomd resolved it for the job's uid,
+// otherwise ResolveIdentity(job.uid, job.gid).
+StatusOr<JobIdentity> IdentityOf(const BatchJob& job);
 
 struct ProcessSpec {
   JobIdentity who;

@@ -261,7 +261,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
     return failure;
   };
 
-  StatusOr<JobIdentity> who = ResolveIdentity(job.uid, job.gid);
+  StatusOr<JobIdentity> who = IdentityOf(job);
   if (!who.ok()) return abort(who.status());
   // What each task may use: decided in one place (BindStep), for the step's tasks here.
   StatusOr<model::StepBinding> binding =

@@ -16,6 +16,28 @@ namespace loom::stepd {
 
 using core::StrCat;
 
+v1::NodeUser KnownUserToWire(const noded::KnownUser& known) {
+  v1::NodeUser wire;
+  wire.set_name(known.user.name);
+  wire.set_uid(known.user.uid);
+  wire.set_gid(known.user.gid);
+  wire.set_home(known.user.home);
+  wire.set_shell(known.user.shell);
+  wire.mutable_groups()->Add(known.groups.begin(), known.groups.end());
+  return wire;
+}
+
+noded::KnownUser KnownUserFromWire(const v1::NodeUser& wire) {
+  noded::KnownUser known;
+  known.user.name = wire.name();
+  known.user.uid = wire.uid();
+  known.user.gid = wire.gid();
+  known.user.home = wire.home();
+  known.user.shell = wire.shell();
+  known.groups.assign(wire.groups().begin(), wire.groups().end());
+  return known;
+}
+
 StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
                                       const std::string& gpu_ids, const std::string& node) {
   noded::BatchJob job;
@@ -67,6 +89,7 @@ StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uin
 StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node) {
   ASSIGN_OR_RETURN(noded::BatchJob job,
                    JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
+  if (req.has_node_user()) job.known_user = KnownUserFromWire(req.node_user());
   job.time_limit_s = req.time_limit_s();
   job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
   job.stdout_pattern = req.std_out();
@@ -80,6 +103,7 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
 StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
   noded::StepJob step;
   ASSIGN_OR_RETURN(step.job, JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
+  if (req.has_node_user()) step.job.known_user = KnownUserFromWire(req.node_user());
   step.job.time_limit_s = req.time_limit_s();
   step.job.environment.insert(req.environment().begin(), req.environment().end());
   step.io_key = req.io_key();

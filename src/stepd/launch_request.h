@@ -36,6 +36,10 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
 // InvalidArgument naming the job or step when the command or the step's nodes are missing.
 StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node);
 
+// The job's user as loomd resolved it for loom-stepd (LaunchBatchRequest.node_user), and back.
+v1::NodeUser KnownUserToWire(const noded::KnownUser& known);
+noded::KnownUser KnownUserFromWire(const v1::NodeUser& wire);
+
 // The host's CPUs as loomd hands them to loom-stepd, and back.
 v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus);
 noded::CpuLayout HostCpusFromWire(const v1::HostCpus& cpus);

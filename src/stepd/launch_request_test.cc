@@ -48,6 +48,24 @@ TEST(LaunchRequestTest, BatchJobCarriesTheRequest) {
   EXPECT_EQ(job->work_dir, "/tmp");  // none given
   EXPECT_EQ(job->stdout_pattern, "out-%j.txt");
   EXPECT_EQ(job->environment.at("FOO"), "bar");
+  EXPECT_FALSE(job->known_user.has_value());  // the controller never sends one
+}
+
+TEST(LaunchRequestTest, TheUserLoomdReadReachesTheJob) {
+  noded::KnownUser known;
+  known.user.name = "alice";
+  known.user.uid = 1001;
+  known.user.gid = 100;
+  known.user.home = "/home/alice";
+  known.user.shell = "/bin/bash";
+  known.groups = {100, 27};
+  v1::LaunchBatchRequest req = Request();
+  *req.mutable_node_user() = KnownUserToWire(known);
+  auto job = BatchJobOf(req, "n1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(job->known_user.has_value());
+  EXPECT_EQ(job->known_user->user, known.user);
+  EXPECT_EQ(job->known_user->groups, known.groups);
 }
 
 std::vector<model::Gpu> Gpus(std::vector<std::string> files) {

@@ -204,12 +204,14 @@ int Run(Args a, const StepRef& ref) {
     record.job = RefOf(started->job_pid).value_or(ProcessRef{started->job_pid, 0});
   }
   if (!ref.is_batch()) {
-    if (Status s = WriteFileAtomic(paths.tasks, FormatTaskRecords(started->tasks), 0600);
+    if (Status s = WriteFileAtomic(paths.tasks, FormatTaskRecords(started->tasks), 0600,
+                                     Durability::kUntilReboot);
         !s.ok()) {
       Log(ref, std::string(s.message()));  // sstat will not see the tasks
     }
   }
-  if (Status s = WriteFileAtomic(paths.pid, FormatPidRecord(record), 0600); !s.ok()) {
+  if (Status s = WriteFileAtomic(paths.pid, FormatPidRecord(record), 0600,
+                                   Durability::kUntilReboot); !s.ok()) {
     Log(ref, std::string(s.message()));  // loomd still knows it from this run
   }
   Tell(a.ready_fd, "ok");
@@ -219,7 +221,8 @@ int Run(Args a, const StepRef& ref) {
 
   for (;;) {
     if (std::optional<StepResult> result = supervisor.Poll()) {
-      if (Status s = WriteFileAtomic(paths.result, FormatResult(*result), 0600); !s.ok()) {
+      if (Status s = WriteFileAtomic(paths.result, FormatResult(*result), 0600,
+                                       Durability::kSurvivesCrash); !s.ok()) {
         Log(ref, std::string(s.message()));
       }
       ::close(*listen_fd);

@@ -222,7 +222,9 @@ StatusOr<StepResult> ParseResult(std::string_view text, std::string_view where) 
   return r;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,
+                       Durability durability) {
+  const bool sync = durability == Durability::kSurvivesCrash;
   const std::string tmp = StrCat(path, ".tmp");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return absl::InternalError(StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
@@ -237,13 +239,14 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
     }
     done += static_cast<size_t>(n);
   }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (err == 0 && sync && ::fsync(fd) != 0) err = errno;
   ::close(fd);
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
     ::unlink(tmp.c_str());
     return absl::InternalError(StrCat("cannot write ", path, ": ", std::strerror(err)));
   }
+  if (!sync) return absl::OkStatus();
   const std::string dir =
       path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
   if (const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -99,15 +99,17 @@ TEST(RecordsTest, AtomicWriteReplacesWholeFiles) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = dir + "/result";
-  ASSERT_TRUE(WriteFileAtomic(path, "first\n", 0600).ok());
-  ASSERT_TRUE(WriteFileAtomic(path, "second\n", 0600).ok());
+  ASSERT_TRUE(WriteFileAtomic(path, "first\n", 0600, Durability::kSurvivesCrash).ok());
+  ASSERT_TRUE(WriteFileAtomic(path, "second\n", 0600, Durability::kUntilReboot).ok());
   EXPECT_EQ(*ReadFile(path), "second\n");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_TRUE(absl::IsNotFound(ReadFile(dir + "/missing").status()));
-  EXPECT_FALSE(WriteFileAtomic(dir + "/no/such/dir/file", "x", 0600).ok());
+  for (Durability d : {Durability::kUntilReboot, Durability::kSurvivesCrash}) {
+    EXPECT_FALSE(WriteFileAtomic(dir + "/no/such/dir/file", "x", 0600, d).ok());
+  }
 }
 
 TEST(RecordsTest, ProcessRefsTellAReusedPidFromTheOriginal) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "core/strings.h"
+#include "noded/spawn.h"
 #include "stepd/launch_request.h"
 
 extern char** environ;
@@ -101,15 +102,30 @@ void KillLeftovers(const StepdPaths& paths, std::optional<PidRecord> pids = std:
   if (pids && IsAlive(pids->stepd)) ::kill(pids->stepd.pid, SIGKILL);
 }
 
+// Reads the job's user here, in the long-lived daemon, for the supervisor: a new process
+// that asked the name service itself would load its modules (NSS) once per job.
+template <typename Request>
+void AddNodeUser(Request* req) {
+  StatusOr<noded::JobIdentity> who = noded::ResolveIdentity(req->uid(), req->gid());
+  if (!who.ok()) return;  // the supervisor asks again and reports why
+  noded::KnownUser known;
+  known.user = who->user;
+  known.groups.assign(who->groups.begin(), who->groups.end());
+  *req->mutable_node_user() = KnownUserToWire(known);
+}
+
 }  // namespace
 
 Status StepdLauncher::Start(const v1::LaunchBatchRequest& req) {
-  return Spawn(StepRef::Batch(req.job_id()), req);
+  v1::LaunchBatchRequest mine = req;
+  AddNodeUser(&mine);
+  return Spawn(StepRef::Batch(req.job_id()), mine);
 }
 
 Status StepdLauncher::StartStep(const v1::LaunchTasksRequest& req) {
   v1::LaunchTasksRequest mine = req;
   mine.clear_forward();  // loomd passes the launch on itself
+  AddNodeUser(&mine);
   return Spawn(req.has_step_id() ? StepRef::Step(req.job_id(), req.step_id())
                                  : StepRef::OnlyStep(req.job_id()),
                mine);
@@ -119,7 +135,8 @@ Status StepdLauncher::WriteHardware(const v1::NodeHardware& hardware) {
   std::error_code ec;
   std::filesystem::create_directories(opt_.spool, ec);
   RETURN_IF_ERROR(MakeDir(StepdRoot(opt_.spool), 0700));
-  return WriteFileAtomic(HardwarePath(opt_.spool, opt_.node), hardware.SerializeAsString(), 0600);
+  return WriteFileAtomic(HardwarePath(opt_.spool, opt_.node), hardware.SerializeAsString(), 0600,
+                         Durability::kUntilReboot);
 }
 
 Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageLite& launch) {
@@ -158,7 +175,8 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   if (!launch.SerializeToString(&bytes)) {
     return give_up(absl::InternalError(StrCat(what, ": cannot serialise the launch request")));
   }
-  if (Status written = WriteFileAtomic(paths.launch, bytes, 0600); !written.ok()) {
+  if (Status written = WriteFileAtomic(paths.launch, bytes, 0600, Durability::kUntilReboot);
+      !written.ok()) {
     return give_up(written);
   }
   StatusOr<std::string> answer = StartAndWait(ref);
