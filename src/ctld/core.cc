@@ -49,6 +49,7 @@ ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options
 void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
   jobs_.clear();
   by_id_.clear();
+  live_.clear();
   for (JobEntry& e : entries) {
     e.key = next_key_++;
     e.request = Intern(std::move(e.request));
@@ -57,6 +58,7 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
                    !e.alloc.empty();
     by_id_[e.job.id] = e.key;
     next_id_ = std::max(next_id_, e.job.id + 1);
+    if (e.live()) live_.insert(e.key);
     jobs_.emplace(e.key, std::move(e));
   }
   next_id_ = std::max(next_id_, next_job_id);
@@ -64,7 +66,33 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
 
 void ControllerCore::Changed(const JobEntry& e, Effects* fx) {
   if (fx) fx->changed.push_back(e.key);
+  if (e.live()) live_.insert(e.key);
   pass_due_ = true;
+}
+
+std::vector<JobEntry*> ControllerCore::LiveMutable() {
+  std::vector<JobEntry*> out;
+  out.reserve(live_.size());
+  for (auto it = live_.begin(); it != live_.end();) {
+    auto e = jobs_.find(*it);
+    if (e == jobs_.end() || !e->second.live()) {
+      it = live_.erase(it);
+      continue;
+    }
+    out.push_back(&e->second);
+    ++it;
+  }
+  return out;
+}
+
+std::vector<const JobEntry*> ControllerCore::LiveEntries() const {
+  std::vector<const JobEntry*> out;
+  out.reserve(live_.size());
+  for (uint64_t key : live_) {
+    auto e = jobs_.find(key);
+    if (e != jobs_.end() && e->second.live()) out.push_back(&e->second);
+  }
+  return out;
 }
 
 JobEntry* ControllerCore::FindMutable(JobId id) {
@@ -249,6 +277,7 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
       fx->changed.push_back(e.key);
     }
     pass_due_ = pass_due_ || !r.hold;  // a held job changes no pass
+    live_.insert(e.key);
     jobs_.emplace(e.key, std::move(e));
   };
   if (shared->array) {
@@ -270,12 +299,12 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   if (fx) fx->next_id_changed = true;
   answer.partition = partition.name;
   std::vector<sched::RunningJob> running;
-  for (const auto& [key, e] : jobs_) {
-    if (!e.holds_nodes()) continue;
-    const Time end = e.time_limit_s >= core::kUnlimitedSeconds || e.completing
+  for (const JobEntry* e : LiveEntries()) {
+    if (!e->holds_nodes()) continue;
+    const Time end = e->time_limit_s >= core::kUnlimitedSeconds || e->completing
                          ? sched::kNever
-                         : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
-    running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time, end});
+                         : sched::SaturatingAdd(e->job.start_time, e->time_limit_s);
+    running.push_back(sched::RunningJob{e->key, e->alloc, e->job.start_time, end});
   }
   const int64_t limit = request.time_limit_s.value_or(
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
@@ -579,6 +608,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
         now - e.job.end_time > opt_.min_job_age_s) {
       const JobId submission = e.submission_id();
       if (e.job.id) by_id_.erase(e.job.id);
+      live_.erase(e.key);
       steps_.erase(e.job.id);
       if (fx) {
         fx->deleted.push_back(e.job.id);
@@ -594,7 +624,8 @@ void ControllerCore::Tick(Time now, Effects* fx) {
 }
 
 void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
-  for (auto& [key, e] : jobs_) {
+  for (JobEntry* live : LiveMutable()) {
+    JobEntry& e = *live;
     if (!e.holds_nodes()) continue;
     bool on_node = false;
     for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "model/job.h"
@@ -106,6 +107,8 @@ struct JobEntry {
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
+  // Not over yet: pending, running, or ended with its processes still being killed.
+  bool live() const { return !model::IsFinal(job.state) || completing; }
   // The id the submission is stored under: the array's for its tasks, else the job's own.
   JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
 };
@@ -347,6 +350,9 @@ class ControllerCore {
   void Restore(std::vector<JobEntry> entries, JobId next_job_id);
 
   const std::map<uint64_t, JobEntry>& jobs() const { return jobs_; }
+  // The entries that are live(), in table order: what a scheduling pass and node usage look
+  // at, without walking the jobs that ended and stay listed for MinJobAge.
+  std::vector<const JobEntry*> LiveEntries() const;
   const JobEntry* Find(JobId id) const;
   const sched::Cluster& cluster() const { return cluster_; }
   const conf::SiteConfig& site() const { return site_; }
@@ -401,6 +407,10 @@ class ControllerCore {
   std::unique_ptr<sched::Policy> policy_;
   std::map<uint64_t, JobEntry> jobs_;
   absl::btree_map<JobId, uint64_t> by_id_;  // every entry's key by its job id
+  // The keys of every live() entry, and of some that ended since the last pass, which
+  // drops them (LiveMutable): entries join on creation and on every Changed().
+  absl::btree_set<uint64_t> live_;
+  std::vector<JobEntry*> LiveMutable();
   uint64_t next_key_ = 1;
   JobId next_id_;
   std::vector<char> node_alive_;

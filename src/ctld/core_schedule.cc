@@ -17,7 +17,10 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
   if (dep.empty()) return DepState::kSatisfied;
   auto clause_state = [&](const model::DependencyClause& c) {
     if (c.type == model::DependencyType::kSingleton) {
-      for (const auto& [key, other] : jobs_) {
+      for (uint64_t key : live_) {
+        auto it = jobs_.find(key);
+        if (it == jobs_.end()) continue;
+        const JobEntry& other = it->second;
         if (key == e.key || other.job.uid != e.job.uid ||
             other.request->name != e.request->name) {
           continue;
@@ -106,18 +109,21 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   std::vector<sched::PendingJob> pending;
   std::vector<JobEntry*> pending_entry;
   std::map<JobId, int64_t> array_running;  // running tasks per array
-  for (auto& [key, e] : jobs_) {
+  const std::vector<JobEntry*> live = LiveMutable();
+  for (JobEntry* entry : live) {
+    const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
     const Time end = e.time_limit_s >= core::kUnlimitedSeconds
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
     // A job being killed holds its nodes until it is gone.
-    running.push_back(sched::RunningJob{key, e.alloc, e.job.start_time,
+    running.push_back(sched::RunningJob{e.key, e.alloc, e.job.start_time,
                                         e.completing ? sched::kNever : end});
     if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
   }
   std::map<JobId, int64_t> array_budget;
-  for (auto& [key, e] : jobs_) {
+  for (JobEntry* entry : live) {
+    JobEntry& e = *entry;
     // A requeued job whose processes are still being killed waits for them.
     if (e.job.state != JobState::kPending || e.completing) continue;
     PendingReason blocked = Blocked(e, now);
@@ -143,7 +149,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
       if (fx) fx->touched.push_back(e.key);
     }
     sched::PendingJob p;
-    p.id = key;
+    p.id = e.key;
     p.submit = e.job.submit_time;
     p.priority = e.job.priority;
     p.partition = e.partition;

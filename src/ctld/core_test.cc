@@ -661,6 +661,41 @@ TEST_F(CoreTest, RequeueKillsThenQueuesAgainAndRunsOnceTheNodesAreFree) {
   EXPECT_EQ(core_.Requeue(999999, false, kRoot, 11, &fx).code(), absl::StatusCode::kNotFound);
 }
 
+// Passes and node usage look at live entries only; an ended job leaves them, and one
+// requeued after it ended comes back.
+TEST_F(CoreTest, LiveEntriesAreTheJobsNotOverYet) {
+  Up(0);
+  JobId done = Submit(Req(8));
+  JobId running = Submit(Req(8));
+  JobId waiting = Submit(Req(8));
+  Schedule(1);
+  ASSERT_EQ(State(waiting), JobState::kPending);
+  auto live_ids = [this] {
+    std::vector<JobId> ids;
+    for (const JobEntry* e : core_.LiveEntries()) ids.push_back(e->job.id);
+    return ids;
+  };
+  EXPECT_EQ(live_ids(), (std::vector<JobId>{done, running, waiting}));
+  Effects fx;
+  core_.JobEnded(done, 0, false, 2, &fx);
+  EXPECT_EQ(live_ids(), (std::vector<JobId>{running, waiting}));
+  // The freed node goes to the waiting job; the ended one stays listed but out of passes.
+  Effects next = Schedule(3);
+  ASSERT_EQ(next.launches.size(), 1u);
+  EXPECT_EQ(next.launches[0].job_id, waiting);
+  EXPECT_EQ(core_.jobs().size(), 3u);
+  // Cancelled while running: it holds its nodes (live) until its processes are gone.
+  ASSERT_TRUE(core_.Signal(running, std::nullopt, 0, kAlice, 4, &fx).ok());
+  EXPECT_EQ(live_ids(), (std::vector<JobId>{running, waiting}));
+  core_.JobEnded(running, SIGTERM, false, 5, &fx);
+  EXPECT_EQ(live_ids(), (std::vector<JobId>{waiting}));
+  ASSERT_TRUE(core_.Requeue(done, /*hold=*/false, kAlice, 6, &fx).ok());
+  EXPECT_EQ(live_ids(), (std::vector<JobId>{done, waiting}));
+  Effects again = Schedule(7);
+  ASSERT_EQ(again.launches.size(), 1u);
+  EXPECT_EQ(again.launches[0].job_id, done);
+}
+
 TEST_F(CoreTest, JobsANodeStillRunsButTheControllerDoesNotAreKilledThere) {
   Up(0);
   JobId running = Submit(Req());

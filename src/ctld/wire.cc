@@ -313,12 +313,11 @@ std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, JobEntry>& jobs,
   return out;
 }
 
-std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, JobEntry>& jobs,
-                                   size_t node_count) {
+std::vector<NodeUsage> NodeUsageOf(const std::vector<const JobEntry*>& jobs, size_t node_count) {
   std::vector<NodeUsage> usage(node_count);
-  for (const auto& [key, e] : jobs) {
-    if (!HoldsNodes(e)) continue;
-    for (const sched::NodeAlloc& a : e.alloc) {
+  for (const JobEntry* e : jobs) {
+    if (!HoldsNodes(*e)) continue;
+    for (const sched::NodeAlloc& a : e->alloc) {
       if (a.node < 0 || static_cast<size_t>(a.node) >= node_count) continue;
       NodeUsage& u = usage[a.node];
       u.alloc += a.amount;
@@ -395,7 +394,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
 }
 
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
-                                    const std::map<uint64_t, JobEntry>& jobs,
+                                    const std::vector<const JobEntry*>& jobs,
                                     const std::vector<NodeStatus>& status, bool gpu_tres) {
   std::vector<NodeUsage> usage = NodeUsageOf(jobs, cluster.nodes.size());
   std::vector<v1::NodeInfo> out;
@@ -478,7 +477,7 @@ std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres) {
     status[i].reason_user = core.node_admin(n).reason_user;
     status[i].reason_time = core.node_admin(n).reason_time;
   }
-  return FromNodes(core.cluster(), core.jobs(), status, gpu_tres);
+  return FromNodes(core.cluster(), core.LiveEntries(), status, gpu_tres);
 }
 
 bool TracksGpuTres(const conf::ClusterConfig& config) {

@@ -57,10 +57,9 @@ struct NodeUsage {
   int32_t jobs = 0;
 };
 
-// The usage of every node of the cluster (`node_count` entries), summed over the jobs that
-// hold an allocation.
-std::vector<NodeUsage> NodeUsageOf(const std::map<uint64_t, JobEntry>& jobs,
-                                   size_t node_count);
+// The usage of every node of the cluster (`node_count` entries), summed over the jobs of
+// `jobs` that hold an allocation (ControllerCore::LiveEntries has all of them).
+std::vector<NodeUsage> NodeUsageOf(const std::vector<const JobEntry*>& jobs, size_t node_count);
 
 // What the controller knows of a node's daemon.
 struct NodeStatus {
@@ -78,7 +77,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t node, const NodeUsa
                       const NodeStatus& status, bool gpu_tres = true);
 // Every node in node-table order; `status` by node index (missing entries: alive).
 std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
-                                    const std::map<uint64_t, JobEntry>& jobs,
+                                    const std::vector<const JobEntry*>& jobs,
                                     const std::vector<NodeStatus>& status, bool gpu_tres = true);
 
 v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition);
