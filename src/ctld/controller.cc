@@ -298,6 +298,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   o.gpu_tres = TracksGpuTres(site_.cluster);
   bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
                      core_->cluster().generation != nodes_generation_;
+  bool holders_changed = false;
   if (fx == nullptr || publish_all_ || listing_ == nullptr) {
     listing_ = JobListing::Build(*core_, o);
     partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(PartitionsOf(*core_));
@@ -306,25 +307,27 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   } else if (!fx->changed.empty() || !fx->touched.empty()) {
     std::vector<uint64_t> keys(fx->changed);
     keys.insert(keys.end(), fx->touched.begin(), fx->touched.end());
-    bool holders_changed = false;
     listing_ = listing_->Update(*core_, keys, o, &holders_changed);
-    nodes_stale = nodes_stale || holders_changed;
   }
-  if (nodes_stale || nodes_ == nullptr) {
-    std::vector<v1::NodeInfo> nodes = NodesOf(*core_, o.gpu_tres);
+  if (nodes_stale || nodes_ == nullptr || holders_changed) {
+    std::vector<NodeUsage> usage =
+        NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
     // Where each node's daemon listens, as slurm.conf says (scontrol show node).
     const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      v1::NodeInfo& n = nodes[i];
-      const conf::NodeConfig* c = i < configured.size() && configured[i].name == n.name()
-                                      ? &configured[i]
-                                      : site_.cluster.FindNode(n.name());
-      if (c == nullptr) continue;
-      n.set_address(c->addr);
-      n.set_hostname(c->hostname);
-      n.set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
-    }
-    nodes_ = std::make_shared<const std::vector<v1::NodeInfo>>(std::move(nodes));
+    auto listens = [&](int32_t i, v1::NodeInfo* n) {
+      const conf::NodeConfig* c =
+          static_cast<size_t>(i) < configured.size() && configured[i].name == n->name()
+              ? &configured[i]
+              : site_.cluster.FindNode(n->name());
+      if (c == nullptr) return;
+      n->set_address(c->addr);
+      n->set_hostname(c->hostname);
+      n->set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
+    };
+    nodes_ = std::make_shared<const NodeInfos>(
+        RefreshNodes(*core_, usage, nodes_stale ? nullptr : nodes_.get(), node_usage_,
+                     o.gpu_tres, listens));
+    node_usage_ = std::move(usage);
     nodes_generation_ = core_->cluster().generation;
   }
   auto snap = std::make_shared<Snapshot>(stats_);

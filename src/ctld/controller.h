@@ -22,6 +22,7 @@
 #include "ctld/core.h"
 #include "ctld/listing.h"
 #include "ctld/node_links.h"
+#include "ctld/wire.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
 #include "store/store.h"
@@ -41,7 +42,7 @@ struct ControllerOptions {
 struct Snapshot {
   int64_t time = 0;
   std::shared_ptr<const JobListing> jobs;
-  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes;
+  std::shared_ptr<const NodeInfos> nodes;
   std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions;
   sched::PassStats last_pass;
   int64_t passes = 0;
@@ -135,7 +136,10 @@ class Controller {
   Snapshot stats_;  // counters kept by the owner thread
   // What the last Publish() built, reused by the next (owner thread only).
   std::shared_ptr<const JobListing> listing_;
-  std::shared_ptr<const std::vector<v1::NodeInfo>> nodes_;
+  // A job that starts or ends changes the nodes it holds: only nodes whose usage differs
+  // from the one they were built with (node_usage_, by node) are built again.
+  std::shared_ptr<const NodeInfos> nodes_;
+  std::vector<NodeUsage> node_usage_;
   std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions_;
   uint64_t nodes_generation_ = 0;  // the cluster's generation when nodes_ was built
   bool publish_all_ = true;        // the next Publish() lists every job again

@@ -145,8 +145,8 @@ Status ControllerApi::QueryNodes(const Caller& who, const v1::QueryNodesRequest&
   (void)who;
   auto snap = c_->snapshot();
   std::set<std::string> names(req.names().begin(), req.names().end());
-  for (const v1::NodeInfo& n : *snap->nodes) {
-    if (names.empty() || names.count(n.name())) *reply->add_nodes() = n;
+  for (const auto& n : *snap->nodes) {
+    if (names.empty() || names.count(n->name())) *reply->add_nodes() = *n;
   }
   for (const v1::PartitionInfo& p : *snap->partitions) *reply->add_partitions() = p;
   return absl::OkStatus();

@@ -393,19 +393,6 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   return info;
 }
 
-std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
-                                    const std::vector<const JobEntry*>& jobs,
-                                    const std::vector<NodeStatus>& status, bool gpu_tres) {
-  std::vector<NodeUsage> usage = NodeUsageOf(jobs, cluster.nodes.size());
-  std::vector<v1::NodeInfo> out;
-  out.reserve(cluster.nodes.size());
-  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-    out.push_back(FromNode(cluster, static_cast<int32_t>(i), usage[i],
-                           i < status.size() ? status[i] : NodeStatus{}, gpu_tres));
-  }
-  return out;
-}
-
 v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t index) {
   v1::PartitionInfo info;
   if (index < 0 || static_cast<size_t>(index) >= cluster.partitions.size()) return info;
@@ -468,16 +455,45 @@ std::vector<v1::JobInfo> JobsOf(const ControllerCore& core, const JobInfoOptions
   return FromEntries(core.jobs(), core.cluster(), options);
 }
 
-std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres) {
-  std::vector<NodeStatus> status(core.cluster().nodes.size());
-  for (size_t i = 0; i < status.size(); ++i) {
-    const auto n = static_cast<int32_t>(i);
-    status[i].alive = core.NodeUp(n);
-    status[i].reason_uid = core.node_admin(n).reason_uid;
-    status[i].reason_user = core.node_admin(n).reason_user;
-    status[i].reason_time = core.node_admin(n).reason_time;
+v1::NodeInfo NodeOf(const ControllerCore& core, int32_t node, const NodeUsage& usage,
+                    bool gpu_tres) {
+  NodeStatus status;
+  status.alive = core.NodeUp(node);
+  status.reason_uid = core.node_admin(node).reason_uid;
+  status.reason_user = core.node_admin(node).reason_user;
+  status.reason_time = core.node_admin(node).reason_time;
+  return FromNode(core.cluster(), node, usage, status, gpu_tres);
+}
+
+NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>& usage,
+                       const NodeInfos* before, const std::vector<NodeUsage>& before_usage,
+                       bool gpu_tres,
+                       const std::function<void(int32_t node, v1::NodeInfo*)>& finish) {
+  const bool all = before == nullptr || before->size() != usage.size() ||
+                   before_usage.size() != usage.size();
+  NodeInfos out;
+  out.reserve(usage.size());
+  for (size_t i = 0; i < usage.size(); ++i) {
+    if (!all && usage[i] == before_usage[i]) {
+      out.push_back((*before)[i]);
+      continue;
+    }
+    v1::NodeInfo n = NodeOf(core, static_cast<int32_t>(i), usage[i], gpu_tres);
+    if (finish) finish(static_cast<int32_t>(i), &n);
+    out.push_back(std::make_shared<const v1::NodeInfo>(std::move(n)));
   }
-  return FromNodes(core.cluster(), core.LiveEntries(), status, gpu_tres);
+  return out;
+}
+
+std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres) {
+  const std::vector<NodeUsage> usage =
+      NodeUsageOf(core.LiveEntries(), core.cluster().nodes.size());
+  std::vector<v1::NodeInfo> out;
+  out.reserve(usage.size());
+  for (size_t i = 0; i < usage.size(); ++i) {
+    out.push_back(NodeOf(core, static_cast<int32_t>(i), usage[i], gpu_tres));
+  }
+  return out;
 }
 
 bool TracksGpuTres(const conf::ClusterConfig& config) {

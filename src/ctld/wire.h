@@ -55,6 +55,7 @@ struct NodeUsage {
   model::GpuMask gpu_ids = 0;
   core::CpuSet cpu_ids;
   int32_t jobs = 0;
+  friend bool operator==(const NodeUsage&, const NodeUsage&) = default;
 };
 
 // The usage of every node of the cluster (`node_count` entries), summed over the jobs of
@@ -75,10 +76,6 @@ struct NodeStatus {
 // TRES (with gres/gpu when `gpu_tres`), the partitions it is in.
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t node, const NodeUsage& usage,
                       const NodeStatus& status, bool gpu_tres = true);
-// Every node in node-table order; `status` by node index (missing entries: alive).
-std::vector<v1::NodeInfo> FromNodes(const sched::Cluster& cluster,
-                                    const std::vector<const JobEntry*>& jobs,
-                                    const std::vector<NodeStatus>& status, bool gpu_tres = true);
 
 v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition);
 std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
@@ -88,6 +85,19 @@ std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
 std::vector<v1::JobInfo> JobsOf(const ControllerCore& core,
                                 const JobInfoOptions& options = {});
 std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres = true);
+// Node `node` of `core` holding `usage` (its entry of NodeUsageOf(core.LiveEntries(), ...)).
+v1::NodeInfo NodeOf(const ControllerCore& core, int32_t node, const NodeUsage& usage,
+                    bool gpu_tres = true);
+
+// Nodes as queries read them, each shared by every published list in which it is unchanged.
+using NodeInfos = std::vector<std::shared_ptr<const v1::NodeInfo>>;
+// Every node of `core` with `usage` (by node): the node of `before` where its usage is
+// `before_usage`'s (a job that starts or ends changes only the nodes it holds), NodeOf
+// passed through `finish` for the others. `before` null or of another size: all built.
+NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>& usage,
+                       const NodeInfos* before, const std::vector<NodeUsage>& before_usage,
+                       bool gpu_tres,
+                       const std::function<void(int32_t node, v1::NodeInfo*)>& finish);
 
 // Whether Slurm would count GPUs in TRES strings for `config`: AccountingStorageTRES lists
 // gres/gpu.

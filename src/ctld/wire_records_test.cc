@@ -258,6 +258,45 @@ TEST_F(ControllerTest, CancelledJobIsCompletingUntilItsProcessesAreGone) {
   EXPECT_EQ(busy, 0);
 }
 
+// A job that starts or ends rebuilds only the nodes it holds; the others are shared with
+// the list before.
+TEST_F(ControllerTest, RefreshedNodesShareThoseWhoseUsageDidNotChange) {
+  Up(kNow);
+  auto usage = [this] { return NodeUsageOf(core_.LiveEntries(), core_.cluster().nodes.size()); };
+  int finished = 0;
+  auto finish = [&](int32_t, v1::NodeInfo* n) {
+    ++finished;
+    n->set_port(6818);
+  };
+  std::vector<NodeUsage> before_usage = usage();
+  NodeInfos before = RefreshNodes(core_, before_usage, nullptr, {}, true, finish);
+  ASSERT_GE(before.size(), 2u);
+  EXPECT_EQ(finished, static_cast<int>(before.size()));
+
+  model::JobId id = Submit(Sbatch({"job.sh"}));
+  Schedule(kNow + 1);
+  const int32_t held = core_.Find(id)->alloc.front().node;
+  finished = 0;
+  std::vector<NodeUsage> now_usage = usage();
+  NodeInfos now = RefreshNodes(core_, now_usage, &before, before_usage, true, finish);
+  ASSERT_EQ(now.size(), before.size());
+  EXPECT_EQ(finished, 1);
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (static_cast<int32_t>(i) == held) {
+      EXPECT_NE(now[i], before[i]);
+      EXPECT_EQ(now[i]->alloc_cpus(), 1);
+      EXPECT_EQ(now[i]->port(), 6818);
+    } else {
+      EXPECT_EQ(now[i], before[i]) << i;
+    }
+  }
+  // Without a list before, every node is built again.
+  finished = 0;
+  NodeInfos all = RefreshNodes(core_, now_usage, nullptr, now_usage, true, finish);
+  EXPECT_EQ(finished, static_cast<int>(all.size()));
+  EXPECT_EQ(all[held]->alloc_cpus(), 1);
+}
+
 TEST_F(ControllerTest, PendingArrayTasksFoldIntoOneRecord) {
   Up(kNow);
   model::JobId array = Submit(Sbatch({"--array=0-4%2", "-J", "arr", "job.sh"}));
