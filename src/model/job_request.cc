@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "core/strings.h"
 
@@ -30,29 +29,78 @@ Status BadArray(std::string_view text, std::string_view why) {
 // ---------------------------------------------------------------------------------------
 // --array
 
-std::vector<int64_t> ArraySpec::Indices() const {
-  std::set<int64_t> seen;
+namespace {
+
+int64_t StepOf(const ArrayRange& r) { return std::max<int64_t>(1, r.step); }
+// The last index a range lists (below `last` when the step does not land on it).
+int64_t LastOf(const ArrayRange& r) { return r.first + (r.last - r.first) / StepOf(r) * StepOf(r); }
+
+// Whether the ranges list their indices in ascending order, none twice: then counting and
+// printing them need not list every index (an array's spec is read for each of its tasks).
+bool Ascending(const std::vector<ArrayRange>& ranges) {
+  int64_t after = -1;
   for (const ArrayRange& r : ranges) {
-    for (int64_t i = r.first; i <= r.last; i += std::max<int64_t>(1, r.step)) seen.insert(i);
+    if (r.last < r.first || r.first <= after) return false;
+    after = LastOf(r);
   }
-  return {seen.begin(), seen.end()};
+  return true;
+}
+
+}  // namespace
+
+std::vector<int64_t> ArraySpec::Indices() const {
+  std::vector<int64_t> all;
+  for (const ArrayRange& r : ranges) {
+    for (int64_t i = r.first; i <= r.last; i += StepOf(r)) all.push_back(i);
+  }
+  if (!Ascending(ranges)) {
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+  }
+  return all;
+}
+
+int64_t ArraySpec::Count() const {
+  if (!Ascending(ranges)) return static_cast<int64_t>(Indices().size());
+  int64_t n = 0;
+  for (const ArrayRange& r : ranges) n += (r.last - r.first) / StepOf(r) + 1;
+  return n;
 }
 
 int64_t ArraySpec::MaxIndex() const {
+  if (ranges.empty()) return -1;
+  if (Ascending(ranges)) return LastOf(ranges.back());
   std::vector<int64_t> all = Indices();
   return all.empty() ? -1 : all.back();
 }
 
 std::string ArraySpec::ToString() const {
-  std::vector<int64_t> all = Indices();
   std::string out;
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    while (j + 1 < all.size() && all[j + 1] == all[j] + 1) ++j;
+  auto add = [&out](int64_t first, int64_t last) {
     if (!out.empty()) out += ',';
-    out += std::to_string(all[i]);
-    if (j > i) out += StrCat("-", all[j]);
-    i = j + 1;
+    out += std::to_string(first);
+    if (last > first) out += StrCat("-", last);
+  };
+  // Ranges of consecutive indices print as they are; any other spec index by index, runs of
+  // consecutive indices merged.
+  const bool runs = Ascending(ranges) && std::all_of(ranges.begin(), ranges.end(), [](const ArrayRange& r) {
+                      return StepOf(r) == 1 || r.first == r.last;
+                    });
+  if (runs) {
+    for (size_t i = 0; i < ranges.size();) {
+      size_t j = i;
+      while (j + 1 < ranges.size() && ranges[j + 1].first == ranges[j].last + 1) ++j;
+      add(ranges[i].first, ranges[j].last);
+      i = j + 1;
+    }
+  } else {
+    std::vector<int64_t> all = Indices();
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      while (j + 1 < all.size() && all[j + 1] == all[j] + 1) ++j;
+      add(all[i], all[j]);
+      i = j + 1;
+    }
   }
   if (max_running > 0) out += StrCat("%", max_running);
   return out;

@@ -38,7 +38,7 @@ struct ArraySpec {
   friend bool operator==(const ArraySpec&, const ArraySpec&) = default;
   // The task indices, ascending, without duplicates.
   std::vector<int64_t> Indices() const;
-  int64_t Count() const { return static_cast<int64_t>(Indices().size()); }
+  int64_t Count() const;  // of Indices()
   int64_t MaxIndex() const;
   // The canonical form, ranges merged the way Slurm prints ArrayTaskId ("0-3,5,7-9:2%4").
   std::string ToString() const;

@@ -25,6 +25,31 @@ TEST(ArraySpec, RangesStepsAndThrottle) {
   EXPECT_EQ(ParseArraySpec("7")->Indices(), (std::vector<int64_t>{7}));
 }
 
+// Ranges in ascending order are counted and printed without listing every index; any other
+// spec index by index. Both give the same answers.
+TEST(ArraySpec, OrderedAndUnorderedSpecsAgree) {
+  struct Case {
+    std::string spec;
+    std::string canonical;
+    int64_t count;
+    int64_t max;
+  };
+  for (const Case& c : std::vector<Case>{{"0-8:4,10-12", "0,4,8,10-12", 6, 12},
+                                         {"0-3,4-6", "0-6", 7, 6},
+                                         {"0-9:4", "0,4,8", 3, 8},
+                                         {"0-5,3-8", "0-8", 9, 8},
+                                         {"1,3,5", "1,3,5", 3, 5},
+                                         {"5,0-2", "0-2,5", 4, 5},
+                                         {"0-999", "0-999", 1000, 999}}) {
+    StatusOr<ArraySpec> a = ParseArraySpec(c.spec);
+    ASSERT_TRUE(a.ok()) << c.spec << ": " << a.status();
+    EXPECT_EQ(a->ToString(), c.canonical) << c.spec;
+    EXPECT_EQ(a->Count(), c.count) << c.spec;
+    EXPECT_EQ(static_cast<int64_t>(a->Indices().size()), c.count) << c.spec;
+    EXPECT_EQ(a->MaxIndex(), c.max) << c.spec;
+  }
+}
+
 TEST(ArraySpec, MaxArraySizeBoundsTheIndices) {
   EXPECT_TRUE(ParseArraySpec("0-1000").ok());
   Status too_big = ParseArraySpec("0-1001").status();
