@@ -277,6 +277,85 @@ void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
   Emit(filter, sink);
 }
 
+namespace {
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+void JobListing::AppendWireTo(const JobFilter& filter, int field_number, std::string* out) const {
+  struct Sink {
+    uint64_t tag;  // length-delimited field `field_number`
+    std::string* out;
+    // The first record of each folded array: where it lies in `out` (tag and length
+    // included), and the record it becomes once the array's tasks are known.
+    struct Place {
+      size_t start = 0;
+      size_t size = 0;
+      std::string folded;
+    };
+    std::vector<Place> places;
+    void Plain(std::string_view info) {
+      AppendVarint(tag, out);
+      AppendVarint(info.size(), out);
+      out->append(info);
+    }
+    int Fold(std::string_view info) {
+      const size_t start = out->size();
+      Plain(info);
+      places.push_back(Place{start, out->size() - start, {}});
+      return static_cast<int>(places.size()) - 1;
+    }
+    void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
+      Place& p = places[handle];
+      std::string_view wire(out->data() + p.start, p.size);
+      wire.remove_prefix(wire.size() - RecordSize(wire));
+      v1::JobInfo info;
+      info.ParseFromArray(wire.data(), static_cast<int>(wire.size()));
+      MakeFolded(array_id, std::move(tasks), &info);
+      std::string record = info.SerializeAsString();
+      AppendVarint(tag, &p.folded);
+      AppendVarint(record.size(), &p.folded);
+      p.folded += record;
+    }
+    // The record's own length at the end of its tag and length prefix.
+    static size_t RecordSize(std::string_view wire) {
+      size_t i = 0;
+      while (i < wire.size() && (static_cast<unsigned char>(wire[i]) & 0x80)) ++i;  // tag
+      ++i;
+      uint64_t size = 0;
+      for (int shift = 0; i < wire.size(); shift += 7, ++i) {
+        size |= static_cast<uint64_t>(static_cast<unsigned char>(wire[i]) & 0x7f) << shift;
+        if (!(static_cast<unsigned char>(wire[i]) & 0x80)) break;
+      }
+      return static_cast<size_t>(size);
+    }
+  } sink{(static_cast<uint64_t>(field_number) << 3) | 2, out, {}};
+  Emit(filter, sink);
+  if (sink.places.empty()) return;
+  // Put each folded array's record in place of its first task's (places ascend).
+  std::string rebuilt;
+  rebuilt.reserve(out->size());
+  size_t at = 0;
+  for (const Sink::Place& p : sink.places) {
+    rebuilt.append(*out, at, p.start - at);
+    if (p.folded.empty()) {
+      rebuilt.append(*out, p.start, p.size);
+    } else {
+      rebuilt += p.folded;
+    }
+    at = p.start + p.size;
+  }
+  rebuilt.append(*out, at, std::string::npos);
+  out->swap(rebuilt);
+}
+
 JobListing::Counts JobListing::CountStates() const {
   Counts c;
   JobId last_folded = 0;

@@ -58,6 +58,10 @@ class JobListing {
   // reads them as its records. Spares parsing every record only to serialize it again.
   void AppendSerializedTo(const JobFilter& filter, int field_number,
                           google::protobuf::UnknownFieldSet* out) const;
+  // The same records appended to `out` as they go on the wire, each as field `field_number`
+  // (tag, length, record): bytes a reader parses as the records of that repeated field,
+  // whatever else of the message comes before or after them. No record is copied on its own.
+  void AppendWireTo(const JobFilter& filter, int field_number, std::string* out) const;
 
   // Records listed PENDING and RUNNING (a folded array counts once).
   struct Counts {

@@ -71,6 +71,21 @@ void ExpectSame(const JobListing& listing, const ControllerCore& core, const Job
   for (int i = 0; i < got.size(); ++i) {
     EXPECT_TRUE(MessageDifferencer::Equals(read.jobs(i), got[i])) << where << ", record " << i;
   }
+  // And written in wire form ahead of the reply's other fields, as the frame protocol sends
+  // them: the same records again.
+  std::string wire = "";
+  listing.AppendWireTo(f, v1::QueryJobsReply::kJobsFieldNumber, &wire);
+  v1::QueryJobsReply head;
+  head.set_snapshot_time(7);
+  head.AppendToString(&wire);
+  v1::QueryJobsReply direct;
+  ASSERT_TRUE(direct.ParseFromString(wire)) << where;
+  EXPECT_EQ(direct.snapshot_time(), 7);
+  ASSERT_EQ(direct.jobs_size(), got.size()) << where;
+  for (int i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(MessageDifferencer::Equals(direct.jobs(i), got[i]))
+        << where << ", wire record " << i;
+  }
   ASSERT_EQ(got.size(), static_cast<int>(want.size())) << where;
   for (int i = 0; i < got.size(); ++i) {
     EXPECT_TRUE(MessageDifferencer::Equals(got[i], want[i]))

@@ -1,6 +1,8 @@
 // loomctld: the controller daemon. Reads slurm.conf (-f, or $SLURM_CONF, or
 // /etc/slurm/slurm.conf), recovers its state from StateSaveLocation and serves until
 // SIGTERM or SIGINT.
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +14,11 @@
 #include "ctld/controller.h"
 
 int main(int argc, char** argv) {
+  // Blocks of a megabyte and more (a query's reply for thousands of jobs) are mapped for
+  // themselves and go back to the system when freed. Left to itself glibc raises this
+  // threshold once such a block is freed, and the controller then keeps the memory of its
+  // largest reply for good.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   loom::ctld::ControllerOptions opts;
   if (const char* env = std::getenv("SLURM_CONF")) opts.slurm_conf = env;
   if (opts.slurm_conf.empty()) opts.slurm_conf = "/etc/slurm/slurm.conf";

@@ -122,21 +122,38 @@ Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
   return s;
 }
 
-Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& req,
-                              v1::QueryJobsReply* reply) {
-  (void)who;
-  auto snap = c_->snapshot();
-  reply->set_snapshot_time(snap->time);
+namespace {
+
+JobFilter FilterOf(const v1::QueryJobsRequest& req) {
   JobFilter filter;
   filter.ids.insert(req.job_ids().begin(), req.job_ids().end());
   filter.users.insert(req.users().begin(), req.users().end());
   filter.partitions.insert(req.partitions().begin(), req.partitions().end());
   filter.states.insert(req.states().begin(), req.states().end());
   filter.names.insert(req.names().begin(), req.names().end());
+  return filter;
+}
+
+}  // namespace
+
+Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& req,
+                              v1::QueryJobsReply* reply) {
+  (void)who;
+  auto snap = c_->snapshot();
+  reply->set_snapshot_time(snap->time);
   // The records go out as serialized when published: as unknown fields with the number of
   // QueryJobsReply.jobs, which is what the client parses them as.
-  snap->jobs->AppendSerializedTo(filter, v1::QueryJobsReply::kJobsFieldNumber,
+  snap->jobs->AppendSerializedTo(FilterOf(req), v1::QueryJobsReply::kJobsFieldNumber,
                                  reply->GetReflection()->MutableUnknownFields(reply));
+  return absl::OkStatus();
+}
+
+Status ControllerApi::QueryJobsWire(const Caller& who, const v1::QueryJobsRequest& req,
+                                    v1::QueryJobsReply* reply, std::string* records) {
+  (void)who;
+  auto snap = c_->snapshot();
+  reply->set_snapshot_time(snap->time);
+  snap->jobs->AppendWireTo(FilterOf(req), v1::QueryJobsReply::kJobsFieldNumber, records);
   return absl::OkStatus();
 }
 
@@ -390,21 +407,35 @@ class GrpcService final : public v1::Controller::Service {
 };
 
 // Frames: the credential covers the body exactly as it arrived.
-template <typename Req, typename Reply>
-std::string ServeFrame(ControllerApi& api, const v1::Frame& frame,
-                       Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
+// Reads a request frame, checks its credential and answers it with `fn`, which may also
+// leave bytes of its reply already in wire form (`tail`): they go first, then the reply
+// message (a protobuf reader takes the fields in any order).
+template <typename Req, typename Reply, typename Fn>
+std::string ServeFrameWith(ControllerApi& api, const v1::Frame& frame, Fn fn) {
   Req req;
   Reply reply;
+  std::string bytes;
   Status s;
   if (!req.ParseFromString(frame.body())) {
     s = absl::InvalidArgumentError(core::StrCat(
         "corrupt request: the body of a ", frame.method(), " request cannot be read"));
   } else {
     auto id = rpc::CheckCredential(api.munge(), frame.credential(), frame.method(), frame.body());
-    s = id.ok() ? (api.*fn)(api.Identify(*id), req, &reply) : id.status();
+    s = id.ok() ? fn(api.Identify(*id), req, &reply, &bytes) : id.status();
   }
+  if (!s.ok()) bytes.clear();
   *reply.mutable_error() = rpc::ToWire(s);
-  return reply.SerializeAsString();
+  reply.AppendToString(&bytes);
+  return bytes;
+}
+
+template <typename Req, typename Reply>
+std::string ServeFrame(ControllerApi& api, const v1::Frame& frame,
+                       Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
+  return ServeFrameWith<Req, Reply>(
+      api, frame, [&](const Caller& who, const Req& req, Reply* reply, std::string*) {
+        return (api.*fn)(who, req, reply);
+      });
 }
 
 }  // namespace
@@ -425,6 +456,14 @@ std::string AnswerFrame(ControllerApi& api, std::string_view bytes) {
   v1::Frame frame;
   if (!frame.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return RefuseFrame(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
+  }
+  // squeue's records go out as the listing keeps them, not copied into the reply first.
+  if (frame.method() == "QueryJobs") {
+    return ServeFrameWith<v1::QueryJobsRequest, v1::QueryJobsReply>(
+        api, frame, [&api](const Caller& who, const v1::QueryJobsRequest& req,
+                           v1::QueryJobsReply* reply, std::string* records) {
+          return api.QueryJobsWire(who, req, reply, records);
+        });
   }
 #define LOOM_FRAME_METHOD(Name) \
   if (frame.method() == #Name) return ServeFrame(api, frame, &ControllerApi::Name);

@@ -50,6 +50,11 @@ class ControllerApi {
   LOOM_CONTROLLER_METHODS(LOOM_DECLARE_METHOD)
 #undef LOOM_DECLARE_METHOD
 
+  // QueryJobs for the frame protocol: the records appended to `records` in wire form
+  // (JobListing::AppendWireTo), ahead of the reply's other fields.
+  Status QueryJobsWire(const Caller& who, const v1::QueryJobsRequest& req,
+                       v1::QueryJobsReply* reply, std::string* records);
+
   // The caller a credential proved, with its user name.
   Caller Identify(const auth::Identity& id) const;
   auth::MungeCredentials& munge();
