@@ -310,8 +310,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
     listing_ = listing_->Update(*core_, keys, o, &holders_changed);
   }
   if (nodes_stale || nodes_ == nullptr || holders_changed) {
-    std::vector<NodeUsage> usage =
-        NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
+    std::vector<NodeUsage> usage = NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
     // Where each node's daemon listens, as slurm.conf says (scontrol show node).
     const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
     auto listens = [&](int32_t i, v1::NodeInfo* n) {
@@ -324,9 +323,8 @@ void Controller::Publish(int64_t now, const Effects* fx) {
       n->set_hostname(c->hostname);
       n->set_port(c->port > 0 ? c->port : site_.cluster.slurmd_port);
     };
-    nodes_ = std::make_shared<const NodeInfos>(
-        RefreshNodes(*core_, usage, nodes_stale ? nullptr : nodes_.get(), node_usage_,
-                     o.gpu_tres, listens));
+    nodes_ = std::make_shared<const NodeInfos>(RefreshNodes(
+        *core_, usage, nodes_stale ? nullptr : nodes_.get(), node_usage_, o.gpu_tres, listens));
     node_usage_ = std::move(usage);
     nodes_generation_ = core_->cluster().generation;
   }

@@ -117,8 +117,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
     // A job being killed holds its nodes until it is gone.
-    running.push_back(sched::RunningJob{e.key, e.alloc, e.job.start_time,
-                                        e.completing ? sched::kNever : end});
+    running.push_back(
+        sched::RunningJob{e.key, e.alloc, e.job.start_time, e.completing ? sched::kNever : end});
     if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
   }
   std::map<JobId, int64_t> array_budget;

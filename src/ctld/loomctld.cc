@@ -2,12 +2,12 @@
 // /etc/slurm/slurm.conf), recovers its state from StateSaveLocation and serves until
 // SIGTERM or SIGINT.
 #include <malloc.h>
+#include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <pthread.h>
 #include <string>
 #include <thread>
 

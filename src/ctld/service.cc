@@ -137,7 +137,7 @@ JobFilter FilterOf(const v1::QueryJobsRequest& req) {
 }  // namespace
 
 Status ControllerApi::QueryJobs(const Caller& who, const v1::QueryJobsRequest& req,
-                              v1::QueryJobsReply* reply) {
+                                v1::QueryJobsReply* reply) {
   (void)who;
   auto snap = c_->snapshot();
   reply->set_snapshot_time(snap->time);
@@ -460,10 +460,9 @@ std::string AnswerFrame(ControllerApi& api, std::string_view bytes) {
   // squeue's records go out as the listing keeps them, not copied into the reply first.
   if (frame.method() == "QueryJobs") {
     return ServeFrameWith<v1::QueryJobsRequest, v1::QueryJobsReply>(
-        api, frame, [&api](const Caller& who, const v1::QueryJobsRequest& req,
-                           v1::QueryJobsReply* reply, std::string* records) {
-          return api.QueryJobsWire(who, req, reply, records);
-        });
+        api, frame,
+        [&api](const Caller& who, const v1::QueryJobsRequest& req, v1::QueryJobsReply* reply,
+               std::string* records) { return api.QueryJobsWire(who, req, reply, records); });
   }
 #define LOOM_FRAME_METHOD(Name) \
   if (frame.method() == #Name) return ServeFrame(api, frame, &ControllerApi::Name);

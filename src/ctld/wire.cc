@@ -469,8 +469,8 @@ NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>&
                        const NodeInfos* before, const std::vector<NodeUsage>& before_usage,
                        bool gpu_tres,
                        const std::function<void(int32_t node, v1::NodeInfo*)>& finish) {
-  const bool all = before == nullptr || before->size() != usage.size() ||
-                   before_usage.size() != usage.size();
+  const bool all =
+      before == nullptr || before->size() != usage.size() || before_usage.size() != usage.size();
   NodeInfos out;
   out.reserve(usage.size());
   for (size_t i = 0; i < usage.size(); ++i) {
@@ -486,8 +486,7 @@ NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>&
 }
 
 std::vector<v1::NodeInfo> NodesOf(const ControllerCore& core, bool gpu_tres) {
-  const std::vector<NodeUsage> usage =
-      NodeUsageOf(core.LiveEntries(), core.cluster().nodes.size());
+  const std::vector<NodeUsage> usage = NodeUsageOf(core.LiveEntries(), core.cluster().nodes.size());
   std::vector<v1::NodeInfo> out;
   out.reserve(usage.size());
   for (size_t i = 0; i < usage.size(); ++i) {

@@ -83,9 +83,10 @@ std::string ArraySpec::ToString() const {
   };
   // Ranges of consecutive indices print as they are; any other spec index by index, runs of
   // consecutive indices merged.
-  const bool runs = Ascending(ranges) && std::all_of(ranges.begin(), ranges.end(), [](const ArrayRange& r) {
-                      return StepOf(r) == 1 || r.first == r.last;
-                    });
+  const bool runs =
+      Ascending(ranges) && std::all_of(ranges.begin(), ranges.end(), [](const ArrayRange& r) {
+        return StepOf(r) == 1 || r.first == r.last;
+      });
   if (runs) {
     for (size_t i = 0; i < ranges.size();) {
       size_t j = i;

@@ -205,13 +205,14 @@ int Run(Args a, const StepRef& ref) {
   }
   if (!ref.is_batch()) {
     if (Status s = WriteFileAtomic(paths.tasks, FormatTaskRecords(started->tasks), 0600,
-                                     Durability::kUntilReboot);
+                                   Durability::kUntilReboot);
         !s.ok()) {
       Log(ref, std::string(s.message()));  // sstat will not see the tasks
     }
   }
-  if (Status s = WriteFileAtomic(paths.pid, FormatPidRecord(record), 0600,
-                                   Durability::kUntilReboot); !s.ok()) {
+  if (Status s =
+          WriteFileAtomic(paths.pid, FormatPidRecord(record), 0600, Durability::kUntilReboot);
+      !s.ok()) {
     Log(ref, std::string(s.message()));  // loomd still knows it from this run
   }
   Tell(a.ready_fd, "ok");
@@ -222,7 +223,8 @@ int Run(Args a, const StepRef& ref) {
   for (;;) {
     if (std::optional<StepResult> result = supervisor.Poll()) {
       if (Status s = WriteFileAtomic(paths.result, FormatResult(*result), 0600,
-                                       Durability::kSurvivesCrash); !s.ok()) {
+                                     Durability::kSurvivesCrash);
+          !s.ok()) {
         Log(ref, std::string(s.message()));
       }
       ::close(*listen_fd);
