@@ -66,6 +66,15 @@ ctld_cpu_s() { awk -v t="$CLK_TCK" '{printf "%.3f", ($14+$15)/t}' "/proc/$CTLD_P
 # CPU ticks every process of the host spent (user, nice, system, irq, softirq): the whole
 # cost of a job across sbatch, the daemons, loom-stepd, munged and the job itself.
 host_busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
+host_cpu_per_job() { awk -v a="$2" -v b="$1" -v n="$3" -v t="$CLK_TCK" 'BEGIN{printf "%.2f", (a-b)*1000/t/n}'; }
+# wait_gone NAME: until squeue lists no job of that name (10 minutes at most)
+wait_gone() {
+  local i
+  for i in $(seq 1 6000); do
+    [[ $(njobs -n "$1") -gt 0 ]] || return 0
+    sleep 0.1
+  done
+}
 cpu_per_job() { awk -v a="$2" -v b="$1" -v n="$3" 'BEGIN{printf "%.3f", (a-b)*1000/n}'; }
 njobs() { squeue -h -o %i "$@" | wc -l; }  # jobs not yet ended
 purge() {  # cancel all of our jobs and wait until none is left
@@ -183,10 +192,7 @@ if [[ " $PHASES " == *" exec "* ]]; then
   t0=$(now)
   submit_loop "$EXEC_N" "$DIR/fail.exec" -J exec1 -n1 -o /dev/null --wrap=true
   t1=$(now)
-  for i in $(seq 1 6000); do
-    [[ $(njobs -n exec1) -gt 0 ]] || break
-    sleep 0.1
-  done
+  wait_gone exec1
   t2=$(now)
   c1=$(ctld_cpu_s)
   h1=$(host_busy_ticks)
@@ -196,7 +202,7 @@ if [[ " $PHASES " == *" exec "* ]]; then
   emit exec_submit_rate "$(fdiv "$EXEC_N" "$(fsub "$t1" "$t0")")" jobs/s
   emit exec_ctld_cpu "$(cpu_per_job "$c0" "$c1" "$EXEC_N")" ms/job
   emit exec_completed "$(squeue -h -t CD -n exec1 -o %i | wc -l)" jobs
-  emit exec_host_cpu "$(awk -v a="$h1" -v b="$h0" -v n="$EXEC_N" -v t="$CLK_TCK" 'BEGIN{printf "%.2f", (a-b)*1000/t/n}')" ms/job
+  emit exec_host_cpu "$(host_cpu_per_job "$h0" "$h1" "$EXEC_N")" ms/job
   purge
 
   # The same jobs as one array: what the cluster executes once the sbatch loop is out of the
@@ -205,16 +211,13 @@ if [[ " $PHASES " == *" exec "* ]]; then
   h0=$(host_busy_ticks)
   t0=$(now)
   sbatch -J exec2 --array=0-$((EXEC_N - 1)) -o /dev/null --wrap=true >/dev/null
-  for i in $(seq 1 6000); do
-    [[ $(njobs -n exec2) -gt 0 ]] || break
-    sleep 0.1
-  done
+  wait_gone exec2
   t2=$(now)
   c1=$(ctld_cpu_s)
   h1=$(host_busy_ticks)
   emit exec_array_rate "$(fdiv "$EXEC_N" "$(fsub "$t2" "$t0")")" jobs/s
   emit exec_array_ctld_cpu "$(cpu_per_job "$c0" "$c1" "$EXEC_N")" ms/job
-  emit exec_array_host_cpu "$(awk -v a="$h1" -v b="$h0" -v n="$EXEC_N" -v t="$CLK_TCK" 'BEGIN{printf "%.2f", (a-b)*1000/t/n}')" ms/job
+  emit exec_array_host_cpu "$(host_cpu_per_job "$h0" "$h1" "$EXEC_N")" ms/job
   emit exec_array_completed "$(squeue -h -t CD -n exec2 -o %i | wc -l)" jobs
   purge
 fi
