@@ -219,6 +219,9 @@ struct CoreOptions {
   bool config_overrides = false;   // SlurmdParameters=config_overrides: trust slurm.conf
   bool requeue_by_default = true;  // JobRequeue
   int64_t max_array_size = 1001;
+  // SchedulerParameters=sched_interval: the longest time between two passes when nothing
+  // calls for one (-1: only when something does).
+  int64_t sched_interval_s = 60;
 };
 
 class ControllerCore {
@@ -340,8 +343,9 @@ class ControllerCore {
   // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
   // One scheduling pass; started jobs become RUNNING and appear in fx->launches. Skipped,
-  // returning false, when nothing it looks at changed since the last pass: no job but new
-  // held ones, no node, not the clock's second.
+  // returning false, when nothing it looks at changed since the last pass (no job but new
+  // held ones, no node), no job's begin time or `after:` delay has come, and the last pass
+  // is less than sched_interval ago.
   bool Schedule(Time now, Effects* fx);
 
   // After a restart: the jobs the store held (keys are assigned here) and the next job id.
@@ -393,10 +397,12 @@ class ControllerCore {
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);
   // Why `e` may not start now for a reason other than resources, or kNone.
-  model::PendingReason Blocked(const JobEntry& e, Time now) const;
-  // Dependency state: satisfied, waiting, or never satisfiable.
+  // When the reason is one that time alone ends (a begin time, an `after:job+delay`),
+  // lowers `*wake` to the time it does.
+  model::PendingReason Blocked(const JobEntry& e, Time now, Time* wake) const;
+  // Dependency state: satisfied, waiting, or never satisfiable; `*wake` as for Blocked.
   enum class DepState { kSatisfied, kWaiting, kNever };
-  DepState Dependencies(const JobEntry& e, Time now) const;
+  DepState Dependencies(const JobEntry& e, Time now, Time* wake) const;
   std::vector<const JobEntry*> JobsWithId(JobId id) const;
   // Whether any job made from the submission `submission` is still in the table.
   bool AnyJobOf(JobId submission) const;
@@ -424,6 +430,7 @@ class ControllerCore {
   sched::PassStats last_pass_;
   bool pass_due_ = true;  // something a pass looks at changed since the last one
   Time last_pass_time_ = 0;
+  Time wake_ = 0;  // when the earliest wait that time alone ends is over (from the last pass)
   uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;
   // Steps inside allocations, by job (core_steps.cc); dropped with their job.

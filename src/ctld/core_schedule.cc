@@ -1,6 +1,7 @@
 // ControllerCore's scheduling pass: what keeps a pending job waiting besides resources
 // (a hold, its dependencies, its begin time, its array's throttle), and the policy's pass
 // over the jobs nothing else blocks. Split from core.cc by concept; same class, same rules.
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -12,7 +13,8 @@ namespace loom::ctld {
 using model::JobState;
 using model::PendingReason;
 
-ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time now) const {
+ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time now,
+                                                     Time* wake) const {
   const model::Dependency& dep = e.request->dependency;
   if (dep.empty()) return DepState::kSatisfied;
   auto clause_state = [&](const model::DependencyClause& c) {
@@ -42,6 +44,8 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
           case model::DependencyType::kAfter:
             if ((o.start_time > 0 && now >= o.start_time + t.delay_s) || final) {
               s = DepState::kSatisfied;
+            } else if (o.start_time > 0) {
+              *wake = std::min(*wake, o.start_time + t.delay_s);
             }
             break;
           case model::DependencyType::kAfterAny:
@@ -82,12 +86,12 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
   return all_never ? DepState::kNever : DepState::kWaiting;
 }
 
-PendingReason ControllerCore::Blocked(const JobEntry& e, Time now) const {
+PendingReason ControllerCore::Blocked(const JobEntry& e, Time now, Time* wake) const {
   if (e.job.priority == 0) {
     return e.job.reason == PendingReason::kJobHeldAdmin ? PendingReason::kJobHeldAdmin
                                                         : PendingReason::kJobHeldUser;
   }
-  switch (Dependencies(e, now)) {
+  switch (Dependencies(e, now, wake)) {
     case DepState::kWaiting:
       return PendingReason::kDependency;
     case DepState::kNever:
@@ -95,16 +99,22 @@ PendingReason ControllerCore::Blocked(const JobEntry& e, Time now) const {
     case DepState::kSatisfied:
       break;
   }
-  if (e.job.eligible_time > now) return PendingReason::kBeginTime;
+  if (e.job.eligible_time > now) {
+    *wake = std::min(*wake, e.job.eligible_time);
+    return PendingReason::kBeginTime;
+  }
   return PendingReason::kNone;
 }
 
 bool ControllerCore::Schedule(Time now, Effects* fx) {
-  if (!pass_due_ && now == last_pass_time_ && cluster_.generation == last_pass_generation_) {
+  const bool periodic = opt_.sched_interval_s >= 0 &&
+                        now >= last_pass_time_ + std::max<int64_t>(1, opt_.sched_interval_s);
+  if (!pass_due_ && cluster_.generation == last_pass_generation_ && now < wake_ && !periodic) {
     return false;
   }
   last_pass_time_ = now;
   last_pass_generation_ = cluster_.generation;
+  wake_ = sched::kNever;
   std::vector<sched::RunningJob> running;
   std::vector<sched::PendingJob> pending;
   std::vector<JobEntry*> pending_entry;
@@ -126,7 +136,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     JobEntry& e = *entry;
     // A requeued job whose processes are still being killed waits for them.
     if (e.job.state != JobState::kPending || e.completing) continue;
-    PendingReason blocked = Blocked(e, now);
+    PendingReason blocked = Blocked(e, now, &wake_);
     if (blocked == PendingReason::kNone && e.array_job_id && e.request->array &&
         e.request->array->max_running > 0) {
       auto [it, fresh] = array_budget.try_emplace(
@@ -190,6 +200,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     fx->launches.push_back(Launch{e.key, e.job.id});
   }
   pass_due_ = false;  // what this pass started needs no pass of its own
+  // But jobs waiting `after:` one it started learn when their wait ends in the next one.
+  if (!out.starts.empty()) wake_ = std::min(wake_, now + 1);
   return true;
 }
 

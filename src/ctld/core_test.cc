@@ -581,7 +581,7 @@ TEST_F(CoreTest, SrunJobOnASilentNodeEndsAsNodeFailAndItsOtherTasksAreEnded) {
 namespace loom::ctld {
 namespace {
 
-TEST_F(CoreTest, APassIsSkippedWhenOnlyHeldJobsArrivedWithinTheSecond) {
+TEST_F(CoreTest, APassIsSkippedWhenNothingItLooksAtChanged) {
   Up(1);
   const JobId first = Submit(Req(), kAlice, 1);
   Effects fx;
@@ -593,7 +593,8 @@ TEST_F(CoreTest, APassIsSkippedWhenOnlyHeldJobsArrivedWithinTheSecond) {
   // Nothing a pass looks at changed: no pass, and the held job says why it waits.
   EXPECT_FALSE(core_.Schedule(2, &fx));
   EXPECT_EQ(Reason(h), PendingReason::kJobHeldUser);
-  // A job that may run, a release, a node or the next second each call for a pass.
+  // A job that may run, a release, a node, the second after a pass that started jobs, or
+  // sched_interval (60 s) since the last pass each call for a pass; the clock alone does not.
   const JobId plain = Submit(Req(), kAlice, 2);
   EXPECT_TRUE(core_.Schedule(2, &fx));
   EXPECT_EQ(State(plain), JobState::kRunning);
@@ -603,10 +604,42 @@ TEST_F(CoreTest, APassIsSkippedWhenOnlyHeldJobsArrivedWithinTheSecond) {
   EXPECT_EQ(State(h), JobState::kRunning);
   EXPECT_FALSE(core_.Schedule(2, &fx));
   EXPECT_TRUE(core_.Schedule(3, &fx));
-  EXPECT_FALSE(core_.Schedule(3, &fx));
+  EXPECT_FALSE(core_.Schedule(4, &fx));
+  EXPECT_FALSE(core_.Schedule(62, &fx));
+  EXPECT_TRUE(core_.Schedule(63, &fx));
+  EXPECT_FALSE(core_.Schedule(64, &fx));
   core_.NodeAlive("n1", 400, &fx);  // after SlurmdTimeout: n2 goes silent
   core_.Tick(400, &fx);
   EXPECT_TRUE(core_.Schedule(400, &fx));
+}
+
+// Waits that time alone ends (a begin time, an `after:` delay) bring a pass when they end,
+// however long sched_interval is.
+TEST_F(CoreTest, APassComesWhenABeginTimeOrAnAfterDelayIsOver) {
+  Up(0);
+  model::JobRequest later = Req();
+  later.begin_time = 30;
+  const JobId begins = Submit(later, kAlice, 0);
+  const JobId first = Submit(Req(), kAlice, 0);
+  model::JobRequest after = Req();
+  after.dependency = model::ParseDependency(core::StrCat("after:", first, "+1")).value();
+  const JobId follows = Submit(after, kAlice, 0);
+  Effects fx;
+  EXPECT_TRUE(core_.Schedule(1, &fx));
+  EXPECT_EQ(Reason(begins), PendingReason::kBeginTime);
+  EXPECT_EQ(State(first), JobState::kRunning);
+  EXPECT_EQ(Reason(follows), PendingReason::kDependency);
+  // The pass after one that started jobs sees when `after:first+1` is over: a minute after
+  // first started (delays are in minutes).
+  EXPECT_TRUE(core_.Schedule(2, &fx));
+  EXPECT_FALSE(core_.Schedule(29, &fx));
+  EXPECT_TRUE(core_.Schedule(30, &fx));
+  EXPECT_EQ(State(begins), JobState::kRunning);
+  EXPECT_EQ(State(follows), JobState::kPending);
+  EXPECT_TRUE(core_.Schedule(31, &fx));
+  EXPECT_FALSE(core_.Schedule(60, &fx));
+  EXPECT_TRUE(core_.Schedule(61, &fx));
+  EXPECT_EQ(State(follows), JobState::kRunning);
 }
 
 }  // namespace
