@@ -7,15 +7,13 @@
 //
 //   build/bin/ctld_memory [N]        # N defaults to 10000
 #include <malloc.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "conf/testing/site_text.h"
 #include "ctld/core.h"
 #include "ctld/listing.h"
 
@@ -35,17 +33,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [JOBS]  (a positive number of held jobs)\n", argv[0]);
     return 2;
   }
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("ctld_memory_" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=bench\nSlurmctldHost=localhost\nMaxJobCount=1000000\n"
+  auto site = conf::testing::SiteFromText(
+      "ctld_memory",
+      "ClusterName=bench\nSlurmctldHost=localhost\nMaxJobCount=1000000\n"
          "NodeName=n[01-16] CPUs=16 RealMemory=64000\n"
-         "PartitionName=batch Nodes=n[01-16] Default=YES MaxTime=1-00:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
-  std::filesystem::remove_all(dir);
+         "PartitionName=batch Nodes=n[01-16] Default=YES MaxTime=1-00:00:00\n");
   if (!site.ok()) {
     std::fprintf(stderr, "ctld_memory: %s\n", std::string(site.status().message()).c_str());
     return 1;

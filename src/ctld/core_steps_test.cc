@@ -7,6 +7,7 @@
 
 #include "ctld/core.h"
 #include "ctld/persist.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
@@ -14,14 +15,11 @@ namespace {
 using model::JobState;
 
 conf::SiteConfig Site() {
-  const std::string dir = testing::TempDir() + "/ctld_core_steps_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\n"
+  auto site = conf::testing::SiteFromText(
+      "ctld_core_steps_test",
+      "ClusterName=t\nSlurmctldHost=localhost\n"
          "NodeName=n[1-2] CPUs=8 RealMemory=16000\n"
-         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n");
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

@@ -386,11 +386,7 @@ TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
 
 
 conf::SiteConfig SiteFrom(const std::string& name, const std::string& text) {
-  const std::string dir = testing::TempDir() + "/ctld_core_test_" + name;
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf") << text;
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  auto site = conf::testing::SiteFromText("ctld_core_test_" + name, text);
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

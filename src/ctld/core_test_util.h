@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ctld/core.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
@@ -21,18 +22,13 @@ using model::JobState;
 using model::PendingReason;
 
 conf::SiteConfig Site() {
-  // Per process: the test binaries that share this fixture may run at once.
-  const std::string dir =
-      testing::TempDir() + "/ctld_core_test_" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+  auto site = conf::testing::SiteFromText(
+      "ctld_core_test",
+      "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
          "GresTypes=gpu\n"
          "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
          "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00\n"
-         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n");
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

@@ -11,6 +11,7 @@
 
 #include "ctld/persist.h"
 #include "store/sqlite_store.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
@@ -19,12 +20,11 @@ namespace fs = std::filesystem;
 
 conf::SiteConfig Site(const std::string& dir) {
   fs::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu\nMinJobAge=60\n"
+  auto site = conf::testing::SiteFromText(
+      fs::path(dir).filename().string(),
+      "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu\nMinJobAge=60\n"
          "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
-         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n");
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

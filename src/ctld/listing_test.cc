@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/strings.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
@@ -20,16 +21,13 @@ namespace {
 using google::protobuf::util::MessageDifferencer;
 
 conf::SiteConfig Site() {
-  const std::string dir = testing::TempDir() + "/ctld_listing_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+  auto site = conf::testing::SiteFromText(
+      "ctld_listing_test",
+      "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
          "GresTypes=gpu\n"
          "NodeName=n[1-3] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
          "PartitionName=batch Nodes=n[1-3] Default=YES MaxTime=1-00:00:00 DefaultTime=00:01:00\n"
-         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=small Nodes=n1 MaxTime=01:00:00\n");
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

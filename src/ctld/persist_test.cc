@@ -8,18 +8,18 @@
 #include <fstream>
 
 #include "store/sqlite_store.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
 
 conf::SiteConfig Site(const std::string& dir) {
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu\n"
+  auto site = conf::testing::SiteFromText(
+      std::filesystem::path(dir).filename().string(),
+      "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu\n"
          "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
-         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=1-00:00:00\n");
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

@@ -17,6 +17,7 @@
 #include "core/strings.h"
 #include "core/time_format.h"
 #include "rpc/convert.h"
+#include "conf/testing/site_text.h"
 
 namespace loom::ctld {
 namespace {
@@ -40,23 +41,20 @@ M Wire(const M& m) {
 // -------------------------------------------------------------------------- the controller
 
 conf::SiteConfig Site() {
-  const std::string dir = ::testing::TempDir() + "/rpc_convert_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf")
-      << "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+  auto site = conf::testing::SiteFromText(
+      "ctld_wire_records_test",
+      "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
          "GresTypes=gpu\n"
          "NodeName=n[1-2] CPUs=8 Sockets=2 CoresPerSocket=4 RealMemory=16000 "
          "Gres=gpu:a100:4 Feature=a100,nvlink\n"
          "NodeName=c1 CPUs=4 RealMemory=8000\n"
          "PartitionName=batch Nodes=n[1-2],c1 Default=YES MaxTime=1-00:00:00 "
          "DefaultTime=01:00:00\n"
-         "PartitionName=small Nodes=n1 MaxTime=01:00:00 MaxNodes=1\n";
-  // The GPU nodes' insides: two NUMA nodes of four CPUs, two GPUs on each.
-  std::ofstream(dir + "/gres.conf")
-      << "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-1] Cores=0-3\n"
-         "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[2-3] Cores=4-7\n";
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+         "PartitionName=small Nodes=n1 MaxTime=01:00:00 MaxNodes=1\n",
+      // The GPU nodes' insides: two NUMA nodes of four CPUs, two GPUs on each.
+      {{"gres.conf",
+        "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-1] Cores=0-3\n"
+        "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[2-3] Cores=4-7\n"}});
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }

@@ -1,4 +1,5 @@
 #include "noded/node_layout.h"
+#include "conf/testing/site_text.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +10,8 @@ namespace loom::noded {
 namespace {
 
 conf::SiteConfig Site(const std::string& body) {
-  const std::string dir = testing::TempDir() + "/node_layout_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/slurm.conf") << "ClusterName=t\nSlurmctldHost=localhost\n" << body;
-  std::vector<conf::Diagnostic> warnings;
-  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  auto site = conf::testing::SiteFromText("node_layout_test",
+                                          "ClusterName=t\nSlurmctldHost=localhost\n" + body);
   EXPECT_TRUE(site.ok()) << site.status();
   return *site;
 }
