@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+#include <string>
+
 #include "core/hostlist.h"
 #include "core/strings.h"
 
@@ -208,6 +211,18 @@ StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what)
     }
     return out;
   };
+  // What the nodes reported of a step so far: which have, and their statuses added up.
+  const auto reports = [](const nlohmann::json& o, std::set<std::string, std::less<>>* done,
+                          model::StepStatus* status) {
+    if (o.contains("nodes_done") && o["nodes_done"].is_array()) {
+      for (const nlohmann::json& n : o["nodes_done"]) {
+        if (n.is_string()) done->insert(n.get<std::string>());
+      }
+    }
+    if (o.contains("wait_status") && o["wait_status"].is_number_integer()) {
+      status->Add(o["wait_status"].get<int32_t>());
+    }
+  };
   if (!in.is_object() || !in.contains("steps") || !in["steps"].is_array() ||
       !in.value("next_id", nlohmann::json()).is_number_unsigned()) {
     return absl::DataLossError(core::StrCat(what, ": not a stored step table"));
@@ -218,14 +233,7 @@ StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what)
   if (in.contains("srun") && in["srun"].is_object()) {
     const nlohmann::json& o = in["srun"];
     StepProgress& p = stored.srun.emplace();
-    if (o.contains("nodes_done") && o["nodes_done"].is_array()) {
-      for (const nlohmann::json& n : o["nodes_done"]) {
-        if (n.is_string()) p.nodes_done.insert(n.get<std::string>());
-      }
-    }
-    if (o.contains("wait_status") && o["wait_status"].is_number_integer()) {
-      p.status.Add(o["wait_status"].get<int32_t>());
-    }
+    reports(o, &p.nodes_done, &p.status);
     p.out_of_memory = o.value("out_of_memory", false);
   }
   for (const nlohmann::json& o : in["steps"]) {
@@ -252,14 +260,7 @@ StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what)
     s.distribution = model::ParseDistribution(o.value("distribution", "block")).value_or(s.distribution);
     s.start_time = o.value("start_time", Time{0});
     s.end_time = o.value("end_time", Time{0});
-    if (o.contains("nodes_done") && o["nodes_done"].is_array()) {
-      for (const nlohmann::json& n : o["nodes_done"]) {
-        if (n.is_string()) s.nodes_done.insert(n.get<std::string>());
-      }
-    }
-    if (o.contains("wait_status") && o["wait_status"].is_number_integer()) {
-      s.status.Add(o["wait_status"].get<int32_t>());
-    }
+    reports(o, &s.nodes_done, &s.status);
     s.cancelled = o.value("cancelled", false);
     s.launch_failed = o.value("launch_failed", false);
     s.out_of_memory = o.value("out_of_memory", false);

@@ -100,6 +100,23 @@ StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const st
   return job;
 }
 
+namespace {
+
+// The command and I/O of a step as either request says them: srun's own (v1::SrunStep, a
+// job srun submitted) or a step's inside an allocation (v1::StepRequest).
+template <typename Command>
+void TakeCommandAndIo(const Command& c, noded::StepJob* step) {
+  step->argv.assign(c.argv().begin(), c.argv().end());
+  step->io_host = c.io_host();
+  step->io_port = c.io_port();
+  step->unbuffered = c.unbuffered();
+  step->stdout_pattern = c.std_out();
+  step->stderr_pattern = c.std_err();
+  step->stdin_pattern = c.std_in();
+}
+
+}  // namespace
+
 StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
   noded::StepJob step;
   ASSIGN_OR_RETURN(step.job, JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
@@ -119,13 +136,7 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
       step.job.mem_mb = req.job().allocation(req.node_index()).mem_mb();
     }
     step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
-    step.argv.assign(srun.argv().begin(), srun.argv().end());
-    step.io_host = srun.io_host();
-    step.io_port = srun.io_port();
-    step.unbuffered = srun.unbuffered();
-    step.stdout_pattern = srun.std_out();
-    step.stderr_pattern = srun.std_err();
-    step.stdin_pattern = srun.std_in();
+    TakeCommandAndIo(srun, &step);
     step.binding =
         noded::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0};
     step.node_cpus = req.cpu_ids();
@@ -140,13 +151,7 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
                                              ": LaunchTasks without its command or nodes"));
   }
   step.job.work_dir = r.work_dir().empty() ? "/tmp" : r.work_dir();
-  step.argv.assign(r.argv().begin(), r.argv().end());
-  step.io_host = r.io_host();
-  step.io_port = r.io_port();
-  step.unbuffered = r.unbuffered();
-  step.stdout_pattern = r.std_out();
-  step.stderr_pattern = r.std_err();
-  step.stdin_pattern = r.std_in();
+  TakeCommandAndIo(r, &step);
   noded::StepPlacement& p = step.placement.emplace();
   p.step_id = req.step_id();
   p.nodes.assign(info.nodes().begin(), info.nodes().end());
