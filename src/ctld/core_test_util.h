@@ -79,13 +79,14 @@ class CoreTest : public testing::Test {
   ControllerCore core_;
 };
 
-JobEdit PriorityEdit(int64_t priority) {
+// Used by the update tests only; each including file has its own copy (anonymous namespace).
+[[maybe_unused]] JobEdit PriorityEdit(int64_t priority) {
   JobEdit edit;
   edit.priority = priority;
   return edit;
 }
 
-JobEdit Edit(std::vector<std::pair<std::string, std::string>> fields) {
+[[maybe_unused]] JobEdit Edit(std::vector<std::pair<std::string, std::string>> fields) {
   auto edit = ParseJobEdit(fields);
   EXPECT_TRUE(edit.ok()) << edit.status();
   return edit.ok() ? *edit : JobEdit{};
