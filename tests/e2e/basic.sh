@@ -11,9 +11,7 @@ dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-e2e.XXXXXX)}
 chmod 755 "$dir"
 pids=()
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-cleanup() { stop_all; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+trap stop_all EXIT
 
 # Free loopback ports for the controller and the two nodes.
 read -r cport n1port n2port < <(free_ports 3)

@@ -1,6 +1,9 @@
 # What the end-to-end scripts that start their own daemons share; sourced, not run.
 # Needs `dir` (the test's directory) and `pids` (an array) set by the script.
 
+# Ends the test as failed: the reason, then the end of every log under $dir.
+fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+
 # The pids of every script and task the nodes' supervisors recorded under $dir/spool: the
 # supervisor, its batch script's session, its step's tasks' sessions (negative: a group).
 recorded_processes() {

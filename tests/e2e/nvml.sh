@@ -14,9 +14,7 @@ dir=${LOOM_E2E_DIR:-$(mktemp -d /tmp/loom-nvml.XXXXXX)}
 chmod 755 "$dir"
 pids=()
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-cleanup() { stop_all; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+trap stop_all EXIT
 
 read -r cport p1 p2 p3 < <(free_ports 4)
 

@@ -32,7 +32,6 @@ cleanup() {
   if [[ "$keep" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 
 read -r cport nport < <(free_ports 2)
 
