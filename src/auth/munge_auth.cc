@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "core/sha256.h"
@@ -84,8 +86,10 @@ Status Unreachable(const std::string& socket_path, munge_ctx_t ctx, munge_err_t 
 }
 
 // The bytes that identify a credential for the local replay cache: the decoded body, so two
-// spellings of one credential are one entry; hashed to keep entries small.
-std::array<char, kDigestBytes> CredentialKey(std::string_view credential) {
+// spellings of one credential are one entry; hashed to keep entries small. 128 bits of the
+// digest: two credentials that share them by chance are as unlikely as a forged MAC, and would
+// only make the second one refused.
+std::array<char, 16> CredentialKey(std::string_view credential) {
   std::string compact;
   compact.reserve(credential.size());
   for (char c : credential) {
@@ -97,8 +101,8 @@ std::array<char, kDigestBytes> CredentialKey(std::string_view credential) {
   std::string decoded;
   if (!absl::Base64Unescape(std::string(body), &decoded)) decoded = compact;
   std::string digest = RequestDigest("munge-credential", decoded);
-  std::array<char, kDigestBytes> key;
-  std::copy(digest.begin(), digest.end(), key.begin());
+  std::array<char, 16> key;
+  std::copy_n(digest.begin(), key.size(), key.begin());
   return key;
 }
 
@@ -234,8 +238,9 @@ StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
   absl::Time decoded = CtxTime(ctx.get(), MUNGE_OPT_DECODE_TIME);
 
   if (options_.replay_cache_capacity > 0) {
-    absl::Time expires = std::max(who.encode_time, decoded) + absl::Seconds(CtxTtl(ctx.get()));
-    if (!RememberOnce(CredentialKey(credential), expires, decoded)) {
+    const int64_t expires =
+        absl::ToUnixSeconds(std::max(who.encode_time, decoded)) + CtxTtl(ctx.get());
+    if (!RememberOnce(CredentialKey(credential), expires, absl::ToUnixSeconds(decoded))) {
       return absl::UnauthenticatedError(
           "MUNGE credential was already used (replayed; this daemon accepted it before): every "
           "request needs a fresh credential: send the request again with a Loom or Slurm client");
@@ -255,20 +260,51 @@ StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
   return who;
 }
 
-bool MungeCredentials::RememberOnce(const ReplayKey& key, absl::Time expires, absl::Time now) {
+bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires, int64_t now) {
   absl::MutexLock lock(&mu_);
-  while (!by_expiry_.empty() && by_expiry_.begin()->first < now) {
-    seen_.erase(by_expiry_.begin()->second);
-    by_expiry_.erase(by_expiry_.begin());
+  if ((now > earliest_expiry_ && now > last_sweep_) ||
+      seen_.size() >= options_.replay_cache_capacity) {
+    Sweep(now);
   }
-  if (seen_.contains(key)) return false;
-  while (seen_.size() >= options_.replay_cache_capacity && !by_expiry_.empty()) {
-    seen_.erase(by_expiry_.begin()->second);
-    by_expiry_.erase(by_expiry_.begin());
-  }
-  seen_.insert(key);
-  by_expiry_.emplace(expires, key);
+  // One still remembered is refused even if it expired since the last sweep: munged refuses
+  // it anyway, and the answer "replayed" is as true.
+  if (!seen_.try_emplace(key, expires).second) return false;
+  earliest_expiry_ = std::min(earliest_expiry_, expires);
   return true;
+}
+
+void MungeCredentials::Sweep(int64_t now) {
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    if (it->second < now) {
+      seen_.erase(it++);
+    } else {
+      earliest = std::min(earliest, it->second);
+      ++it;
+    }
+  }
+  earliest_expiry_ = earliest;
+  last_sweep_ = now;
+  const size_t capacity = options_.replay_cache_capacity;
+  if (seen_.size() < capacity) return;
+  // Still full of live credentials (a flood within one TTL): forget the eighth of them that
+  // expires first, so that sweeps stay rare while the flood lasts.
+  std::vector<int64_t> expiries;
+  expiries.reserve(seen_.size());
+  for (const auto& [k, expires] : seen_) expiries.push_back(expires);
+  const size_t drop = std::max<size_t>(1, capacity / 8) + (seen_.size() - capacity);
+  auto cut = expiries.begin() + static_cast<ptrdiff_t>(std::min(drop, expiries.size()) - 1);
+  std::nth_element(expiries.begin(), cut, expiries.end());
+  const int64_t last_dropped = *cut;
+  size_t dropped = 0;
+  for (auto it = seen_.begin(); it != seen_.end() && dropped < drop;) {
+    if (it->second <= last_dropped) {
+      seen_.erase(it++);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  }
 }
 
 size_t MungeCredentials::replay_cache_size() const {

@@ -215,6 +215,27 @@ TEST(MungeReplayTest, CacheStaysWithinItsCapacity) {
   EXPECT_EQ(auth.replay_cache_size(), 2u);
 }
 
+TEST(MungeReplayTest, ExpiredCredentialsLeaveTheCache) {
+  std::unique_ptr<MungedFixture> munged = StartMunged();
+  ASSERT_NE(munged, nullptr);
+  MungeOptions options = At(*munged);
+  options.ttl_seconds = 1;
+  MungeCredentials auth(options);
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<std::string> cred = auth.Encode(kCancel);
+    ASSERT_TRUE(cred.ok()) << cred.status();
+    ASSERT_TRUE(auth.Decode(*cred, kCancel).ok());
+  }
+  EXPECT_EQ(auth.replay_cache_size(), 3u);
+  // Once they expired, munged refuses them itself; the next credential accepted sweeps them.
+  absl::SleepFor(absl::Milliseconds(2100));
+  StatusOr<std::string> fresh = auth.Encode(kCancel);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_TRUE(auth.Decode(*fresh, kCancel).ok());
+  EXPECT_EQ(auth.replay_cache_size(), 1u);
+  EXPECT_FALSE(auth.Decode(*fresh, kCancel).ok());
+}
+
 TEST_F(MungeAuthTest, ExpiredCredentialIsRejected) {
   MungeOptions options = At(*munged_);
   options.ttl_seconds = 1;
