@@ -4,6 +4,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <utility>
 
@@ -15,6 +16,7 @@ namespace {
 using google::protobuf::internal::WireFormatLite;
 using model::JobState;
 using Row = JobListing::Row;
+using Record = JobListing::Record;
 
 // The fields of a serialized JobInfo that filters look at, read without parsing the rest.
 struct FilterFields {
@@ -70,9 +72,9 @@ bool HoldsNodes(JobState listed) {
          listed == JobState::kCompleting;
 }
 
-// The row of `e`; its record goes to `info`.
+// The row of `e`; its own fields go to `own`.
 Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions& options,
-          std::string* info) {
+          std::string* own) {
   Row row;
   row.key = e.key;
   row.job_id = e.job.id;
@@ -82,8 +84,16 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions
     row.fold_task = static_cast<int32_t>(*e.array_task_id);
   }
   row.state = e.completing ? JobState::kCompleting : e.job.state;
-  FromEntry(e, cluster, options).SerializeToString(info);
+  JobFieldsOf(e, cluster, options).SerializeToString(own);
   return row;
+}
+
+// The whole record, parsed.
+void Parse(const Record& record, v1::JobInfo* info) {
+  std::string bytes;
+  bytes.reserve(record.size());
+  bytes.append(record.own).append(record.request);
+  info->ParseFromString(bytes);
 }
 
 // A folded array's record: its first unstarted task's, with the array's id and the
@@ -97,23 +107,64 @@ void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
 
 }  // namespace
 
+class JobListing::RequestCache {
+ public:
+  // The fields of `e`'s request (AddRequestFields), serialized.
+  std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
+    for (const Slot& slot : slots_) {
+      if (slot.field != nullptr && slot.request == e.request &&
+          slot.with_script == options.with_script &&
+          slot.with_environment == options.with_environment) {
+        return slot.field;
+      }
+    }
+    v1::JobInfo only;
+    AddRequestFields(e, options, &only);
+    Slot& slot = slots_[next_++ % slots_.size()];
+    slot = Slot{e.request, options.with_script, options.with_environment,
+                std::make_shared<const std::string>(only.SerializeAsString())};
+    return slot.field;
+  }
+
+ private:
+  struct Slot {
+    std::shared_ptr<const model::JobRequest> request;  // kept, so its address stays its own
+    bool with_script = false;
+    bool with_environment = false;
+    std::shared_ptr<const std::string> field;
+  };
+  std::array<Slot, 16> slots_;
+  size_t next_ = 0;
+};
+
 void JobListing::Chunk::Shrink() {
   rows.shrink_to_fit();
   bytes.shrink_to_fit();
+  requests.shrink_to_fit();
 }
 
-void JobListing::Chunk::Add(Row row, std::string_view record) {
+void JobListing::Chunk::Add(Row row, std::string_view own,
+                            std::shared_ptr<const std::string> request) {
   row.offset = static_cast<uint32_t>(bytes.size());
-  row.size = static_cast<uint32_t>(record.size());
-  bytes.append(record);
+  row.size = static_cast<uint32_t>(own.size());
+  bytes.append(own);
+  // A chunk's rows share few requests, mostly one: a look back over them finds it.
+  auto it = std::find(requests.rbegin(), requests.rend(), request);
+  if (it == requests.rend()) {
+    requests.push_back(std::move(request));
+    row.request = static_cast<uint8_t>(requests.size() - 1);
+  } else {
+    row.request = static_cast<uint8_t>(requests.rend() - it - 1);
+  }
   rows.push_back(row);
 }
 
 std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
                                                     const JobInfoOptions& options) {
   auto out = std::make_shared<JobListing>();
+  out->request_cache_ = std::make_shared<RequestCache>();
   std::shared_ptr<Chunk> chunk;
-  std::string info;
+  std::string own;
   for (const auto& [key, e] : core.jobs()) {
     if (chunk == nullptr || chunk->rows.size() == kChunkRows) {
       if (chunk != nullptr) chunk->Shrink();
@@ -121,8 +172,8 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
       chunk->rows.reserve(kChunkRows);
       out->chunks_.push_back(chunk);
     }
-    Row row = RowOf(e, core.cluster(), options, &info);
-    chunk->Add(row, info);
+    Row row = RowOf(e, core.cluster(), options, &own);
+    chunk->Add(row, own, out->request_cache_->For(e, options));
   }
   if (chunk != nullptr) chunk->Shrink();
   out->size_ = core.jobs().size();
@@ -139,8 +190,9 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   auto out = std::make_shared<JobListing>();
   out->chunks_.reserve(chunks_.size() + 1);
   out->size_ = size_;
+  out->request_cache_ = request_cache_;
   bool holders = false;
-  std::string info;
+  std::string own;
 
   // The entry `key` as it is now, or null when the table no longer has it.
   const auto current = [&](uint64_t key) -> const JobEntry* {
@@ -151,9 +203,9 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   const auto add_current = [&](uint64_t key, Chunk* chunk) {
     const JobEntry* e = current(key);
     if (e == nullptr) return;
-    Row row = RowOf(*e, core.cluster(), options, &info);
+    Row row = RowOf(*e, core.cluster(), options, &own);
     holders = holders || HoldsNodes(row.state);
-    chunk->Add(row, info);
+    chunk->Add(row, own, request_cache_->For(*e, options));
     ++out->size_;
   };
   auto next = keys.begin();
@@ -170,14 +222,16 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
     const bool join = !out->chunks_.empty() && chunk->rows.size() < kChunkRows / 2 &&
                       out->chunks_.back()->rows.size() + chunk->rows.size() <= kChunkRows;
     if (join) {
-      for (const Row& row : out->chunks_.back()->rows) {
-        copy->Add(row, out->chunks_.back()->info(row));
-      }
+      const Chunk& before = *out->chunks_.back();
+      for (const Row& row : before.rows)
+        copy->Add(row, before.record(row).own, before.request_of(row));
       out->chunks_.pop_back();
     }
     auto row = chunk->rows.begin();
     for (; next != keys.end() && *next <= last; ++next) {
-      for (; row != chunk->rows.end() && row->key < *next; ++row) copy->Add(*row, chunk->info(*row));
+      for (; row != chunk->rows.end() && row->key < *next; ++row) {
+        copy->Add(*row, chunk->record(*row).own, chunk->request_of(*row));
+      }
       if (row != chunk->rows.end() && row->key == *next) {
         holders = holders || HoldsNodes(row->state);
         ++row;
@@ -185,7 +239,9 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       }
       add_current(*next, copy.get());
     }
-    for (; row != chunk->rows.end(); ++row) copy->Add(*row, chunk->info(*row));
+    for (; row != chunk->rows.end(); ++row) {
+      copy->Add(*row, chunk->record(*row).own, chunk->request_of(*row));
+    }
     copy->Shrink();
     if (!copy->rows.empty()) out->chunks_.push_back(std::move(copy));
   }
@@ -199,6 +255,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       const Chunk& last = *out->chunks_.back();
       tail->rows = last.rows;
       tail->bytes = last.bytes;
+      tail->requests = last.requests;
       out->chunks_.back() = tail;
     }
     if (tail == nullptr || tail->rows.size() >= kChunkRows) {
@@ -223,13 +280,15 @@ void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
   std::map<JobId, Folded> folded;
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
     for (const Row& row : chunk->rows) {
-      const std::string_view info = chunk->info(row);
+      const Record record = chunk->record(row);
       if (row.fold_task < 0) {
-        if (Matches(row, info, row.job_id, filter)) sink.Plain(info);
+        if (Matches(row, record.own, row.job_id, filter)) sink.Plain(record);
         continue;
       }
       auto [it, first] = folded.try_emplace(row.array_job_id);
-      if (first && Matches(row, info, row.array_job_id, filter)) it->second.handle = sink.Fold(info);
+      if (first && Matches(row, record.own, row.array_job_id, filter)) {
+        it->second.handle = sink.Fold(record);
+      }
       it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
     }
   }
@@ -242,11 +301,9 @@ void JobListing::AppendTo(const JobFilter& filter,
                           google::protobuf::RepeatedPtrField<v1::JobInfo>* out) const {
   struct Sink {
     google::protobuf::RepeatedPtrField<v1::JobInfo>* out;
-    void Plain(std::string_view info) {
-      out->Add()->ParseFromArray(info.data(), static_cast<int>(info.size()));
-    }
-    int Fold(std::string_view info) {
-      Plain(info);
+    void Plain(const Record& record) { Parse(record, out->Add()); }
+    int Fold(const Record& record) {
+      Plain(record);
       return out->size() - 1;
     }
     void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
@@ -261,9 +318,13 @@ void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
   struct Sink {
     int field;
     google::protobuf::UnknownFieldSet* out;
-    void Plain(std::string_view info) { out->AddLengthDelimited(field)->assign(info); }
-    int Fold(std::string_view info) {
-      Plain(info);
+    void Plain(const Record& record) {
+      std::string* bytes = out->AddLengthDelimited(field);
+      bytes->reserve(record.size());
+      bytes->assign(record.own).append(record.request);
+    }
+    int Fold(const Record& record) {
+      Plain(record);
       return out->field_count() - 1;
     }
     void Folded(int handle, JobId array_id, model::ArraySpec tasks) {
@@ -301,14 +362,14 @@ void JobListing::AppendWireTo(const JobFilter& filter, int field_number, std::st
       std::string folded;
     };
     std::vector<Place> places;
-    void Plain(std::string_view info) {
+    void Plain(const Record& record) {
       AppendVarint(tag, out);
-      AppendVarint(info.size(), out);
-      out->append(info);
+      AppendVarint(record.size(), out);
+      out->append(record.own).append(record.request);
     }
-    int Fold(std::string_view info) {
+    int Fold(const Record& record) {
       const size_t start = out->size();
-      Plain(info);
+      Plain(record);
       places.push_back(Place{start, out->size() - start, {}});
       return static_cast<int>(places.size()) - 1;
     }

@@ -2,9 +2,14 @@
 // controller after every batch. Each job's v1::JobInfo is converted once, when the job
 // changes, and kept serialized (a few hundred bytes, against several KB as a message);
 // a new listing shares every unchanged chunk of jobs with the one it was updated from, so
-// publishing costs the jobs that changed, not the whole table.
+// publishing costs the jobs that changed, not the whole table. The fields of a record that
+// depend on the job's request alone (AddRequestFields: the submission, requested TRES, ...;
+// about half of it) are kept once for all the jobs that share their request (ControllerCore
+// interns identical ones).
 //
 // Thread-safety: a listing is immutable once built; any number of threads may read it.
+// Update() is called by one thread at a time for a listing and those made from it (they
+// share the cache of serialized request fields).
 #pragma once
 
 #include <google/protobuf/repeated_ptr_field.h>
@@ -78,10 +83,19 @@ class JobListing {
     uint64_t key = 0;  // the entry's place in the table
     JobId job_id = 0;
     JobId array_job_id = 0;
-    uint32_t offset = 0;     // of the record in Chunk::bytes
-    uint32_t size = 0;       // of the record
+    uint32_t offset = 0;     // of its own fields in Chunk::bytes
+    uint32_t size = 0;       // of its own fields
     int32_t fold_task = -1;  // a pending array task that never started: its index; else -1
     model::JobState state = model::JobState::kPending;  // as listed (COMPLETING when killing)
+    uint8_t request = 0;  // its request's fields: Chunk::requests[request]
+  };
+
+  // One job's serialized v1::JobInfo, in two pieces that are one record when concatenated:
+  // its own fields (in field order), then those of its request (AddRequestFields), shared.
+  struct Record {
+    std::string_view own;
+    std::string_view request;
+    size_t size() const { return own.size() + request.size(); }
   };
 
  private:
@@ -89,21 +103,32 @@ class JobListing {
   // every listing that has it unchanged.
   struct Chunk {
     std::vector<Row> rows;  // ascending key
-    std::string bytes;
-    std::string_view info(const Row& row) const { return {bytes.data() + row.offset, row.size}; }
-    void Add(Row row, std::string_view info);
+    std::string bytes;      // the rows' own fields
+    std::vector<std::shared_ptr<const std::string>> requests;  // request fields rows share
+    Record record(const Row& row) const {
+      return {{bytes.data() + row.offset, row.size}, *requests[row.request]};
+    }
+    std::shared_ptr<const std::string> request_of(const Row& row) const {
+      return requests[row.request];
+    }
+    void Add(Row row, std::string_view own, std::shared_ptr<const std::string> request);
     void Shrink();  // once complete: gives back what growing it left over
   };
   static constexpr size_t kChunkRows = 64;
+  static_assert(kChunkRows <= 256, "Row::request indexes a chunk's requests in 8 bits");
 
-  // Walks the records matching `filter` in table order: sink.Plain(info) for a record listed
-  // as it is, sink.Fold(info) for the first unstarted task of an array (returns a handle), and
-  // at the end sink.Folded(handle, array id, pending tasks) for each array folded.
+  // The serialized request fields of the last few distinct requests listed.
+  class RequestCache;
+
+  // Walks the records matching `filter` in table order: sink.Plain(record) for a record
+  // listed as it is, sink.Fold(record) for the first unstarted task of an array (returns a
+  // handle), and at the end sink.Folded(handle, array id, pending tasks) for each array folded.
   template <typename Sink>
   void Emit(const JobFilter& filter, Sink& sink) const;
 
   std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending key, none empty
   size_t size_ = 0;
+  std::shared_ptr<RequestCache> request_cache_;  // shared with the listings made from this one
 };
 
 }  // namespace loom::ctld

@@ -147,13 +147,36 @@ void SocketsOf(const model::Node& node, const core::CpuSet& cpus, v1::NodeAlloca
   }
 }
 
+// An entry's request; an empty one for an entry that has none.
+const model::JobRequest& RequestOf(const JobEntry& e) {
+  static const model::JobRequest kNoRequest;
+  return e.request ? *e.request : kNoRequest;
+}
+
 }  // namespace
 
 v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
                       const JobInfoOptions& options) {
+  v1::JobInfo info = JobFieldsOf(e, cluster, options);
+  AddRequestFields(e, options, &info);
+  return info;
+}
+
+void AddRequestFields(const JobEntry& e, const JobInfoOptions& options, v1::JobInfo* info) {
+  const model::JobRequest& r = RequestOf(e);
+  const model::JobShape& sh = r.shape;
+  info->set_tres_req(core::FormatTres(RequestTres(sh, options.gpu_tres)));
+  info->set_num_tasks(sh.ntasks);
+  info->set_max_nodes(r.max_nodes.value_or(0));
+  info->set_min_cpus_node(r.mincpus.value_or(sh.cpus_per_task * std::max(1, sh.ntasks_per_node)));
+  info->set_requeue(r.requeue.value_or(options.requeue_by_default));
+  FillSpec(r, options.with_script, options.with_environment, info->mutable_spec());
+}
+
+v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
+                        const JobInfoOptions& options) {
   const model::Job& j = e.job;
-  static const model::JobRequest kNoRequest;
-  const model::JobRequest& r = e.request ? *e.request : kNoRequest;
+  const model::JobRequest& r = RequestOf(e);
   v1::JobInfo info;
 
   info.set_job_id(j.id);
@@ -242,8 +265,6 @@ v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
 
   // Sizes: what it holds (or held) once it holds anything, what it asked for before.
   const model::JobShape& sh = r.shape;
-  const core::TresVector req = RequestTres(sh, options.gpu_tres);
-  info.set_tres_req(core::FormatTres(req));
   if (!held.empty()) {
     const core::TresVector alloc = AllocTres(held, options.gpu_tres);
     info.set_tres_alloc(core::FormatTres(alloc));
@@ -251,11 +272,8 @@ v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
     info.set_num_cpus(static_cast<int32_t>(alloc.Get(core::kTresCpu)));
   } else {
     info.set_num_nodes(sh.min_nodes);
-    info.set_num_cpus(static_cast<int32_t>(req.Get(core::kTresCpu)));
+    info.set_num_cpus(static_cast<int32_t>(RequestTres(sh, options.gpu_tres).Get(core::kTresCpu)));
   }
-  info.set_num_tasks(sh.ntasks);
-  info.set_max_nodes(r.max_nodes.value_or(0));
-  info.set_min_cpus_node(r.mincpus.value_or(sh.cpus_per_task * std::max(1, sh.ntasks_per_node)));
   if (sh.mem_per_cpu_mb > 0) {
     info.set_min_memory_mb(sh.mem_per_cpu_mb);
     info.set_memory_per_cpu(true);
@@ -264,7 +282,6 @@ v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
   } else if (!held.empty() && sh.mem_per_gpu_mb == 0) {
     info.set_min_memory_mb(held.front().amount.mem_mb);
   }
-  info.set_requeue(r.requeue.value_or(options.requeue_by_default));
 
   // How it ended: the wait() status word.
   if (model::IsFinal(j.state)) {
@@ -275,8 +292,6 @@ v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
       info.set_exit_code(WEXITSTATUS(status));
     }
   }
-
-  FillSpec(r, options.with_script, options.with_environment, info.mutable_spec());
   return info;
 }
 

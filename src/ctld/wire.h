@@ -41,6 +41,13 @@ struct JobInfoOptions {
 // ended while its processes are still being killed reports COMPLETING.
 v1::JobInfo FromEntry(const JobEntry& entry, const sched::Cluster& cluster,
                       const JobInfoOptions& options = {});
+// FromEntry in two parts that do not share a field. The fields that depend on the entry's
+// request alone (the submission in JobInfo.spec, tres_req, num_tasks, max_nodes,
+// min_cpus_node, requeue), which the jobs listing keeps once for all jobs sharing a request:
+void AddRequestFields(const JobEntry& entry, const JobInfoOptions& options, v1::JobInfo* info);
+// And all the others.
+v1::JobInfo JobFieldsOf(const JobEntry& entry, const sched::Cluster& cluster,
+                        const JobInfoOptions& options = {});
 
 // Every job of a table, in table order, the way squeue lists them: the pending tasks of an
 // array that never started fold into one record with the array's id as its job id
