@@ -4,11 +4,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "core/strings.h"
@@ -75,12 +75,9 @@ StatusOr<std::unique_ptr<FrameServer>> FrameServer::Start(FrameServerOptions opt
   s->refusal_ = std::move(refusal);
   s->http2_ = std::move(http2);
   ASSIGN_OR_RETURN(s->listen_fd_, Listen(s->options_.address));
-  s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s->wake_fd_ < 0) return absl::InternalError(core::StrCat("eventfd: ", std::strerror(errno)));
   for (int i = 0; i < std::max(1, s->options_.threads); ++i) {
     s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
   }
-  s->acceptor_ = std::thread([p = s.get()] { p->AcceptLoop(); });
   return s;
 }
 
@@ -102,31 +99,31 @@ void FrameServer::Shutdown() {
     stop_ = true;
     for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
   }
-  cv_.notify_all();
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
-  }
-  if (acceptor_.joinable()) acceptor_.join();
+  // Wakes every worker blocked in accept() on it (Linux answers them EINVAL).
+  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
   for (std::thread& t : workers_) t.join();
   workers_.clear();
-  for (int fd : accepted_) ::close(fd);
-  accepted_.clear();
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-  listen_fd_ = wake_fd_ = -1;
+  listen_fd_ = -1;
 }
 
-void FrameServer::AcceptLoop() {
+void FrameServer::WorkerLoop() {
+  // Each worker accepts for itself: the kernel hands a new connection to one of the workers
+  // blocked in accept(), with no thread in between to wake.
   while (true) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (p[1].revents != 0) return;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;  // the client gave up, or out of descriptors for a moment
+    if (fd < 0) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) return;
+      }
+      // Out of descriptors or memory for a moment: wait rather than spin. Otherwise the
+      // client gave up before it was accepted.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
@@ -135,21 +132,6 @@ void FrameServer::AcceptLoop() {
         ::close(fd);
         return;
       }
-      accepted_.push_back(fd);
-    }
-    cv_.notify_one();
-  }
-}
-
-void FrameServer::WorkerLoop() {
-  while (true) {
-    int fd = -1;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !accepted_.empty(); });
-      if (stop_) return;
-      fd = accepted_.front();
-      accepted_.pop_front();
       serving_.insert(fd);
     }
     Serve(fd);

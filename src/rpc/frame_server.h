@@ -1,12 +1,10 @@
 // The server side of Loom frames (frame.h), sharing one TCP port with gRPC: each accepted
 // connection is classified by its first bytes. HTTP/2's client preface ("PRI * HTTP/2.0")
 // is handed over to gRPC; anything else is read as frames, each answered by the handler in
-// order. A fixed pool of threads serves the frame connections; a connection idle for longer
-// than `idle_timeout_ms` is closed.
+// order. A fixed pool of threads serves the frame connections, each accepting its own; a
+// connection idle for longer than `idle_timeout_ms` is closed.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -47,7 +45,6 @@ class FrameServer {
 
  private:
   FrameServer() = default;
-  void AcceptLoop();
   void WorkerLoop();
   void Serve(int fd);
 
@@ -56,13 +53,9 @@ class FrameServer {
   Refusal refusal_;
   Handoff http2_;
   int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd that stops the accept loop
-  std::thread acceptor_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<int> accepted_;
-  std::set<int> serving_;
+  std::set<int> serving_;  // connections being served, shut down by Shutdown()
   bool stop_ = false;
 };
 

@@ -128,6 +128,22 @@ TEST_F(FrameServerTest, HandsHttp2ConnectionsOver) {
   ::close(fd);
 }
 
+TEST_F(FrameServerTest, ConnectionsBeyondThePoolWaitForAFreeWorker) {
+  // Both workers hold an open connection; a third is answered once one of them closes.
+  auto a = FrameConnection::Connect("127.0.0.1", server_->port(), 2000);
+  auto b = FrameConnection::Connect("127.0.0.1", server_->port(), 2000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a->Call("a", 2000).ok());
+  ASSERT_TRUE(b->Call("b", 2000).ok());
+  auto c = FrameConnection::Connect("127.0.0.1", server_->port(), 2000);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->Call("early", 300).ok());  // no worker free: no answer in time
+  *a = FrameConnection(std::move(*c));       // closes a; c lives on in a
+  auto r = a->Call("c", 2000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "echo:early");  // the frame sent before is answered first
+}
+
 TEST_F(FrameServerTest, ShutdownClosesIdleConnections) {
   auto c = FrameConnection::Connect("127.0.0.1", server_->port(), 2000);
   ASSERT_TRUE(c.ok());
