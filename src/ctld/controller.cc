@@ -187,7 +187,8 @@ void Controller::Shutdown() {
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
+  stopped_cv_.notify_all();
   if (frames_) frames_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (owner_.joinable()) owner_.join();
@@ -197,7 +198,7 @@ void Controller::Shutdown() {
 
 void Controller::Wait() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stop_; });
+  stopped_cv_.wait(lock, [&] { return stop_; });
 }
 
 Status Controller::Post(Command fn) {
@@ -208,7 +209,7 @@ Status Controller::Post(Command fn) {
     queue_.push_back(Pending{std::move(fn), {}});
     done = queue_.back().done.get_future();
   }
-  cv_.notify_all();
+  work_cv_.notify_one();
   return done.get();
 }
 
@@ -218,7 +219,7 @@ void Controller::PostNoWait(Command fn) {
     if (stop_) return;
     queue_.push_back(Pending{std::move(fn), {}});
   }
-  cv_.notify_all();
+  work_cv_.notify_one();
 }
 
 std::shared_ptr<const Snapshot> Controller::snapshot() const {
@@ -232,7 +233,7 @@ void Controller::OwnerLoop() {
     std::deque<Pending> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_ || !queue_.empty(); });
+      work_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_ || !queue_.empty(); });
       batch.swap(queue_);
       if (stop_ && batch.empty()) break;
     }
@@ -264,7 +265,7 @@ void Controller::OwnerLoop() {
       std::fprintf(stderr, "loomctld: %s; stopping\n", std::string(persisted.message()).c_str());
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
-      cv_.notify_all();
+      stopped_cv_.notify_all();
       break;
     }
     // Publish before answering: a client that got its answer sees its change in the

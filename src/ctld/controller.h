@@ -128,7 +128,8 @@ class Controller {
     std::promise<Status> done;
   };
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable work_cv_;     // the owner waits on it for commands (or stop_)
+  std::condition_variable stopped_cv_;  // Wait() waits on it for stop_
   std::deque<Pending> queue_;
   bool stop_ = false;
   std::thread owner_;
