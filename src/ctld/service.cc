@@ -85,8 +85,24 @@ ControllerApi::ControllerApi(Controller* c) : c_(c) {
 
 Caller ControllerApi::Identify(const auth::Identity& id) const {
   Caller who{id.uid, id.gid, ""};
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(names_mu_);
+    auto it = names_.find(id.uid);
+    if (it != names_.end() && now < it->second.until) {
+      who.user = it->second.name;
+      return who;
+    }
+  }
   auto user = auth::LookupUserById(id.uid);
-  who.user = user.ok() ? user->name : std::to_string(id.uid);
+  if (!user.ok()) {
+    who.user = std::to_string(id.uid);  // not kept: the user may be created any moment
+    return who;
+  }
+  who.user = user->name;
+  std::lock_guard<std::mutex> lock(names_mu_);
+  if (names_.size() >= 4096) names_.clear();  // a bound; refilled by who calls next
+  names_[id.uid] = KnownName{user->name, now + std::chrono::minutes(1)};
   return who;
 }
 

@@ -8,9 +8,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "auth/munge_auth.h"
 #include "core/status.h"
@@ -64,6 +67,14 @@ class ControllerApi {
 
   Controller* c_;
   uint32_t slurm_user_uid_ = 0;
+  // The names of the users who called lately, each kept for a minute, so that a burst of
+  // requests does not read the name service for each (Slurm's controller caches them too).
+  struct KnownName {
+    std::string name;
+    std::chrono::steady_clock::time_point until;
+  };
+  mutable std::mutex names_mu_;
+  mutable std::unordered_map<uint32_t, KnownName> names_;
   // Taken from the configuration at the start (changing them needs a restart, as in Slurm),
   // except the heartbeat interval, which a reconfigure updates.
   std::string controller_name_;
