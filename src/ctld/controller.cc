@@ -381,7 +381,7 @@ void Controller::CarryOut(const Effects& fx) {
     const sched::NodeAlloc& head = e.alloc.front();
     lr.set_gpu_ids(GpuIdList(head.gpu_ids));
     lr.set_cpu_ids(head.cpu_ids.ToList());
-    lr.set_time_limit_s(e.time_limit_s);
+    lr.set_time_limit_s(e.job.time_limit_s);
     links_->Launch(NodeAddress(head.node), std::move(lr));
   }
   for (const SignalJob& s : fx.signals) {
@@ -422,7 +422,7 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
     }
     req.set_gpu_ids(GpuIdList(a->gpu_ids));
     req.set_cpu_ids(a->cpu_ids.ToList());
-    req.set_time_limit_s(e.time_limit_s);
+    req.set_time_limit_s(e.job.time_limit_s);
     req.set_io_key(step.io_key());
     req.set_step_id(info.step_id());
     *req.mutable_step() = step;
@@ -486,7 +486,7 @@ void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
     req.set_node_index(static_cast<int32_t>(i));
     req.set_gpu_ids(GpuIdList(a.gpu_ids));
     req.set_cpu_ids(a.cpu_ids.ToList());
-    req.set_time_limit_s(e.time_limit_s);
+    req.set_time_limit_s(e.job.time_limit_s);
     req.set_io_key(r.srun->io_key);
     v1::ForwardedLaunch& l = launches.emplace_back();
     l.set_node(core_->cluster().nodes[a.node].name);

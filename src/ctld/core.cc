@@ -254,7 +254,6 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     e.key = next_key_++;
     e.request = shared;
     e.partition = part;
-    e.time_limit_s = limit;
     e.last_sched_eval = now;
     model::Job& j = e.job;
     j.uid = who.uid;
@@ -268,7 +267,7 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     j.eligible_time = std::max<int64_t>(now, r.begin_time);
     if (task) {
       e.array_job_id = id;
-      e.array_task_id = task;
+      e.array_task_id = static_cast<int32_t>(*task);
     }
     j.id = task_id++;
     by_id_[j.id] = e.key;
@@ -301,9 +300,9 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   std::vector<sched::RunningJob> running;
   for (const JobEntry* e : LiveEntries()) {
     if (!e->holds_nodes()) continue;
-    const Time end = e->time_limit_s >= core::kUnlimitedSeconds || e->completing
+    const Time end = e->job.time_limit_s >= core::kUnlimitedSeconds || e->completing
                          ? sched::kNever
-                         : sched::SaturatingAdd(e->job.start_time, e->time_limit_s);
+                         : sched::SaturatingAdd(e->job.start_time, e->job.time_limit_s);
     running.push_back(sched::RunningJob{e->key, e->alloc, e->job.start_time, end});
   }
   const int64_t limit = request.time_limit_s.value_or(
@@ -539,8 +538,8 @@ void ControllerCore::Tick(Time now, Effects* fx) {
   }
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     JobEntry& e = it->second;
-    if (e.job.state == JobState::kRunning && e.time_limit_s < core::kUnlimitedSeconds &&
-        now >= sched::SaturatingAdd(e.job.start_time, e.time_limit_s)) {
+    if (e.job.state == JobState::kRunning && e.job.time_limit_s < core::kUnlimitedSeconds &&
+        now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)) {
       Kill(e, JobState::kTimeout, now, fx);
     } else if (e.completing) {
       if (e.kill_at == 0) e.kill_at = now;  // restored: count KillWait from now

@@ -78,32 +78,33 @@ struct StepAsk {
 
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
-  model::Job job;  // id (array tasks: the array's id + the task's place), state, times
+  // Fields in an order that leaves no padding: the table holds one entry per job, ended
+  // ones included, for MinJobAge.
+  model::Job job;  // id (array tasks: the array's id + the task's place), state, times,
+                   // the time limit in effect (the partition default if not asked)
   // The submission without its script and environment, which only the store keeps (they
   // are read back to launch the job). Shared by the tasks of an array.
   std::shared_ptr<const model::JobRequest> request;
   JobId array_job_id = 0;                  // 0: not an array task
-  std::optional<int64_t> array_task_id;
-  int32_t partition = -1;                  // index into the cluster's partitions
   sched::Allocation alloc;                 // while running: where, with device ids
   // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
   sched::Allocation ran;
   // When the scheduler last looked at it: its submission, then each pass that considered
   // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
-  int64_t time_limit_s = 0;                // in effect (the partition default if not asked)
-  // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
-  // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
-  bool completing = false;
-  Time kill_at = 0;                        // when SIGKILL was due, 0: not yet known
-  int32_t restarts = 0;                    // times requeued (Slurm's Restarts)
-  uint64_t key = 0;                        // stable identity in the table
-
+  Time kill_at = 0;  // when SIGKILL was due, 0: not yet known
+  uint64_t key = 0;  // stable identity in the table
   // A job srun submitted runs tasks on every node and ends once every node has reported
   // (core_srun.cc); made when the first node reports, and replaced rather than changed, so
   // that copies of an entry may share it. Stored with the job's steps (persist.h), so that a
   // restarted controller counts the reports that came before it.
   std::shared_ptr<const StepProgress> step;
+  std::optional<int32_t> array_task_id;  // below MaxArraySize, which is at most 4000001
+  int32_t partition = -1;                // index into the cluster's partitions
+  int32_t restarts = 0;                  // times requeued (Slurm's Restarts)
+  // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
+  // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
+  bool completing = false;
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }

@@ -123,9 +123,9 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   for (JobEntry* entry : live) {
     const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
-    const Time end = e.time_limit_s >= core::kUnlimitedSeconds
+    const Time end = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? sched::kNever
-                         : sched::SaturatingAdd(e.job.start_time, e.time_limit_s);
+                         : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
     // A job being killed holds its nodes until it is gone.
     running.push_back(
         sched::RunningJob{e.key, e.alloc, e.job.start_time, e.completing ? sched::kNever : end});
@@ -167,7 +167,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     p.nodelist = e.request->nodelist;
     p.exclude = e.request->exclude;
     p.shape = e.request->shape;
-    p.estimate = e.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.time_limit_s;
+    p.estimate =
+        e.job.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.job.time_limit_s;
     pending.push_back(std::move(p));
     pending_entry.push_back(&e);
   }
@@ -191,9 +192,9 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   for (const sched::JobStart& s : out.starts) {
     JobEntry& e = *pending_entry[s.pending_index];
     (void)e.job.Transition(JobState::kRunning, now);
-    e.job.end_time = e.time_limit_s >= core::kUnlimitedSeconds
+    e.job.end_time = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? 0
-                         : sched::SaturatingAdd(now, e.time_limit_s);
+                         : sched::SaturatingAdd(now, e.job.time_limit_s);
     e.job.reason = PendingReason::kNone;
     e.alloc = s.alloc;
     Changed(e, fx);

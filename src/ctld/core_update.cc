@@ -139,7 +139,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   for (const JobEntry* f : found) {
     JobEntry& e = jobs_.at(f->key);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
-    if (edit.time_limit_s && !admin && *edit.time_limit_s > e.time_limit_s) {
+    if (edit.time_limit_s && !admin && *edit.time_limit_s > e.job.time_limit_s) {
       return absl::PermissionDeniedError("Access/permission denied");  // users may only lower it
     }
     if (model::IsFinal(e.job.state)) continue;
@@ -213,7 +213,6 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   for (JobEntry* target : targets) {
     JobEntry& e = *target;
     if (edit.time_limit_s) {
-      e.time_limit_s = *edit.time_limit_s;
       e.job.time_limit_s = *edit.time_limit_s;
       if (e.job.state == JobState::kRunning) {
         e.job.end_time = sched::SaturatingAdd(e.job.start_time, *edit.time_limit_s);
@@ -236,8 +235,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
         e.partition = partition;
         e.job.partition = p.name;
         if (!request->time_limit_s && !edit.time_limit_s) {
-          e.time_limit_s = p.default_time_s >= 0 ? p.default_time_s : p.max_time_s;
-          e.job.time_limit_s = e.time_limit_s;
+          e.job.time_limit_s = p.default_time_s >= 0 ? p.default_time_s : p.max_time_s;
         }
       }
     }

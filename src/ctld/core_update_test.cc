@@ -118,8 +118,8 @@ TEST_F(CoreTest, UpdateJobOfAnArrayChangesAllItsWaitingTasks) {
   EXPECT_EQ(fx.resubmitted[0].id, id);
   // Fields outside the submission may change for one task.
   ASSERT_TRUE(core_.UpdateJob(id + 2, Edit({{"TimeLimit", "5"}}), kAlice, 1, &fx).ok());
-  EXPECT_EQ(core_.Find(id + 2)->time_limit_s, 300);
-  EXPECT_EQ(core_.Find(id + 1)->time_limit_s, 600);
+  EXPECT_EQ(core_.Find(id + 2)->job.time_limit_s, 300);
+  EXPECT_EQ(core_.Find(id + 1)->job.time_limit_s, 600);
 }
 
 TEST(ParseJobEditTest, SlurmsErrors) {

@@ -67,7 +67,7 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) 
   p.state = j.state;
   p.reason = j.reason;
   p.priority = j.priority;
-  p.time_limit_s = e.time_limit_s;
+  p.time_limit_s = e.job.time_limit_s;
   p.exit_code = j.exit_code;
   p.eligible_time = j.eligible_time;
   p.start_time = j.start_time;
@@ -133,8 +133,7 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   j.start_time = r.start_time;
   j.end_time = r.end_time;
   e.array_job_id = r.array_job_id;
-  if (r.array_task_id) e.array_task_id = *r.array_task_id;
-  e.time_limit_s = r.time_limit_s;
+  if (r.array_task_id) e.array_task_id = static_cast<int32_t>(*r.array_task_id);
   for (size_t p = 0; p < cluster.partitions.size(); ++p) {
     if (cluster.partitions[p].name == r.partition) e.partition = static_cast<int32_t>(p);
   }

@@ -38,7 +38,7 @@ v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::
   info.set_end_time(step.end_time);
   info.set_exit_code(step.status.wait_status());
   info.set_distribution(model::DistributionName(step.distribution));
-  info.set_time_limit_s(e.time_limit_s);
+  info.set_time_limit_s(e.job.time_limit_s);
   info.set_cpu_bind(step.cpu_bind);
   info.set_gpu_bind(step.gpu_bind);
   info.set_gpus_per_task(step.gpus_per_task);

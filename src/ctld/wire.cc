@@ -198,7 +198,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_submit_time(j.submit_time);
   info.set_start_time(j.start_time);
   info.set_end_time(j.end_time);
-  info.set_time_limit_s(e.time_limit_s);
+  info.set_time_limit_s(e.job.time_limit_s);
   info.set_partition(j.partition);
   // Slurm reports no eligible time while a job is held or waits on others, and age accrues
   // only once it is eligible.
