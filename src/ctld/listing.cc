@@ -111,27 +111,31 @@ class JobListing::RequestCache {
  public:
   // The fields of `e`'s request (AddRequestFields), serialized.
   std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
+    const Key key{e.request, options.gpu_tres, options.requeue_by_default, options.with_script,
+                  options.with_environment};
     for (const Slot& slot : slots_) {
-      if (slot.field != nullptr && slot.request == e.request &&
-          slot.with_script == options.with_script &&
-          slot.with_environment == options.with_environment) {
-        return slot.field;
-      }
+      if (slot.fields != nullptr && slot.key == key) return slot.fields;
     }
     v1::JobInfo only;
     AddRequestFields(e, options, &only);
     Slot& slot = slots_[next_++ % slots_.size()];
-    slot = Slot{e.request, options.with_script, options.with_environment,
-                std::make_shared<const std::string>(only.SerializeAsString())};
-    return slot.field;
+    slot = Slot{key, std::make_shared<const std::string>(only.SerializeAsString())};
+    return slot.fields;
   }
 
  private:
-  struct Slot {
+  // The request and the options AddRequestFields reads.
+  struct Key {
     std::shared_ptr<const model::JobRequest> request;  // kept, so its address stays its own
+    bool gpu_tres = false;
+    bool requeue_by_default = false;
     bool with_script = false;
     bool with_environment = false;
-    std::shared_ptr<const std::string> field;
+    bool operator==(const Key&) const = default;
+  };
+  struct Slot {
+    Key key;
+    std::shared_ptr<const std::string> fields;
   };
   std::array<Slot, 16> slots_;
   size_t next_ = 0;

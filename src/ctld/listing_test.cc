@@ -227,6 +227,34 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
   }
 }
 
+TEST(JobListingTest, SharedRequestFieldsFollowTheOptionsTheyWereMadeWith) {
+  // Two jobs share one interned request; the fields kept for it depend on the options too.
+  const conf::SiteConfig site = Site();
+  ControllerCore core(site, CoreOptions{}, 1);
+  const Caller alice{1001, 1001, "alice"};
+  model::JobRequest r;
+  r.name = "a";
+  r.shape.ntasks = 1;
+  r.hold = true;
+  Effects fx;
+  StatusOr<JobId> first = core.Submit(r, alice, 100, &fx);
+  StatusOr<JobId> second = core.Submit(r, alice, 100, &fx);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_EQ(core.Find(*first)->request, core.Find(*second)->request);
+  JobInfoOptions o = Options();
+  o.requeue_by_default = true;
+  std::shared_ptr<const JobListing> listing = JobListing::Build(core, o);
+  o.requeue_by_default = false;
+  const uint64_t key = core.Find(*second)->key;
+  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), o);
+  google::protobuf::RepeatedPtrField<v1::JobInfo> got;
+  listing->AppendTo(JobFilter{}, &got);
+  ASSERT_EQ(got.size(), 2);
+  EXPECT_TRUE(got[0].requeue());   // converted with the first options
+  EXPECT_FALSE(got[1].requeue());  // converted again with the second
+  EXPECT_EQ(got[1].spec().name(), "a");
+}
+
 TEST(JobListingTest, AnUpdateLeavesTheListingItCameFromAlone) {
   ControllerCore core(Site(), CoreOptions{}, 1);
   Effects fx;
