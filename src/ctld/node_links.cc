@@ -200,7 +200,9 @@ void NodeLinks::Finished(Link* link) {
   } else {
     link->scheduled = false;
   }
-  cv_.notify_all();
+  // The sender waits for a ready link, or for the last call in flight while draining: wake
+  // it for nothing else (a launch ends as often as one starts).
+  if (!ready_.empty() || (draining_ && in_flight_ == 0)) cv_.notify_all();
 }
 
 void NodeLinks::Drain() {
