@@ -194,7 +194,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   auto out = std::make_shared<JobListing>();
   out->chunks_.reserve(chunks_.size() + 1);
   out->size_ = size_;
-  out->request_cache_ = request_cache_;
+  out->request_cache_ = request_cache_ ? request_cache_ : std::make_shared<RequestCache>();
   bool holders = false;
   std::string own;
 
@@ -209,7 +209,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
     if (e == nullptr) return;
     Row row = RowOf(*e, core.cluster(), options, &own);
     holders = holders || HoldsNodes(row.state);
-    chunk->Add(row, own, request_cache_->For(*e, options));
+    chunk->Add(row, own, out->request_cache_->For(*e, options));
     ++out->size_;
   };
   auto next = keys.begin();
