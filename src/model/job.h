@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/interned.h"
 #include "core/status.h"
 #include "model/job_state.h"
 
@@ -18,8 +19,9 @@ struct Job {
   JobId id = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
-  std::string user;
-  std::string partition;     // the partition it was given
+  // Names repeat across a cluster's jobs: each is kept once (8 bytes here, not 32).
+  core::Interned user;
+  core::Interned partition;  // the partition it was given
   int64_t time_limit_s = 0;  // core::kUnlimitedSeconds when unlimited
   int64_t priority = 0;
 
