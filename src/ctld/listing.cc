@@ -23,11 +23,11 @@ struct FilterFields {
   std::string_view name, user, partition;
 };
 
-FilterFields ReadFilterFields(std::string_view bytes) {
+// Reads them from one part of a record (Record) into `out`: each part is in field order.
+void ReadFilterFields(std::string_view bytes, FilterFields* out) {
   constexpr int kName = v1::JobInfo::kNameFieldNumber;
   constexpr int kUser = v1::JobInfo::kUserFieldNumber;
   constexpr int kPartition = v1::JobInfo::kPartitionFieldNumber;
-  FilterFields out;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
   while (true) {
@@ -41,28 +41,29 @@ FilterFields ReadFilterFields(std::string_view bytes) {
       uint32_t length = 0;
       if (!in.ReadVarint32(&length)) break;
       const std::string_view value = bytes.substr(in.CurrentPosition(), length);
-      if (number == kName) out.name = value;
-      if (number == kUser) out.user = value;
-      if (number == kPartition) out.partition = value;
+      if (number == kName) out->name = value;
+      if (number == kUser) out->user = value;
+      if (number == kPartition) out->partition = value;
       if (!in.Skip(static_cast<int>(length))) break;
       continue;
     }
     if (!WireFormatLite::SkipField(&in, tag)) break;
   }
-  return out;
 }
 
 bool In(const std::set<std::string>& set, std::string_view value) {
   return set.empty() || set.count(std::string(value)) > 0;
 }
 
-// Whether the record of `row` (`info`) matches `f`; `id` is its listed id (the array's for a
-// folded record).
-bool Matches(const Row& row, std::string_view info, JobId id, const JobFilter& f) {
+// Whether the record of `row` matches `f`; `id` is its listed id (the array's for a folded
+// record).
+bool Matches(const Row& row, const Record& record, JobId id, const JobFilter& f) {
   if (!f.ids.empty() && !f.ids.count(id) && !f.ids.count(row.array_job_id)) return false;
   if (!In(f.states, model::JobStateName(row.state))) return false;
   if (f.users.empty() && f.partitions.empty() && f.names.empty()) return true;
-  const FilterFields fields = ReadFilterFields(info);
+  FilterFields fields;
+  ReadFilterFields(record.own, &fields);
+  ReadFilterFields(record.shared, &fields);
   return In(f.users, fields.user) && In(f.partitions, fields.partition) &&
          In(f.names, fields.name);
 }
@@ -92,7 +93,7 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions
 void Parse(const Record& record, v1::JobInfo* info) {
   std::string bytes;
   bytes.reserve(record.size());
-  bytes.append(record.own).append(record.request);
+  bytes.append(record.own).append(record.shared);
   info->ParseFromString(bytes);
 }
 
@@ -107,26 +108,42 @@ void MakeFolded(JobId array_id, model::ArraySpec tasks, v1::JobInfo* info) {
 
 }  // namespace
 
-class JobListing::RequestCache {
+class JobListing::SharedCache {
  public:
-  // The fields of `e`'s request (AddRequestFields), serialized.
+  // The fields `e` shares with the jobs submitted alike (AddSharedFields), serialized.
   std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
-    const Key key{e.request, options.gpu_tres, options.requeue_by_default, options.with_script,
+    const Key key{e.request,
+                  e.job.uid,
+                  e.job.gid,
+                  e.job.user,
+                  e.job.partition,
+                  options.cluster_name,
+                  options.group_name != nullptr,
+                  options.gpu_tres,
+                  options.requeue_by_default,
+                  options.with_script,
                   options.with_environment};
     for (const Slot& slot : slots_) {
       if (slot.fields != nullptr && slot.key == key) return slot.fields;
     }
     v1::JobInfo only;
-    AddRequestFields(e, options, &only);
+    AddSharedFields(e, options, &only);
     Slot& slot = slots_[next_++ % slots_.size()];
     slot = Slot{key, std::make_shared<const std::string>(only.SerializeAsString())};
     return slot.fields;
   }
 
  private:
-  // The request and the options AddRequestFields reads.
+  // What AddSharedFields reads. A listing and those updated from it are made with the same
+  // group_name function (a reconfigure builds a new listing), so whether there is one will do.
   struct Key {
     std::shared_ptr<const model::JobRequest> request;  // kept, so its address stays its own
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    core::Interned user;
+    core::Interned partition;
+    std::string cluster_name;
+    bool group_name = false;
     bool gpu_tres = false;
     bool requeue_by_default = false;
     bool with_script = false;
@@ -144,21 +161,21 @@ class JobListing::RequestCache {
 void JobListing::Chunk::Shrink() {
   rows.shrink_to_fit();
   bytes.shrink_to_fit();
-  requests.shrink_to_fit();
+  shared.shrink_to_fit();
 }
 
 void JobListing::Chunk::Add(Row row, std::string_view own,
-                            std::shared_ptr<const std::string> request) {
+                            std::shared_ptr<const std::string> fields) {
   row.offset = static_cast<uint32_t>(bytes.size());
   row.size = static_cast<uint32_t>(own.size());
   bytes.append(own);
-  // A chunk's rows share few requests, mostly one: a look back over them finds it.
-  auto it = std::find(requests.rbegin(), requests.rend(), request);
-  if (it == requests.rend()) {
-    requests.push_back(std::move(request));
-    row.request = static_cast<uint8_t>(requests.size() - 1);
+  // A chunk's rows share few kinds, mostly one: a look back over them finds it.
+  auto it = std::find(shared.rbegin(), shared.rend(), fields);
+  if (it == shared.rend()) {
+    shared.push_back(std::move(fields));
+    row.shared = static_cast<uint8_t>(shared.size() - 1);
   } else {
-    row.request = static_cast<uint8_t>(requests.rend() - it - 1);
+    row.shared = static_cast<uint8_t>(shared.rend() - it - 1);
   }
   rows.push_back(row);
 }
@@ -166,7 +183,7 @@ void JobListing::Chunk::Add(Row row, std::string_view own,
 std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
                                                     const JobInfoOptions& options) {
   auto out = std::make_shared<JobListing>();
-  out->request_cache_ = std::make_shared<RequestCache>();
+  out->shared_cache_ = std::make_shared<SharedCache>();
   std::shared_ptr<Chunk> chunk;
   std::string own;
   for (const auto& [key, e] : core.jobs()) {
@@ -177,7 +194,7 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
       out->chunks_.push_back(chunk);
     }
     Row row = RowOf(e, core.cluster(), options, &own);
-    chunk->Add(row, own, out->request_cache_->For(e, options));
+    chunk->Add(row, own, out->shared_cache_->For(e, options));
   }
   if (chunk != nullptr) chunk->Shrink();
   out->size_ = core.jobs().size();
@@ -194,7 +211,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   auto out = std::make_shared<JobListing>();
   out->chunks_.reserve(chunks_.size() + 1);
   out->size_ = size_;
-  out->request_cache_ = request_cache_ ? request_cache_ : std::make_shared<RequestCache>();
+  out->shared_cache_ = shared_cache_ ? shared_cache_ : std::make_shared<SharedCache>();
   bool holders = false;
   std::string own;
 
@@ -209,7 +226,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
     if (e == nullptr) return;
     Row row = RowOf(*e, core.cluster(), options, &own);
     holders = holders || HoldsNodes(row.state);
-    chunk->Add(row, own, out->request_cache_->For(*e, options));
+    chunk->Add(row, own, out->shared_cache_->For(*e, options));
     ++out->size_;
   };
   auto next = keys.begin();
@@ -228,13 +245,13 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
     if (join) {
       const Chunk& before = *out->chunks_.back();
       for (const Row& row : before.rows)
-        copy->Add(row, before.record(row).own, before.request_of(row));
+        copy->Add(row, before.record(row).own, before.shared_of(row));
       out->chunks_.pop_back();
     }
     auto row = chunk->rows.begin();
     for (; next != keys.end() && *next <= last; ++next) {
       for (; row != chunk->rows.end() && row->key < *next; ++row) {
-        copy->Add(*row, chunk->record(*row).own, chunk->request_of(*row));
+        copy->Add(*row, chunk->record(*row).own, chunk->shared_of(*row));
       }
       if (row != chunk->rows.end() && row->key == *next) {
         holders = holders || HoldsNodes(row->state);
@@ -244,7 +261,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       add_current(*next, copy.get());
     }
     for (; row != chunk->rows.end(); ++row) {
-      copy->Add(*row, chunk->record(*row).own, chunk->request_of(*row));
+      copy->Add(*row, chunk->record(*row).own, chunk->shared_of(*row));
     }
     copy->Shrink();
     if (!copy->rows.empty()) out->chunks_.push_back(std::move(copy));
@@ -259,7 +276,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       const Chunk& last = *out->chunks_.back();
       tail->rows = last.rows;
       tail->bytes = last.bytes;
-      tail->requests = last.requests;
+      tail->shared = last.shared;
       out->chunks_.back() = tail;
     }
     if (tail == nullptr || tail->rows.size() >= kChunkRows) {
@@ -286,11 +303,11 @@ void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
     for (const Row& row : chunk->rows) {
       const Record record = chunk->record(row);
       if (row.fold_task < 0) {
-        if (Matches(row, record.own, row.job_id, filter)) sink.Plain(record);
+        if (Matches(row, record, row.job_id, filter)) sink.Plain(record);
         continue;
       }
       auto [it, first] = folded.try_emplace(row.array_job_id);
-      if (first && Matches(row, record.own, row.array_job_id, filter)) {
+      if (first && Matches(row, record, row.array_job_id, filter)) {
         it->second.handle = sink.Fold(record);
       }
       it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
@@ -325,7 +342,7 @@ void JobListing::AppendSerializedTo(const JobFilter& filter, int field_number,
     void Plain(const Record& record) {
       std::string* bytes = out->AddLengthDelimited(field);
       bytes->reserve(record.size());
-      bytes->assign(record.own).append(record.request);
+      bytes->assign(record.own).append(record.shared);
     }
     int Fold(const Record& record) {
       Plain(record);
@@ -369,7 +386,7 @@ void JobListing::AppendWireTo(const JobFilter& filter, int field_number, std::st
     void Plain(const Record& record) {
       AppendVarint(tag, out);
       AppendVarint(record.size(), out);
-      out->append(record.own).append(record.request);
+      out->append(record.own).append(record.shared);
     }
     int Fold(const Record& record) {
       const size_t start = out->size();

@@ -2,14 +2,14 @@
 // controller after every batch. Each job's v1::JobInfo is converted once, when the job
 // changes, and kept serialized (a few hundred bytes, against several KB as a message);
 // a new listing shares every unchanged chunk of jobs with the one it was updated from, so
-// publishing costs the jobs that changed, not the whole table. The fields of a record that
-// depend on the job's request alone (AddRequestFields: the submission, requested TRES, ...;
-// about half of it) are kept once for all the jobs that share their request (ControllerCore
-// interns identical ones).
+// publishing costs the jobs that changed, not the whole table. The fields of a record that a
+// job shares with the jobs submitted alike (AddSharedFields: its request's, its owner's, its
+// partition's; most of it) are kept once for all of them (ControllerCore interns identical
+// requests).
 //
 // Thread-safety: a listing is immutable once built; any number of threads may read it.
 // Update() is called by one thread at a time for a listing and those made from it (they
-// share the cache of serialized request fields).
+// share the cache of serialized shared fields).
 #pragma once
 
 #include <google/protobuf/repeated_ptr_field.h>
@@ -87,15 +87,16 @@ class JobListing {
     uint32_t size = 0;       // of its own fields
     int32_t fold_task = -1;  // a pending array task that never started: its index; else -1
     model::JobState state = model::JobState::kPending;  // as listed (COMPLETING when killing)
-    uint8_t request = 0;  // its request's fields: Chunk::requests[request]
+    uint8_t shared = 0;                                 // its shared fields: Chunk::shared[shared]
   };
 
   // One job's serialized v1::JobInfo, in two pieces that are one record when concatenated:
-  // its own fields (in field order), then those of its request (AddRequestFields), shared.
+  // its own fields, then those it shares with jobs submitted alike (AddSharedFields), each
+  // part in field order.
   struct Record {
     std::string_view own;
-    std::string_view request;
-    size_t size() const { return own.size() + request.size(); }
+    std::string_view shared;
+    size_t size() const { return own.size() + shared.size(); }
   };
 
  private:
@@ -104,21 +105,21 @@ class JobListing {
   struct Chunk {
     std::vector<Row> rows;  // ascending key
     std::string bytes;      // the rows' own fields
-    std::vector<std::shared_ptr<const std::string>> requests;  // request fields rows share
+    std::vector<std::shared_ptr<const std::string>> shared;  // the shared fields of its rows
     Record record(const Row& row) const {
-      return {{bytes.data() + row.offset, row.size}, *requests[row.request]};
+      return {{bytes.data() + row.offset, row.size}, *shared[row.shared]};
     }
-    std::shared_ptr<const std::string> request_of(const Row& row) const {
-      return requests[row.request];
+    std::shared_ptr<const std::string> shared_of(const Row& row) const {
+      return shared[row.shared];
     }
-    void Add(Row row, std::string_view own, std::shared_ptr<const std::string> request);
+    void Add(Row row, std::string_view own, std::shared_ptr<const std::string> fields);
     void Shrink();  // once complete: gives back what growing it left over
   };
   static constexpr size_t kChunkRows = 64;
-  static_assert(kChunkRows <= 256, "Row::request indexes a chunk's requests in 8 bits");
+  static_assert(kChunkRows <= 256, "Row::shared indexes a chunk's shared fields in 8 bits");
 
-  // The serialized request fields of the last few distinct requests listed.
-  class RequestCache;
+  // The serialized shared fields of the last few distinct kinds of job listed.
+  class SharedCache;
 
   // Walks the records matching `filter` in table order: sink.Plain(record) for a record
   // listed as it is, sink.Fold(record) for the first unstarted task of an array (returns a
@@ -128,7 +129,7 @@ class JobListing {
 
   std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending key, none empty
   size_t size_ = 0;
-  std::shared_ptr<RequestCache> request_cache_;  // shared with the listings made from this one
+  std::shared_ptr<SharedCache> shared_cache_;  // shared with the listings made from this one
 };
 
 }  // namespace loom::ctld

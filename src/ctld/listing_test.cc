@@ -227,8 +227,8 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
   }
 }
 
-TEST(JobListingTest, SharedRequestFieldsFollowTheOptionsTheyWereMadeWith) {
-  // Two jobs share one interned request; the fields kept for it depend on the options too.
+TEST(JobListingTest, SharedFieldsFollowTheOptionsTheyWereMadeWith) {
+  // Two jobs share one interned request; the fields kept for them depend on the options too.
   const conf::SiteConfig site = Site();
   ControllerCore core(site, CoreOptions{}, 1);
   const Caller alice{1001, 1001, "alice"};
@@ -253,6 +253,46 @@ TEST(JobListingTest, SharedRequestFieldsFollowTheOptionsTheyWereMadeWith) {
   EXPECT_TRUE(got[0].requeue());   // converted with the first options
   EXPECT_FALSE(got[1].requeue());  // converted again with the second
   EXPECT_EQ(got[1].spec().name(), "a");
+}
+
+TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
+  // Alice's and Bob's jobs submitted alike share one interned request, but not their owner;
+  // one of them moved to another partition shares no partition with the others either.
+  const conf::SiteConfig site = Site();
+  ControllerCore core(site, CoreOptions{}, 1);
+  const Caller alice{1001, 1001, "alice"};
+  const Caller bob{1002, 1002, "bob"};
+  model::JobRequest r;
+  r.name = "same";
+  r.shape.ntasks = 1;
+  r.hold = true;
+  Effects fx;
+  StatusOr<JobId> a = core.Submit(r, alice, 100, &fx);
+  StatusOr<JobId> b = core.Submit(r, bob, 100, &fx);
+  StatusOr<JobId> moved = core.Submit(r, alice, 100, &fx);
+  ASSERT_TRUE(a.ok() && b.ok() && moved.ok());
+  ASSERT_EQ(core.Find(*a)->request, core.Find(*b)->request);
+  std::shared_ptr<const JobListing> listing = JobListing::Build(core, Options());
+  JobEdit to_small;
+  to_small.partition = "small";
+  ASSERT_TRUE(core.UpdateJob(*moved, to_small, alice, 101, &fx).ok());
+  const uint64_t key = core.Find(*moved)->key;
+  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), Options());
+  google::protobuf::RepeatedPtrField<v1::JobInfo> got;
+  listing->AppendTo(JobFilter{}, &got);
+  ASSERT_EQ(got.size(), 3);
+  EXPECT_EQ(got[0].user(), "alice");
+  EXPECT_EQ(got[0].uid(), 1001u);
+  EXPECT_EQ(got[1].user(), "bob");
+  EXPECT_EQ(got[1].uid(), 1002u);
+  EXPECT_EQ(got[2].partition(), "small");
+  EXPECT_EQ(got[0].partition(), "batch");
+  JobFilter bobs;
+  bobs.users = {"bob"};
+  google::protobuf::RepeatedPtrField<v1::JobInfo> filtered;
+  listing->AppendTo(bobs, &filtered);
+  ASSERT_EQ(filtered.size(), 1);
+  EXPECT_EQ(filtered[0].job_id(), *b);
 }
 
 TEST(JobListingTest, AnUpdateLeavesTheListingItCameFromAlone) {

@@ -158,12 +158,21 @@ const model::JobRequest& RequestOf(const JobEntry& e) {
 v1::JobInfo FromEntry(const JobEntry& e, const sched::Cluster& cluster,
                       const JobInfoOptions& options) {
   v1::JobInfo info = JobFieldsOf(e, cluster, options);
-  AddRequestFields(e, options, &info);
+  AddSharedFields(e, options, &info);
   return info;
 }
 
-void AddRequestFields(const JobEntry& e, const JobInfoOptions& options, v1::JobInfo* info) {
+void AddSharedFields(const JobEntry& e, const JobInfoOptions& options, v1::JobInfo* info) {
+  const model::Job& j = e.job;
   const model::JobRequest& r = RequestOf(e);
+  if (r.array) info->set_array_max_tasks(static_cast<uint32_t>(r.array->max_running));
+  info->set_name(r.name);
+  info->set_uid(j.uid);
+  info->set_gid(j.gid);
+  info->set_user(j.user);
+  if (options.group_name) info->set_group_name(options.group_name(j.gid));
+  info->set_cluster_name(options.cluster_name);
+  info->set_partition(j.partition);
   const model::JobShape& sh = r.shape;
   info->set_tres_req(core::FormatTres(RequestTres(sh, options.gpu_tres)));
   info->set_num_tasks(sh.ntasks);
@@ -182,13 +191,6 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_job_id(j.id);
   info.set_array_job_id(e.array_job_id);
   info.set_array_task_id(e.array_task_id ? static_cast<int32_t>(*e.array_task_id) : -1);
-  if (r.array) info.set_array_max_tasks(static_cast<uint32_t>(r.array->max_running));
-  info.set_name(r.name);
-  info.set_uid(j.uid);
-  info.set_gid(j.gid);
-  info.set_user(j.user);
-  if (options.group_name) info.set_group_name(options.group_name(j.gid));
-  info.set_cluster_name(options.cluster_name);
 
   // A job that ended while its processes are still being killed is COMPLETING, as Slurm
   // prints a job with its COMPLETING flag.
@@ -199,7 +201,6 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_start_time(j.start_time);
   info.set_end_time(j.end_time);
   info.set_time_limit_s(e.job.time_limit_s);
-  info.set_partition(j.partition);
   // Slurm reports no eligible time while a job is held or waits on others, and age accrues
   // only once it is eligible.
   int64_t eligible = j.eligible_time;

@@ -41,10 +41,12 @@ struct JobInfoOptions {
 // ended while its processes are still being killed reports COMPLETING.
 v1::JobInfo FromEntry(const JobEntry& entry, const sched::Cluster& cluster,
                       const JobInfoOptions& options = {});
-// FromEntry in two parts that do not share a field. The fields that depend on the entry's
-// request alone (the submission in JobInfo.spec, tres_req, num_tasks, max_nodes,
-// min_cpus_node, requeue), which the jobs listing keeps once for all jobs sharing a request:
-void AddRequestFields(const JobEntry& entry, const JobInfoOptions& options, v1::JobInfo* info);
+// FromEntry in two parts that do not share a field. The fields a job shares with the jobs
+// submitted alike, which the jobs listing keeps once for all of them: those its request
+// decides (name, the submission in JobInfo.spec, tres_req, num_tasks, max_nodes,
+// min_cpus_node, requeue, array_max_tasks), its owner's (uid, gid, user, group_name), its
+// partition's name and the cluster's.
+void AddSharedFields(const JobEntry& entry, const JobInfoOptions& options, v1::JobInfo* info);
 // And all the others.
 v1::JobInfo JobFieldsOf(const JobEntry& entry, const sched::Cluster& cluster,
                         const JobInfoOptions& options = {});
