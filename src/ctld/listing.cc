@@ -113,6 +113,7 @@ class JobListing::SharedCache {
   // The fields `e` shares with the jobs submitted alike (AddSharedFields), serialized.
   std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
     const Key key{e.request,
+                  e.array_task_id.has_value(),
                   e.job.uid,
                   e.job.gid,
                   e.job.user,
@@ -138,6 +139,7 @@ class JobListing::SharedCache {
   // group_name function (a reconfigure builds a new listing), so whether there is one will do.
   struct Key {
     std::shared_ptr<const model::JobRequest> request;  // kept, so its address stays its own
+    bool task = false;                                 // an array task
     uint32_t uid = 0;
     uint32_t gid = 0;
     core::Interned user;
