@@ -200,6 +200,13 @@ TEST(MungeReplayTest, LocalCacheCatchesReplaysThroughAnotherMunged) {
   EXPECT_TRUE(MungeCredentials(At(*host_a)).Decode(*cred, kCancel).ok());
 }
 
+// Makes a fresh credential and has `auth` accept it.
+void AcceptFresh(MungeCredentials& auth) {
+  StatusOr<std::string> cred = auth.Encode(kCancel);
+  ASSERT_TRUE(cred.ok()) << cred.status();
+  ASSERT_TRUE(auth.Decode(*cred, kCancel).ok());
+}
+
 TEST(MungeReplayTest, CacheStaysWithinItsCapacity) {
   std::unique_ptr<MungedFixture> munged = StartMunged();
   ASSERT_NE(munged, nullptr);
@@ -207,9 +214,7 @@ TEST(MungeReplayTest, CacheStaysWithinItsCapacity) {
   options.replay_cache_capacity = 2;
   MungeCredentials auth(options);
   for (int i = 0; i < 5; ++i) {
-    StatusOr<std::string> cred = auth.Encode(kCancel);
-    ASSERT_TRUE(cred.ok()) << cred.status();
-    ASSERT_TRUE(auth.Decode(*cred, kCancel).ok());
+    ASSERT_NO_FATAL_FAILURE(AcceptFresh(auth));
     EXPECT_LE(auth.replay_cache_size(), 2u);
   }
   EXPECT_EQ(auth.replay_cache_size(), 2u);
@@ -221,11 +226,7 @@ TEST(MungeReplayTest, ExpiredCredentialsLeaveTheCache) {
   MungeOptions options = At(*munged);
   options.ttl_seconds = 1;
   MungeCredentials auth(options);
-  for (int i = 0; i < 3; ++i) {
-    StatusOr<std::string> cred = auth.Encode(kCancel);
-    ASSERT_TRUE(cred.ok()) << cred.status();
-    ASSERT_TRUE(auth.Decode(*cred, kCancel).ok());
-  }
+  for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(AcceptFresh(auth));
   EXPECT_EQ(auth.replay_cache_size(), 3u);
   // Once they expired, munged refuses them itself; the next credential accepted sweeps them.
   absl::SleepFor(absl::Milliseconds(2100));

@@ -227,15 +227,31 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
   }
 }
 
+// A held job's request named `name`: jobs submitted with equal ones share one interned request.
+model::JobRequest HeldRequest(const std::string& name) {
+  model::JobRequest r;
+  r.name = name;
+  r.shape.ntasks = 1;
+  r.hold = true;
+  return r;
+}
+
+// `listing` with the entry `key` read again from `core`, then its records matching `filter`.
+google::protobuf::RepeatedPtrField<v1::JobInfo> ListedAfterUpdate(
+    std::shared_ptr<const JobListing> listing, const ControllerCore& core, uint64_t key,
+    const JobInfoOptions& options, const JobFilter& filter = {}) {
+  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), options);
+  google::protobuf::RepeatedPtrField<v1::JobInfo> got;
+  listing->AppendTo(filter, &got);
+  return got;
+}
+
 TEST(JobListingTest, SharedFieldsFollowTheOptionsTheyWereMadeWith) {
   // Two jobs share one interned request; the fields kept for them depend on the options too.
   const conf::SiteConfig site = Site();
   ControllerCore core(site, CoreOptions{}, 1);
   const Caller alice{1001, 1001, "alice"};
-  model::JobRequest r;
-  r.name = "a";
-  r.shape.ntasks = 1;
-  r.hold = true;
+  const model::JobRequest r = HeldRequest("a");
   Effects fx;
   StatusOr<JobId> first = core.Submit(r, alice, 100, &fx);
   StatusOr<JobId> second = core.Submit(r, alice, 100, &fx);
@@ -245,10 +261,7 @@ TEST(JobListingTest, SharedFieldsFollowTheOptionsTheyWereMadeWith) {
   o.requeue_by_default = true;
   std::shared_ptr<const JobListing> listing = JobListing::Build(core, o);
   o.requeue_by_default = false;
-  const uint64_t key = core.Find(*second)->key;
-  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), o);
-  google::protobuf::RepeatedPtrField<v1::JobInfo> got;
-  listing->AppendTo(JobFilter{}, &got);
+  const auto got = ListedAfterUpdate(listing, core, core.Find(*second)->key, o);
   ASSERT_EQ(got.size(), 2);
   EXPECT_TRUE(got[0].requeue());   // converted with the first options
   EXPECT_FALSE(got[1].requeue());  // converted again with the second
@@ -262,10 +275,7 @@ TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
   ControllerCore core(site, CoreOptions{}, 1);
   const Caller alice{1001, 1001, "alice"};
   const Caller bob{1002, 1002, "bob"};
-  model::JobRequest r;
-  r.name = "same";
-  r.shape.ntasks = 1;
-  r.hold = true;
+  const model::JobRequest r = HeldRequest("same");
   Effects fx;
   StatusOr<JobId> a = core.Submit(r, alice, 100, &fx);
   StatusOr<JobId> b = core.Submit(r, bob, 100, &fx);
@@ -277,9 +287,7 @@ TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
   to_small.partition = "small";
   ASSERT_TRUE(core.UpdateJob(*moved, to_small, alice, 101, &fx).ok());
   const uint64_t key = core.Find(*moved)->key;
-  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), Options());
-  google::protobuf::RepeatedPtrField<v1::JobInfo> got;
-  listing->AppendTo(JobFilter{}, &got);
+  const auto got = ListedAfterUpdate(listing, core, key, Options());
   ASSERT_EQ(got.size(), 3);
   EXPECT_EQ(got[0].user(), "alice");
   EXPECT_EQ(got[0].uid(), 1001u);
@@ -289,8 +297,7 @@ TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
   EXPECT_EQ(got[0].partition(), "batch");
   JobFilter bobs;
   bobs.users = {"bob"};
-  google::protobuf::RepeatedPtrField<v1::JobInfo> filtered;
-  listing->AppendTo(bobs, &filtered);
+  const auto filtered = ListedAfterUpdate(listing, core, key, Options(), bobs);
   ASSERT_EQ(filtered.size(), 1);
   EXPECT_EQ(filtered[0].job_id(), *b);
 }
