@@ -387,7 +387,7 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
       for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
       if (fx) fx->signals.push_back(std::move(s));
       e.completing = true;
-      e.kill_at = now + opt_.kill_wait_s;
+      e.mutable_history().kill_at = now + opt_.kill_wait_s;
     }
     e.job.state = JobState::kPending;
     e.job.start_time = 0;
@@ -395,13 +395,14 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
     e.job.exit_code = 0;
     e.job.reason = hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     if (hold) e.job.priority = 0;
-    e.ran.clear();
-    const bool had_steps = e.step != nullptr;
-    e.step.reset();
+    JobHistory& history = e.mutable_history();
+    history.ran.clear();
+    const bool had_steps = history.step != nullptr;
+    history.step.reset();
     if ((steps_.erase(e.job.id) > 0 || had_steps) && fx != nullptr) {
       fx->steps_changed.push_back(e.job.id);  // the stored ones go too
     }
-    ++e.restarts;
+    ++history.restarts;
     pass_due_ = true;
     Changed(e, fx);
   }
@@ -457,10 +458,10 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
   EndSteps(e, /*kill=*/true, now, fx);
-  if (!e.alloc.empty()) e.ran = std::move(e.alloc);
+  if (!e.alloc.empty()) e.mutable_history().ran = std::move(e.alloc);
   e.alloc.clear();
   e.completing = false;
-  e.kill_at = 0;
+  if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
   Changed(e, fx);
   if (fx) fx->ended.push_back(state);
 }
@@ -472,7 +473,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
     e.job.end_time = now;
   }
   e.completing = true;
-  e.kill_at = now + opt_.kill_wait_s;
+  e.mutable_history().kill_at = now + opt_.kill_wait_s;
   fx->ended.push_back(as);
   EndSteps(e, /*kill=*/false, now, fx);  // the job's signal reaches their tasks
   // Nothing but steps ran on an allocation salloc holds: once their tasks have the signal,
@@ -487,9 +488,11 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
   e.completing = false;
   // A requeued job waits to run again: it no longer names where it ran.
-  if (!e.alloc.empty() && e.job.state != JobState::kPending) e.ran = std::move(e.alloc);
+  if (!e.alloc.empty() && e.job.state != JobState::kPending) {
+    e.mutable_history().ran = std::move(e.alloc);
+  }
   e.alloc.clear();
-  e.kill_at = 0;
+  if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
   if (e.job.state == JobState::kPending) pass_due_ = true;
   Changed(e, fx);
 }
@@ -542,9 +545,10 @@ void ControllerCore::Tick(Time now, Effects* fx) {
         now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)) {
       Kill(e, JobState::kTimeout, now, fx);
     } else if (e.completing) {
-      if (e.kill_at == 0) e.kill_at = now;  // restored: count KillWait from now
+      JobHistory& history = e.mutable_history();
+      if (history.kill_at == 0) history.kill_at = now;  // restored: count KillWait from now
       // SIGKILL went out a KillWait ago and the node never answered: it is gone.
-      if (now > e.kill_at + opt_.kill_wait_s) Release(e, fx);
+      if (now > history.kill_at + opt_.kill_wait_s) Release(e, fx);
     }
     if (model::IsFinal(e.job.state) && !e.completing &&
         now - e.job.end_time > opt_.min_job_age_s) {

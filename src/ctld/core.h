@@ -76,10 +76,49 @@ struct StepAsk {
   std::string cpu_bind, gpu_bind, gpus_per_task;
 };
 
+// What a job keeps once it has started; most jobs of a long queue never did, and have none.
+struct JobHistory {
+  // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
+  sched::Allocation ran;
+  // A job srun submitted runs tasks on every node and ends once every node has reported
+  // (core_srun.cc); made when the first node reports, and replaced rather than changed, so
+  // that copies of an entry may share it. Stored with the job's steps (persist.h), so that a
+  // restarted controller counts the reports that came before it.
+  std::shared_ptr<const StepProgress> step;
+  Time kill_at = 0;      // when SIGKILL was due, 0: not yet known
+  int32_t restarts = 0;  // times requeued (Slurm's Restarts)
+};
+
+// A JobHistory held apart from its entry, made on first write; copying it copies the history.
+class HistoryBox {
+ public:
+  HistoryBox() = default;
+  HistoryBox(const HistoryBox& other)
+      : p_(other.p_ ? std::make_unique<JobHistory>(*other.p_) : nullptr) {}
+  HistoryBox& operator=(const HistoryBox& other) {
+    if (this != &other) p_ = other.p_ ? std::make_unique<JobHistory>(*other.p_) : nullptr;
+    return *this;
+  }
+  HistoryBox(HistoryBox&&) noexcept = default;
+  HistoryBox& operator=(HistoryBox&&) noexcept = default;
+
+  const JobHistory& get() const {
+    static const JobHistory kNone;
+    return p_ ? *p_ : kNone;
+  }
+  JobHistory& mutable_get() {
+    if (p_ == nullptr) p_ = std::make_unique<JobHistory>();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<JobHistory> p_;
+};
+
 // One job, or one task of a job array (each task is a job of its own once it runs).
 struct JobEntry {
-  // Fields in an order that leaves no padding: the table holds one entry per job, ended
-  // ones included, for MinJobAge.
+  // Fields in an order that leaves no padding, and what only started jobs need kept apart
+  // (JobHistory): the table holds one entry per job, ended ones included, for MinJobAge.
   model::Job job;  // id (array tasks: the array's id + the task's place), state, times,
                    // the time limit in effect (the partition default if not asked)
   // The submission without its script and environment, which only the store keeps (they
@@ -87,24 +126,21 @@ struct JobEntry {
   std::shared_ptr<const model::JobRequest> request;
   JobId array_job_id = 0;                  // 0: not an array task
   sched::Allocation alloc;                 // while running: where, with device ids
-  // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
-  sched::Allocation ran;
   // When the scheduler last looked at it: its submission, then each pass that considered
   // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
-  Time kill_at = 0;  // when SIGKILL was due, 0: not yet known
-  uint64_t key = 0;  // stable identity in the table
-  // A job srun submitted runs tasks on every node and ends once every node has reported
-  // (core_srun.cc); made when the first node reports, and replaced rather than changed, so
-  // that copies of an entry may share it. Stored with the job's steps (persist.h), so that a
-  // restarted controller counts the reports that came before it.
-  std::shared_ptr<const StepProgress> step;
+  uint64_t key = 0;                      // stable identity in the table
+  HistoryBox history_box;                // history(), mutable_history()
   std::optional<int32_t> array_task_id;  // below MaxArraySize, which is at most 4000001
   int32_t partition = -1;                // index into the cluster's partitions
-  int32_t restarts = 0;                  // times requeued (Slurm's Restarts)
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
   bool completing = false;
+
+  const JobHistory& history() const { return history_box.get(); }
+  JobHistory& mutable_history() { return history_box.mutable_get(); }
+  // Where it runs, or where it ran once it ended.
+  const sched::Allocation& placement() const { return alloc.empty() ? history().ran : alloc; }
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }

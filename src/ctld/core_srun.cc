@@ -15,12 +15,13 @@ void ControllerCore::StepNodeEnded(JobEntry& e, std::string_view node, int32_t s
     return cluster_.nodes[a.node].name == node;
   });
   if (!its_node) return;
-  if (e.step && e.step->nodes_done.contains(node)) return;  // a repeated report
-  auto next = e.step ? std::make_shared<StepProgress>(*e.step) : std::make_shared<StepProgress>();
+  const std::shared_ptr<const StepProgress>& before = e.history().step;
+  if (before && before->nodes_done.contains(node)) return;  // a repeated report
+  auto next = before ? std::make_shared<StepProgress>(*before) : std::make_shared<StepProgress>();
   next->nodes_done.emplace(node);
   next->status.Add(status);
   next->out_of_memory = next->out_of_memory || out_of_memory;
-  e.step = next;
+  e.mutable_history().step = next;
   const StepProgress& step = *next;
   if (step.nodes_done.size() < e.alloc.size()) {
     if (fx != nullptr) fx->steps_changed.push_back(e.job.id);  // the reports so far

@@ -99,9 +99,8 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
   StepRecord& step = it->second;
   if (step.nodes_done.contains(node)) return;  // a repeated report
   const JobEntry* e = Find(job);
-  const sched::Allocation& alloc = e == nullptr       ? sched::Allocation{}
-                                   : e->alloc.empty() ? e->ran
-                                                      : e->alloc;
+  static const sched::Allocation kNone;
+  const sched::Allocation& alloc = e == nullptr ? kNone : e->placement();
   const bool its_node = std::any_of(step.nodes.begin(), step.nodes.end(), [&](int32_t n) {
     return static_cast<size_t>(n) < alloc.size() && cluster_.nodes[alloc[n].node].name == node;
   });
@@ -231,7 +230,7 @@ void ControllerCore::RestoreSteps(JobId job, JobSteps steps, std::optional<StepP
   JobEntry* e = FindMutable(job);
   if (e == nullptr) return;
   if (!steps.steps.empty() || steps.next_id > 0) steps_[job] = std::move(steps);
-  if (srun) e->step = std::make_shared<const StepProgress>(*std::move(srun));
+  if (srun) e->mutable_history().step = std::make_shared<const StepProgress>(*std::move(srun));
 }
 
 }  // namespace loom::ctld

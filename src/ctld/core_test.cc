@@ -14,6 +14,24 @@
 namespace loom::ctld {
 namespace {
 
+TEST(JobEntryTest, ACopyHasItsOwnHistory) {
+  JobEntry fresh;
+  EXPECT_EQ(fresh.history().restarts, 0);  // read without one being made
+  EXPECT_TRUE(fresh.history().ran.empty());
+  JobEntry a;
+  a.mutable_history().restarts = 2;
+  a.mutable_history().ran.push_back(sched::NodeAlloc{});
+  JobEntry b = a;
+  b.mutable_history().restarts = 3;
+  EXPECT_EQ(a.history().restarts, 2);
+  EXPECT_EQ(b.history().ran.size(), 1u);
+  JobEntry c;
+  c = b;
+  c.mutable_history().ran.clear();
+  EXPECT_EQ(b.history().ran.size(), 1u);
+  EXPECT_EQ(c.history().restarts, 3);
+}
+
 TEST_F(CoreTest, SubmitRunComplete) {
   JobId id = Submit(Req());
   EXPECT_EQ(id, 100u);
@@ -490,7 +508,8 @@ TEST_F(CoreTest, SrunJobReportsSurviveARestart) {
   core_.JobEnded(id, 3 << 8, false, 5, &end, "n2");
   EXPECT_EQ(end.steps_changed, std::vector<JobId>{id});
   const JobEntry* e = core_.Find(id);
-  auto stored = DecodeSteps(EncodeSteps(core_.StepsOf(id), e->step.get()).value(), "test");
+  auto stored =
+      DecodeSteps(EncodeSteps(core_.StepsOf(id), e->history().step.get()).value(), "test");
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_TRUE(stored->srun.has_value());
   EXPECT_EQ(stored->srun->nodes_done.count("n2"), 1u);
@@ -672,7 +691,7 @@ TEST_F(CoreTest, RequeueKillsThenQueuesAgainAndRunsOnceTheNodesAreFree) {
   EXPECT_EQ(State(id), JobState::kPending);
   ASSERT_EQ(fx.signals.size(), 1u);
   EXPECT_EQ(fx.signals[0].signal, SIGTERM);
-  EXPECT_EQ(core_.Find(id)->restarts, 1);
+  EXPECT_EQ(core_.Find(id)->history().restarts, 1);
   // Not before its processes are gone.
   EXPECT_TRUE(Schedule(6).launches.empty());
   core_.JobEnded(id, SIGTERM, false, 7, &fx);

@@ -61,7 +61,7 @@ store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
   for (JobId id : step_jobs) {
     const JobEntry* e = core.Find(id);
     if (e == nullptr) continue;  // purged: deleted above
-    if (std::optional<std::string> value = EncodeSteps(core.StepsOf(id), e->step.get())) {
+    if (std::optional<std::string> value = EncodeSteps(core.StepsOf(id), e->history().step.get())) {
       batch.Add(store::PutValue{StepsKey(id), *std::move(value)});
     } else {
       batch.Add(store::DeleteValue{StepsKey(id)});

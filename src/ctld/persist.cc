@@ -76,8 +76,9 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) 
   for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
   p.nodes = names.empty() ? "" : core::CompressHostlist(names);
   p.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
-  p.ran_allocation = e.ran.empty() ? "" : EncodeAllocation(e.ran, cluster);
-  p.restarts = e.restarts;
+  const JobHistory& history = e.history();
+  p.ran_allocation = history.ran.empty() ? "" : EncodeAllocation(history.ran, cluster);
+  p.restarts = history.restarts;
   p.last_sched_eval = e.last_sched_eval;
   return p;
 }
@@ -137,13 +138,13 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   for (size_t p = 0; p < cluster.partitions.size(); ++p) {
     if (cluster.partitions[p].name == r.partition) e.partition = static_cast<int32_t>(p);
   }
-  e.restarts = r.restarts;
+  if (r.restarts != 0) e.mutable_history().restarts = r.restarts;
   e.last_sched_eval = r.last_sched_eval;
   ASSIGN_OR_RETURN(e.alloc, DecodeAllocation(r.allocation, cluster));
   // Where an ended job ran only serves queries: a node since removed from the configuration
   // loses it rather than the job.
   auto ran = DecodeAllocation(r.ran_allocation, cluster);
-  if (ran.ok()) e.ran = *std::move(ran);
+  if (ran.ok() && !ran->empty()) e.mutable_history().ran = *std::move(ran);
   return e;
 }
 

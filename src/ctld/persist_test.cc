@@ -65,7 +65,7 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   ASSERT_EQ(core.Find(ended)->job.state, model::JobState::kRunning);
   core.JobEnded(ended, 0, false, 5, &fx, "");
   ASSERT_EQ(core.Find(ended)->job.state, model::JobState::kCompleted);
-  ASSERT_FALSE(core.Find(ended)->ran.empty());
+  ASSERT_FALSE(core.Find(ended)->history().ran.empty());
   JobId pending = *core.Submit(req, alice, 6, &fx);
 
   store::SqliteStoreOptions so;
@@ -104,8 +104,8 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   EXPECT_EQ(done.job.state, model::JobState::kCompleted);
   EXPECT_FALSE(done.completing);
   EXPECT_TRUE(done.alloc.empty());
-  EXPECT_EQ(done.ran, core.Find(ended)->ran);
-  EXPECT_EQ(done.restarts, 1);
+  EXPECT_EQ(done.history().ran, core.Find(ended)->history().ran);
+  EXPECT_EQ(done.history().restarts, 1);
   EXPECT_EQ(done.last_sched_eval, core.Find(ended)->last_sched_eval);
   EXPECT_EQ(again.Find(pending)->job.state, model::JobState::kPending);
   EXPECT_EQ(again.Find(pending)->job.user, "alice");

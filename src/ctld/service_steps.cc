@@ -21,7 +21,7 @@ v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::
   info.set_user(e.job.user);
   info.set_uid(e.job.uid);
   info.set_partition(partition);
-  const sched::Allocation& alloc = e.alloc.empty() ? e.ran : e.alloc;
+  const sched::Allocation& alloc = e.placement();
   std::vector<std::string> names;
   int32_t cpus = 0;
   for (size_t i = 0; i < step.nodes.size(); ++i) {

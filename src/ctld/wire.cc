@@ -229,7 +229,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_eligible_time(eligible);
   info.set_accrue_time(accrue);
   info.set_last_sched_eval(e.last_sched_eval);
-  info.set_restarts(e.restarts);
+  info.set_restarts(e.history().restarts);
 
   if (j.state == JobState::kPending && !r.dependency.empty()) {
     if (j.reason == PendingReason::kDependency) {
@@ -240,7 +240,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   }
 
   // Where it runs, or where it ran once it ended, as Slurm's records keep it.
-  const sched::Allocation& held = e.alloc.empty() ? e.ran : e.alloc;
+  const sched::Allocation& held = e.placement();
   std::vector<std::string> names;
   std::string gpu_ids;
   for (const sched::NodeAlloc& a : held) {
