@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -30,7 +31,7 @@ StatusOr<std::pair<std::string, std::string>> SplitAddress(const std::string& ad
   return std::make_pair(host, address.substr(colon + 1));
 }
 
-StatusOr<int> Listen(const std::string& address) {
+StatusOr<int> Listen(const std::string& address, int defer_accept_s) {
   ASSIGN_OR_RETURN(auto hp, SplitAddress(address));
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -48,6 +49,10 @@ StatusOr<int> Listen(const std::string& address) {
     if (fd < 0) continue;
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    // Every client speaks first (see Serve): a connection is handed to a worker once its
+    // first bytes are there, so one that connects and says nothing holds no worker while the
+    // kernel waits for it.
+    ::setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_accept_s, sizeof defer_accept_s);
     if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 1024) == 0) {
       ::freeaddrinfo(found);
       return fd;
@@ -74,7 +79,8 @@ StatusOr<std::unique_ptr<FrameServer>> FrameServer::Start(FrameServerOptions opt
   s->handler_ = std::move(handler);
   s->refusal_ = std::move(refusal);
   s->http2_ = std::move(http2);
-  ASSIGN_OR_RETURN(s->listen_fd_, Listen(s->options_.address));
+  ASSIGN_OR_RETURN(s->listen_fd_,
+                   Listen(s->options_.address, std::max(1, s->options_.io_timeout_ms / 1000)));
   for (int i = 0; i < std::max(1, s->options_.threads); ++i) {
     s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
   }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "rpc/frame_server.h"
 
@@ -142,6 +143,18 @@ TEST_F(FrameServerTest, ConnectionsBeyondThePoolWaitForAFreeWorker) {
   auto r = a->Call("c", 2000);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, "echo:early");  // the frame sent before is answered first
+}
+
+TEST_F(FrameServerTest, ClientsThatSayNothingHoldNoWorker) {
+  // More silent connections than workers: a client that speaks is answered at once.
+  std::vector<int> silent;
+  for (int i = 0; i < 4; ++i) silent.push_back(RawConnect());
+  auto c = FrameConnection::Connect("127.0.0.1", server_->port(), 2000);
+  ASSERT_TRUE(c.ok());
+  auto r = c->Call("hello", 500);  // well within the 2 s a silent connection could hold a worker
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "echo:hello");
+  for (int fd : silent) ::close(fd);
 }
 
 TEST_F(FrameServerTest, ShutdownClosesIdleConnections) {
