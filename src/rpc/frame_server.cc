@@ -119,13 +119,14 @@ void FrameServer::WorkerLoop() {
   while (true) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
+      const int err = errno;
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
       }
       // Out of descriptors or memory for a moment: wait rather than spin. Otherwise the
       // client gave up before it was accepted.
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
       continue;
