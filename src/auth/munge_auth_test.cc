@@ -220,10 +220,8 @@ TEST(MungeReplayTest, CacheStaysWithinItsCapacity) {
   EXPECT_EQ(auth.replay_cache_size(), 2u);
 }
 
-TEST(MungeReplayTest, ExpiredCredentialsLeaveTheCache) {
-  std::unique_ptr<MungedFixture> munged = StartMunged();
-  ASSERT_NE(munged, nullptr);
-  MungeOptions options = At(*munged);
+TEST_F(MungeAuthTest, ExpiredCredentialsLeaveTheReplayCache) {
+  MungeOptions options = At(*munged_);
   options.ttl_seconds = 1;
   MungeCredentials auth(options);
   for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(AcceptFresh(auth));
