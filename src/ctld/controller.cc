@@ -307,9 +307,9 @@ void Controller::Publish(int64_t now, const Effects* fx) {
     nodes_stale = true;
     publish_all_ = false;
   } else if (!fx->changed.empty() || !fx->touched.empty()) {
-    std::vector<uint64_t> keys(fx->changed);
-    keys.insert(keys.end(), fx->touched.begin(), fx->touched.end());
-    listing_ = listing_->Update(*core_, keys, o, &holders_changed);
+    std::vector<JobId> ids(fx->changed);
+    ids.insert(ids.end(), fx->touched.begin(), fx->touched.end());
+    listing_ = listing_->Update(*core_, ids, o, &holders_changed);
   }
   if (nodes_stale || nodes_ == nullptr || holders_changed) {
     std::vector<NodeUsage> usage = NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
@@ -343,7 +343,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
 
 void Controller::CarryOut(const Effects& fx) {
   for (const ctld::Launch& l : fx.launches) {
-    auto it = core_->jobs().find(l.key);
+    auto it = core_->jobs().find(l.job_id);
     if (it == core_->jobs().end() || it->second.alloc.empty()) continue;
     const JobEntry& e = it->second;
     if (e.request->allocation_only) continue;  // salloc's: nothing runs until srun asks

@@ -48,25 +48,23 @@ ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options
 
 void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
   jobs_.clear();
-  by_id_.clear();
   live_.clear();
   for (JobEntry& e : entries) {
-    e.key = next_key_++;
     e.request = Intern(std::move(e.request));
     // Ended or requeued with its processes still being killed: it keeps its nodes.
-    e.completing = (model::IsFinal(e.job.state) || e.job.state == JobState::kPending) &&
-                   !e.alloc.empty();
-    by_id_[e.job.id] = e.key;
+    e.completing =
+        (model::IsFinal(e.job.state) || e.job.state == JobState::kPending) && !e.alloc.empty();
     next_id_ = std::max(next_id_, e.job.id + 1);
-    if (e.live()) live_.insert(e.key);
-    jobs_.emplace(e.key, std::move(e));
+    if (e.live()) live_.insert(e.job.id);
+    const JobId id = e.job.id;
+    jobs_.insert_or_assign(id, std::move(e));
   }
   next_id_ = std::max(next_id_, next_job_id);
 }
 
 void ControllerCore::Changed(const JobEntry& e, Effects* fx) {
-  if (fx) fx->changed.push_back(e.key);
-  if (e.live()) live_.insert(e.key);
+  if (fx) fx->changed.push_back(e.job.id);
+  if (e.live()) live_.insert(e.job.id);
   pass_due_ = true;
 }
 
@@ -88,17 +86,15 @@ std::vector<JobEntry*> ControllerCore::LiveMutable() {
 std::vector<const JobEntry*> ControllerCore::LiveEntries() const {
   std::vector<const JobEntry*> out;
   out.reserve(live_.size());
-  for (uint64_t key : live_) {
-    auto e = jobs_.find(key);
+  for (JobId id : live_) {
+    auto e = jobs_.find(id);
     if (e != jobs_.end() && e->second.live()) out.push_back(&e->second);
   }
   return out;
 }
 
 JobEntry* ControllerCore::FindMutable(JobId id) {
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return nullptr;
-  auto e = jobs_.find(it->second);
+  auto e = jobs_.find(id);
   return e == jobs_.end() ? nullptr : &e->second;
 }
 
@@ -110,8 +106,8 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
   // The job itself, or every task of the array `id` names: tasks have the ids from the
   // array's own onwards, consecutive (some may have been purged).
   std::vector<const JobEntry*> out;
-  for (auto it = by_id_.lower_bound(id); it != by_id_.end(); ++it) {
-    const JobEntry& e = jobs_.at(it->second);
+  for (auto it = jobs_.lower_bound(id); it != jobs_.end(); ++it) {
+    const JobEntry& e = it->second;
     if (e.job.id != id && e.array_job_id != id) break;
     out.push_back(&e);
     if (e.array_job_id != id) break;  // a plain job, or a task named by its own id
@@ -131,10 +127,8 @@ std::shared_ptr<const model::JobRequest> ControllerCore::Intern(
 
 bool ControllerCore::AnyJobOf(JobId submission) const {
   // Its jobs have the ids from the submission's own onwards.
-  auto it = by_id_.lower_bound(submission);
-  if (it == by_id_.end()) return false;
-  const JobEntry& e = jobs_.at(it->second);
-  return e.submission_id() == submission;
+  auto it = jobs_.lower_bound(submission);
+  return it != jobs_.end() && it->second.submission_id() == submission;
 }
 
 bool ControllerCore::MayActOn(const Caller& who, const JobEntry& e) const {
@@ -251,7 +245,6 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
   auto make = [&](std::optional<int64_t> task) {
     JobEntry e;
-    e.key = next_key_++;
     e.request = shared;
     e.partition = part;
     e.last_sched_eval = now;
@@ -270,14 +263,13 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
       e.array_task_id = static_cast<int32_t>(*task);
     }
     j.id = task_id++;
-    by_id_[j.id] = e.key;
     if (fx) {
-      fx->created.push_back(e.key);
-      fx->changed.push_back(e.key);
+      fx->created.push_back(j.id);
+      fx->changed.push_back(j.id);
     }
     pass_due_ = pass_due_ || !r.hold;  // a held job changes no pass
-    live_.insert(e.key);
-    jobs_.emplace(e.key, std::move(e));
+    live_.insert(j.id);
+    jobs_.emplace(j.id, std::move(e));
   };
   if (shared->array) {
     for (int64_t t : shared->array->Indices()) make(t);
@@ -303,7 +295,7 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
     const Time end = e->job.time_limit_s >= core::kUnlimitedSeconds || e->completing
                          ? sched::kNever
                          : sched::SaturatingAdd(e->job.start_time, e->job.time_limit_s);
-    running.push_back(sched::RunningJob{e->key, e->alloc, e->job.start_time, end});
+    running.push_back(sched::RunningJob{e->job.id, e->alloc, e->job.start_time, end});
   }
   const int64_t limit = request.time_limit_s.value_or(
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
@@ -354,7 +346,7 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
     any = true;
     if (signal != 0 && signal != SIGKILL) {
       if (e->job.state == JobState::kRunning) {
-        fx->signals.push_back(SignalJob{e->key, e->job.id, signal, {}, std::nullopt});
+        fx->signals.push_back(SignalJob{e->job.id, signal, {}, std::nullopt});
         for (const sched::NodeAlloc& a : e->alloc) fx->signals.back().nodes.push_back(a.node);
       }
       continue;
@@ -370,20 +362,20 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
 }
 
 Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx) {
-  std::vector<uint64_t> keys;
+  std::vector<JobId> keys;
   for (const JobEntry* e : JobsWithId(id)) {
     if (!MayActOn(who, *e)) return absl::PermissionDeniedError("Access/permission denied");
-    if (e->job.state != JobState::kPending) keys.push_back(e->key);
+    if (e->job.state != JobState::kPending) keys.push_back(e->job.id);
   }
   if (keys.empty()) {
     return JobsWithId(id).empty() ? absl::NotFoundError("Invalid job id specified")
                                   : absl::FailedPreconditionError("Job is pending execution");
   }
-  for (uint64_t key : keys) {
+  for (JobId key : keys) {
     JobEntry& e = jobs_.at(key);
     if (e.job.state == JobState::kRunning) {
       // Its processes go first; it holds its nodes until they are gone (completing).
-      SignalJob s{e.key, e.job.id, SIGTERM, {}, std::nullopt};
+      SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};
       for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
       if (fx) fx->signals.push_back(std::move(s));
       e.completing = true;
@@ -412,7 +404,7 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
 Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
   bool any = false;
   for (const JobEntry* match : JobsWithId(id)) {
-    JobEntry& e = jobs_.at(match->key);
+    JobEntry& e = jobs_.at(match->job.id);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (e.job.state != JobState::kPending) continue;
     any = true;
@@ -430,7 +422,7 @@ Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
 Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
   bool any = false;
   for (const JobEntry* match : JobsWithId(id)) {
-    JobEntry& e = jobs_.at(match->key);
+    JobEntry& e = jobs_.at(match->job.id);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (e.job.state != JobState::kPending || e.job.priority != 0) continue;
     // A user may not release what an administrator held.
@@ -479,7 +471,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   // Nothing but steps ran on an allocation salloc holds: once their tasks have the signal,
   // its nodes are free.
   if (e.request->allocation_only) Release(e, fx);
-  SignalJob s{e.key, e.job.id, SIGTERM, {}, std::nullopt};
+  SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};
   for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
   fx->signals.push_back(std::move(s));
   Changed(e, fx);
@@ -553,12 +545,11 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (model::IsFinal(e.job.state) && !e.completing &&
         now - e.job.end_time > opt_.min_job_age_s) {
       const JobId submission = e.submission_id();
-      if (e.job.id) by_id_.erase(e.job.id);
-      live_.erase(e.key);
+      live_.erase(e.job.id);
       steps_.erase(e.job.id);
       if (fx) {
         fx->deleted.push_back(e.job.id);
-        fx->touched.push_back(e.key);
+        fx->touched.push_back(e.job.id);
       }
       it = jobs_.erase(it);
       // The submission goes with the last job made from it.

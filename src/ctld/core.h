@@ -129,7 +129,6 @@ struct JobEntry {
   // When the scheduler last looked at it: its submission, then each pass that considered
   // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
-  uint64_t key = 0;                      // stable identity in the table
   HistoryBox history_box;                // history(), mutable_history()
   std::optional<int32_t> array_task_id;  // below MaxArraySize, which is at most 4000001
   int32_t partition = -1;                // index into the cluster's partitions
@@ -149,6 +148,12 @@ struct JobEntry {
   // The id the submission is stored under: the array's for its tasks, else the job's own.
   JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
 };
+
+// Every entry by its job id, which is unique and ascends with submission (every task of an
+// array has its own), so that table order is submission order. Entries lie in B-tree nodes,
+// several to an allocation: adding or purging an entry moves others, so a pointer into the
+// table lasts only until the next Submit, Restore or Tick.
+using JobTable = absl::btree_map<JobId, JobEntry>;
 
 // The highest priority `scontrol update job Priority=` may set (Slurm's).
 inline constexpr int64_t kMaxJobPriority = 4294967293LL;
@@ -187,11 +192,9 @@ struct Submission {
 
 // What the caller must do after a call.
 struct Launch {
-  uint64_t key = 0;   // the job's entry
   JobId job_id = 0;
 };
 struct SignalJob {
-  uint64_t key = 0;
   JobId job_id = 0;
   int32_t signal = 0;
   std::vector<int32_t> nodes;  // node indices
@@ -204,11 +207,11 @@ struct Effects {
   // Stored submissions whose request changed (scontrol update): to store again, with the
   // script and environment the store holds (empty here).
   std::vector<Submission> resubmitted;
-  std::vector<uint64_t> created;  // entries new in this round (keys); also in `changed`
-  std::vector<uint64_t> changed;  // entries to persist (keys), in change order
+  std::vector<JobId> created;  // entries new in this round; also in `changed`
+  std::vector<JobId> changed;  // entries to persist, in change order
   // Entries whose listing changed without a change to persist (a pending job's reason), and
-  // entries purged from the table: what queries see besides `changed` (keys).
-  std::vector<uint64_t> touched;
+  // entries purged from the table: what queries see besides `changed`.
+  std::vector<JobId> touched;
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
   std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
@@ -385,12 +388,12 @@ class ControllerCore {
   // is less than sched_interval ago.
   bool Schedule(Time now, Effects* fx);
 
-  // After a restart: the jobs the store held (keys are assigned here) and the next job id.
+  // After a restart: the jobs the store held and the next job id.
   // A job that ended while its processes were still being killed keeps its nodes until
   // its node reports or KillWait passes; running ones keep running.
   void Restore(std::vector<JobEntry> entries, JobId next_job_id);
 
-  const std::map<uint64_t, JobEntry>& jobs() const { return jobs_; }
+  const JobTable& jobs() const { return jobs_; }
   // The entries that are live(), in table order: what a scheduling pass and node usage look
   // at, without walking the jobs that ended and stay listed for MinJobAge.
   std::vector<const JobEntry*> LiveEntries() const;
@@ -448,13 +451,11 @@ class ControllerCore {
   CoreOptions opt_;
   sched::Cluster cluster_;
   std::unique_ptr<sched::Policy> policy_;
-  std::map<uint64_t, JobEntry> jobs_;
-  absl::btree_map<JobId, uint64_t> by_id_;  // every entry's key by its job id
-  // The keys of every live() entry, and of some that ended since the last pass, which
+  JobTable jobs_;
+  // The ids of every live() entry, and of some that ended since the last pass, which
   // drops them (LiveMutable): entries join on creation and on every Changed().
-  absl::btree_set<uint64_t> live_;
+  absl::btree_set<JobId> live_;
   std::vector<JobEntry*> LiveMutable();
-  uint64_t next_key_ = 1;
   JobId next_id_;
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;

@@ -51,7 +51,7 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
                                   [&](const sched::NodeAlloc& a) { return a.node == index; });
     if (here) continue;
     orphans.push_back(id);
-    if (fx) fx->signals.push_back(SignalJob{e ? e->key : 0, id, SIGKILL, {index}, std::nullopt});
+    if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {index}, std::nullopt});
   }
   return orphans;
 }

@@ -19,16 +19,16 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
   if (dep.empty()) return DepState::kSatisfied;
   auto clause_state = [&](const model::DependencyClause& c) {
     if (c.type == model::DependencyType::kSingleton) {
-      for (uint64_t key : live_) {
-        auto it = jobs_.find(key);
+      for (JobId id : live_) {
+        auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         const JobEntry& other = it->second;
-        if (key == e.key || other.job.uid != e.job.uid ||
+        if (id == e.job.id || other.job.uid != e.job.uid ||
             other.request->name != e.request->name) {
           continue;
         }
         if (model::IsFinal(other.job.state)) continue;
-        if (other.job.state == JobState::kRunning || key < e.key) return DepState::kWaiting;
+        if (other.job.state == JobState::kRunning || id < e.job.id) return DepState::kWaiting;
       }
       return DepState::kSatisfied;
     }
@@ -128,7 +128,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
                          : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
     // A job being killed holds its nodes until it is gone.
     running.push_back(
-        sched::RunningJob{e.key, e.alloc, e.job.start_time, e.completing ? sched::kNever : end});
+        sched::RunningJob{e.job.id, e.alloc, e.job.start_time, e.completing ? sched::kNever : end});
     if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
   }
   std::map<JobId, int64_t> array_budget;
@@ -149,17 +149,17 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     }
     if (blocked != PendingReason::kNone) {
       // Every policy only reports a blocked job's reason: it need not enter the pass.
-      if (e.job.reason != blocked && fx) fx->touched.push_back(e.key);
+      if (e.job.reason != blocked && fx) fx->touched.push_back(e.job.id);
       e.job.reason = blocked;
       continue;
     }
     // Considered by this pass: Slurm's LastSchedEval.
     if (e.last_sched_eval != now) {
       e.last_sched_eval = now;
-      if (fx) fx->touched.push_back(e.key);
+      if (fx) fx->touched.push_back(e.job.id);
     }
     sched::PendingJob p;
-    p.id = e.key;
+    p.id = e.job.id;
     p.submit = e.job.submit_time;
     p.priority = e.job.priority;
     p.partition = e.partition;
@@ -186,7 +186,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   for (size_t i = 0; i < pending_entry.size(); ++i) {
     JobEntry& e = *pending_entry[i];
     const PendingReason r = out.reasons[i];
-    if (e.job.reason != r && fx) fx->touched.push_back(e.key);
+    if (e.job.reason != r && fx) fx->touched.push_back(e.job.id);
     e.job.reason = r;
   }
   for (const sched::JobStart& s : out.starts) {
@@ -198,7 +198,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     e.job.reason = PendingReason::kNone;
     e.alloc = s.alloc;
     Changed(e, fx);
-    fx->launches.push_back(Launch{e.key, e.job.id});
+    fx->launches.push_back(Launch{e.job.id});
   }
   pass_due_ = false;  // what this pass started needs no pass of its own
   // But jobs waiting `after:` one it started learn when their wait ends in the next one.

@@ -115,7 +115,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
     step.launch_error = std::string(launch_error);
     // The step cannot go on without this node: its tasks elsewhere are ended.
     if (step.state == JobState::kRunning && e != nullptr && !e->alloc.empty()) {
-      SignalJob s{e->key, job, SIGKILL, {}, step_id};
+      SignalJob s{job, SIGKILL, {}, step_id};
       for (int32_t n : step.nodes) s.nodes.push_back(e->alloc[n].node);
       fx->signals.push_back(std::move(s));
     }
@@ -128,7 +128,7 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
                                       : model::EndedState(step.status.wait_status(),
                                                           step.out_of_memory);
   }
-  if (e != nullptr) fx->touched.push_back(e->key);
+  if (e != nullptr) fx->touched.push_back(e->job.id);
 }
 
 StatusOr<std::vector<int32_t>> ControllerCore::RunningNodes(JobId id, const Caller& who) const {
@@ -159,7 +159,7 @@ Status ControllerCore::SignalStep(JobId job, uint32_t step_id, int32_t signal, c
   if (step->state != JobState::kRunning || e->alloc.empty()) {
     return absl::FailedPreconditionError("Job/step already completing or completed");
   }
-  SignalJob s{e->key, job, signal == 0 ? SIGTERM : signal, {}, step_id};
+  SignalJob s{job, signal == 0 ? SIGTERM : signal, {}, step_id};
   for (int32_t n : step->nodes) s.nodes.push_back(e->alloc[n].node);
   fx->signals.push_back(std::move(s));
   if (signal == 0 || signal == SIGKILL) {
@@ -199,7 +199,7 @@ void ControllerCore::EndSteps(JobEntry& e, bool kill, Time now, Effects* fx) {
     step.end_time = now;
     if (fx != nullptr) fx->steps_changed.push_back(e.job.id);
     if (kill && fx != nullptr && !e.alloc.empty()) {
-      SignalJob s{e.key, e.job.id, SIGKILL, {}, id};
+      SignalJob s{e.job.id, SIGKILL, {}, id};
       for (int32_t n : step.nodes) s.nodes.push_back(e.alloc[n].node);
       fx->signals.push_back(std::move(s));
     }

@@ -137,7 +137,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
                             edit.nodelist || edit.exclude || edit.nice;
   std::vector<JobEntry*> targets;
   for (const JobEntry* f : found) {
-    JobEntry& e = jobs_.at(f->key);
+    JobEntry& e = jobs_.at(f->job.id);
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (edit.time_limit_s && !admin && *edit.time_limit_s > e.job.time_limit_s) {
       return absl::PermissionDeniedError("Access/permission denied");  // users may only lower it

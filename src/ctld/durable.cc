@@ -41,13 +41,13 @@ store::PutRequest Stored(const Submission& s) {
 store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
   store::Batch batch;
   for (const Submission& s : fx.submitted) batch.Add(Stored(s));
-  const std::unordered_set<uint64_t> created(fx.created.begin(), fx.created.end());
-  std::unordered_set<uint64_t> seen;
-  for (uint64_t key : fx.changed) {
-    if (!seen.insert(key).second) continue;
-    auto it = core.jobs().find(key);
+  const std::unordered_set<JobId> created(fx.created.begin(), fx.created.end());
+  std::unordered_set<JobId> seen;
+  for (JobId id : fx.changed) {
+    if (!seen.insert(id).second) continue;
+    auto it = core.jobs().find(id);
     if (it == core.jobs().end()) continue;
-    if (created.count(key)) {
+    if (created.count(id)) {
       batch.Add(store::PutJob{ToRecord(it->second, core.cluster())});
     } else {
       batch.Add(store::UpdateJob{ToProgress(it->second, core.cluster())});

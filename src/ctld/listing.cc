@@ -77,7 +77,6 @@ bool HoldsNodes(JobState listed) {
 Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions& options,
           std::string* own) {
   Row row;
-  row.key = e.key;
   row.job_id = e.job.id;
   row.array_job_id = e.array_job_id;
   if (e.array_job_id != 0 && e.array_task_id && e.job.state == JobState::kPending &&
@@ -188,7 +187,7 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
   out->shared_cache_ = std::make_shared<SharedCache>();
   std::shared_ptr<Chunk> chunk;
   std::string own;
-  for (const auto& [key, e] : core.jobs()) {
+  for (const auto& [id, e] : core.jobs()) {
     if (chunk == nullptr || chunk->rows.size() == kChunkRows) {
       if (chunk != nullptr) chunk->Shrink();
       chunk = std::make_shared<Chunk>();
@@ -204,12 +203,12 @@ std::shared_ptr<const JobListing> JobListing::Build(const ControllerCore& core,
 }
 
 std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
-                                                     std::span<const uint64_t> keys_in,
+                                                     std::span<const JobId> ids_in,
                                                      const JobInfoOptions& options,
                                                      bool* holders_changed) const {
-  std::vector<uint64_t> keys(keys_in.begin(), keys_in.end());
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<JobId> ids(ids_in.begin(), ids_in.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto out = std::make_shared<JobListing>();
   out->chunks_.reserve(chunks_.size() + 1);
   out->size_ = size_;
@@ -217,24 +216,24 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   bool holders = false;
   std::string own;
 
-  // The entry `key` as it is now, or null when the table no longer has it.
-  const auto current = [&](uint64_t key) -> const JobEntry* {
-    auto it = core.jobs().find(key);
+  // The entry of job `id` as it is now, or null when the table no longer has it.
+  const auto current = [&](JobId id) -> const JobEntry* {
+    auto it = core.jobs().find(id);
     return it == core.jobs().end() ? nullptr : &it->second;
   };
-  // Adds the entry `key` as it is now to `chunk`, if the table still has it.
-  const auto add_current = [&](uint64_t key, Chunk* chunk) {
-    const JobEntry* e = current(key);
+  // Adds the entry of job `id` as it is now to `chunk`, if the table still has it.
+  const auto add_current = [&](JobId id, Chunk* chunk) {
+    const JobEntry* e = current(id);
     if (e == nullptr) return;
     Row row = RowOf(*e, core.cluster(), options, &own);
     holders = holders || HoldsNodes(row.state);
     chunk->Add(row, own, out->shared_cache_->For(*e, options));
     ++out->size_;
   };
-  auto next = keys.begin();
+  auto next = ids.begin();
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
-    const uint64_t last = chunk->rows.back().key;
-    if (next == keys.end() || *next > last) {
+    const uint64_t last = chunk->rows.back().job_id;
+    if (next == ids.end() || *next > last) {
       out->chunks_.push_back(chunk);  // unchanged: shared
       continue;
     }
@@ -251,11 +250,11 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
       out->chunks_.pop_back();
     }
     auto row = chunk->rows.begin();
-    for (; next != keys.end() && *next <= last; ++next) {
-      for (; row != chunk->rows.end() && row->key < *next; ++row) {
+    for (; next != ids.end() && *next <= last; ++next) {
+      for (; row != chunk->rows.end() && row->job_id < *next; ++row) {
         copy->Add(*row, chunk->record(*row).own, chunk->shared_of(*row));
       }
-      if (row != chunk->rows.end() && row->key == *next) {
+      if (row != chunk->rows.end() && row->job_id == *next) {
         holders = holders || HoldsNodes(row->state);
         ++row;
         --out->size_;
@@ -270,7 +269,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   }
   // Keys past the last listed one: new entries, appended.
   std::shared_ptr<Chunk> tail;  // the last chunk, once this listing has its own copy
-  for (; next != keys.end(); ++next) {
+  for (; next != ids.end(); ++next) {
     if (current(*next) == nullptr) continue;
     if (tail == nullptr && !out->chunks_.empty() && out->chunks_.back()->rows.size() < kChunkRows) {
       tail = std::make_shared<Chunk>();
@@ -446,7 +445,7 @@ JobListing::Counts JobListing::CountStates() const {
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
     for (const Row& row : chunk->rows) {
       if (row.fold_task >= 0) {
-        // An array's unstarted tasks have consecutive keys: one record for each run of them.
+        // An array's unstarted tasks have consecutive ids: one record for each run of them.
         if (row.array_job_id != last_folded) ++c.pending;
         last_folded = row.array_job_id;
         continue;

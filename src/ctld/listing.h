@@ -45,11 +45,10 @@ class JobListing {
   // Every job of `core`.
   static std::shared_ptr<const JobListing> Build(const ControllerCore& core,
                                                  const JobInfoOptions& options);
-  // This listing with the entries `keys` read again from `core`: converted anew, added, or
-  // dropped when the table no longer has them. Keys may repeat. Sets `*holders_changed`
+  // This listing with the jobs `ids` read again from `core`: converted anew, added, or
+  // dropped when the table no longer has them. Ids may repeat. Sets `*holders_changed`
   // when one of them held nodes before or holds them now (node usage may have changed).
-  std::shared_ptr<const JobListing> Update(const ControllerCore& core,
-                                           std::span<const uint64_t> keys,
+  std::shared_ptr<const JobListing> Update(const ControllerCore& core, std::span<const JobId> ids,
                                            const JobInfoOptions& options,
                                            bool* holders_changed = nullptr) const;
 
@@ -80,8 +79,7 @@ class JobListing {
   // One entry, as published: its place, what folding and filters need without reading its
   // record, and where its serialized v1::JobInfo lies in its chunk's bytes.
   struct Row {
-    uint64_t key = 0;  // the entry's place in the table
-    JobId job_id = 0;
+    JobId job_id = 0;  // also its place: the table is in job id order
     JobId array_job_id = 0;
     uint32_t offset = 0;     // of its own fields in Chunk::bytes
     uint32_t size = 0;       // of its own fields
@@ -100,10 +98,10 @@ class JobListing {
   };
 
  private:
-  // Entries with consecutive keys and their records, back to back; a chunk is shared by
+  // Entries with consecutive ids and their records, back to back; a chunk is shared by
   // every listing that has it unchanged.
   struct Chunk {
-    std::vector<Row> rows;  // ascending key
+    std::vector<Row> rows;  // ascending job id
     std::string bytes;      // the rows' own fields
     std::vector<std::shared_ptr<const std::string>> shared;  // the shared fields of its rows
     Record record(const Row& row) const {
@@ -127,7 +125,7 @@ class JobListing {
   template <typename Sink>
   void Emit(const JobFilter& filter, Sink& sink) const;
 
-  std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending key, none empty
+  std::vector<std::shared_ptr<const Chunk>> chunks_;  // ascending job id, none empty
   size_t size_ = 0;
   std::shared_ptr<SharedCache> shared_cache_;  // shared with the listings made from this one
 };

@@ -194,10 +194,10 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
     core.Tick(now, &fx);
     core.Schedule(now, &fx);
 
-    std::vector<uint64_t> keys(fx.changed);
-    keys.insert(keys.end(), fx.touched.begin(), fx.touched.end());
+    std::vector<JobId> ids(fx.changed);
+    ids.insert(ids.end(), fx.touched.begin(), fx.touched.end());
     std::shared_ptr<const JobListing> before = listing;
-    listing = listing->Update(core, keys, Options());
+    listing = listing->Update(core, ids, Options());
     ASSERT_EQ(listing->size(), core.jobs().size()) << "step " << step;
     ExpectSame(*listing, core, JobFilter{}, core::StrCat("step ", step));
     if (HasFatalFailure() || HasFailure()) return;
@@ -222,7 +222,7 @@ TEST(JobListingTest, IncrementalUpdatesListWhatAFullConversionLists) {
       EXPECT_EQ(listing->CountStates().pending, pending);
       EXPECT_EQ(listing->CountStates().running, running);
       // An update leaves the listing it came from as it was.
-      EXPECT_LE(before->size(), core.jobs().size() + keys.size());
+      EXPECT_LE(before->size(), core.jobs().size() + ids.size());
     }
   }
 }
@@ -236,11 +236,11 @@ model::JobRequest HeldRequest(const std::string& name) {
   return r;
 }
 
-// `listing` with the entry `key` read again from `core`, then its records matching `filter`.
+// `listing` with job `id` read again from `core`, then its records matching `filter`.
 google::protobuf::RepeatedPtrField<v1::JobInfo> ListedAfterUpdate(
-    std::shared_ptr<const JobListing> listing, const ControllerCore& core, uint64_t key,
+    std::shared_ptr<const JobListing> listing, const ControllerCore& core, JobId id,
     const JobInfoOptions& options, const JobFilter& filter = {}) {
-  listing = listing->Update(core, std::span<const uint64_t>(&key, 1), options);
+  listing = listing->Update(core, std::span<const JobId>(&id, 1), options);
   google::protobuf::RepeatedPtrField<v1::JobInfo> got;
   listing->AppendTo(filter, &got);
   return got;
@@ -261,7 +261,7 @@ TEST(JobListingTest, SharedFieldsFollowTheOptionsTheyWereMadeWith) {
   o.requeue_by_default = true;
   std::shared_ptr<const JobListing> listing = JobListing::Build(core, o);
   o.requeue_by_default = false;
-  const auto got = ListedAfterUpdate(listing, core, core.Find(*second)->key, o);
+  const auto got = ListedAfterUpdate(listing, core, *second, o);
   ASSERT_EQ(got.size(), 2);
   EXPECT_TRUE(got[0].requeue());   // converted with the first options
   EXPECT_FALSE(got[1].requeue());  // converted again with the second
@@ -286,8 +286,7 @@ TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
   JobEdit to_small;
   to_small.partition = "small";
   ASSERT_TRUE(core.UpdateJob(*moved, to_small, alice, 101, &fx).ok());
-  const uint64_t key = core.Find(*moved)->key;
-  const auto got = ListedAfterUpdate(listing, core, key, Options());
+  const auto got = ListedAfterUpdate(listing, core, *moved, Options());
   ASSERT_EQ(got.size(), 3);
   EXPECT_EQ(got[0].user(), "alice");
   EXPECT_EQ(got[0].uid(), 1001u);
@@ -297,7 +296,7 @@ TEST(JobListingTest, JobsOfOneRequestKeepTheirOwnersAndPartitions) {
   EXPECT_EQ(got[0].partition(), "batch");
   JobFilter bobs;
   bobs.users = {"bob"};
-  const auto filtered = ListedAfterUpdate(listing, core, key, Options(), bobs);
+  const auto filtered = ListedAfterUpdate(listing, core, *moved, Options(), bobs);
   ASSERT_EQ(filtered.size(), 1);
   EXPECT_EQ(filtered[0].job_id(), *b);
 }

@@ -298,13 +298,13 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   return info;
 }
 
-std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, JobEntry>& jobs,
-                                     const sched::Cluster& cluster, const JobInfoOptions& options) {
+std::vector<v1::JobInfo> FromEntries(const JobTable& jobs, const sched::Cluster& cluster,
+                                     const JobInfoOptions& options) {
   std::vector<v1::JobInfo> out;
   out.reserve(jobs.size());
   // Array id -> (record index, the pending task indices).
   std::map<model::JobId, std::pair<size_t, model::ArraySpec>> folded;
-  for (const auto& [key, e] : jobs) {
+  for (const auto& [id, e] : jobs) {
     const bool unstarted = e.array_job_id != 0 && e.array_task_id &&
                            e.job.state == JobState::kPending && e.job.start_time == 0;
     if (unstarted) {

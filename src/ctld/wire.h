@@ -54,8 +54,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& entry, const sched::Cluster& cluster,
 // Every job of a table, in table order, the way squeue lists them: the pending tasks of an
 // array that never started fold into one record with the array's id as its job id
 // (array_task_string "3-10%2", array_task_id -1), placed where the first of them is.
-std::vector<v1::JobInfo> FromEntries(const std::map<uint64_t, JobEntry>& jobs,
-                                     const sched::Cluster& cluster,
+std::vector<v1::JobInfo> FromEntries(const JobTable& jobs, const sched::Cluster& cluster,
                                      const JobInfoOptions& options = {});
 
 // What running jobs hold on one node.
