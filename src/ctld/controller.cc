@@ -344,7 +344,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
 void Controller::CarryOut(const Effects& fx) {
   for (const ctld::Launch& l : fx.launches) {
     auto it = core_->jobs().find(l.job_id);
-    if (it == core_->jobs().end() || it->second.alloc.empty()) continue;
+    if (it == core_->jobs().end() || it->second.alloc().empty()) continue;
     const JobEntry& e = it->second;
     if (e.request->allocation_only) continue;  // salloc's: nothing runs until srun asks
     // The script and environment are only in the store.
@@ -378,7 +378,7 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_work_dir(r.work_dir);
     lr.set_uid(e.job.uid);
     lr.set_gid(e.job.gid);
-    const sched::NodeAlloc& head = e.alloc.front();
+    const sched::NodeAlloc& head = e.alloc().front();
     lr.set_gpu_ids(GpuIdList(head.gpu_ids));
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.job.time_limit_s);
@@ -406,7 +406,7 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
   std::vector<v1::ForwardedLaunch> launches;
   for (int i = 0; i < info.nodes_size(); ++i) {
     const sched::NodeAlloc* a = nullptr;
-    for (const sched::NodeAlloc& n : e.alloc) {
+    for (const sched::NodeAlloc& n : e.alloc()) {
       if (core_->cluster().nodes[n.node].name == info.nodes(i)) a = &n;
     }
     if (a == nullptr) continue;
@@ -474,8 +474,8 @@ void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
   o.cluster_name = site_.cluster.cluster_name;
   const v1::JobInfo info = FromEntry(e, core_->cluster(), o);
   std::vector<v1::ForwardedLaunch> launches;
-  for (size_t i = 0; i < e.alloc.size(); ++i) {
-    const sched::NodeAlloc& a = e.alloc[i];
+  for (size_t i = 0; i < e.alloc().size(); ++i) {
+    const sched::NodeAlloc& a = e.alloc()[i];
     v1::LaunchTasksRequest req;
     req.set_job_id(e.job.id);
     *req.mutable_job() = info;

@@ -53,7 +53,7 @@ void ControllerCore::Restore(std::vector<JobEntry> entries, JobId next_job_id) {
     e.request = Intern(std::move(e.request));
     // Ended or requeued with its processes still being killed: it keeps its nodes.
     e.completing =
-        (model::IsFinal(e.job.state) || e.job.state == JobState::kPending) && !e.alloc.empty();
+        (model::IsFinal(e.job.state) || e.job.state == JobState::kPending) && !e.alloc().empty();
     next_id_ = std::max(next_id_, e.job.id + 1);
     if (e.live()) live_.insert(e.job.id);
     const JobId id = e.job.id;
@@ -295,7 +295,7 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
     const Time end = e->job.time_limit_s >= core::kUnlimitedSeconds || e->completing
                          ? sched::kNever
                          : sched::SaturatingAdd(e->job.start_time, e->job.time_limit_s);
-    running.push_back(sched::RunningJob{e->job.id, e->alloc, e->job.start_time, end});
+    running.push_back(sched::RunningJob{e->job.id, e->alloc(), e->job.start_time, end});
   }
   const int64_t limit = request.time_limit_s.value_or(
       partition.default_time_s >= 0 ? partition.default_time_s : partition.max_time_s);
@@ -347,7 +347,7 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
     if (signal != 0 && signal != SIGKILL) {
       if (e->job.state == JobState::kRunning) {
         fx->signals.push_back(SignalJob{e->job.id, signal, {}, std::nullopt});
-        for (const sched::NodeAlloc& a : e->alloc) fx->signals.back().nodes.push_back(a.node);
+        for (const sched::NodeAlloc& a : e->alloc()) fx->signals.back().nodes.push_back(a.node);
       }
       continue;
     }
@@ -376,7 +376,7 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
     if (e.job.state == JobState::kRunning) {
       // Its processes go first; it holds its nodes until they are gone (completing).
       SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};
-      for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
+      for (const sched::NodeAlloc& a : e.alloc()) s.nodes.push_back(a.node);
       if (fx) fx->signals.push_back(std::move(s));
       e.completing = true;
       e.mutable_history().kill_at = now + opt_.kill_wait_s;
@@ -450,8 +450,7 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
   EndSteps(e, /*kill=*/true, now, fx);
-  if (!e.alloc.empty()) e.mutable_history().ran = std::move(e.alloc);
-  e.alloc.clear();
+  e.DropAlloc(/*keep=*/true);
   e.completing = false;
   if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
   Changed(e, fx);
@@ -472,7 +471,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   // its nodes are free.
   if (e.request->allocation_only) Release(e, fx);
   SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};
-  for (const sched::NodeAlloc& a : e.alloc) s.nodes.push_back(a.node);
+  for (const sched::NodeAlloc& a : e.alloc()) s.nodes.push_back(a.node);
   fx->signals.push_back(std::move(s));
   Changed(e, fx);
 }
@@ -480,10 +479,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
   e.completing = false;
   // A requeued job waits to run again: it no longer names where it ran.
-  if (!e.alloc.empty() && e.job.state != JobState::kPending) {
-    e.mutable_history().ran = std::move(e.alloc);
-  }
-  e.alloc.clear();
+  e.DropAlloc(/*keep=*/e.job.state != JobState::kPending);
   if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
   if (e.job.state == JobState::kPending) pass_due_ = true;
   Changed(e, fx);

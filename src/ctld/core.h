@@ -78,6 +78,7 @@ struct StepAsk {
 
 // What a job keeps once it has started; most jobs of a long queue never did, and have none.
 struct JobHistory {
+  sched::Allocation alloc;  // while it holds nodes: where, with device ids
   // Once it ended: where it ran, for queries (Slurm keeps showing an ended job's nodes).
   sched::Allocation ran;
   // A job srun submitted runs tasks on every node and ends once every node has reported
@@ -124,8 +125,7 @@ struct JobEntry {
   // The submission without its script and environment, which only the store keeps (they
   // are read back to launch the job). Shared by the tasks of an array.
   std::shared_ptr<const model::JobRequest> request;
-  JobId array_job_id = 0;                  // 0: not an array task
-  sched::Allocation alloc;                 // while running: where, with device ids
+  JobId array_job_id = 0;  // 0: not an array task
   // When the scheduler last looked at it: its submission, then each pass that considered
   // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
@@ -138,8 +138,18 @@ struct JobEntry {
 
   const JobHistory& history() const { return history_box.get(); }
   JobHistory& mutable_history() { return history_box.mutable_get(); }
+  // The nodes it holds (running, or completing), with device ids; empty otherwise.
+  const sched::Allocation& alloc() const { return history().alloc; }
+  sched::Allocation& mutable_alloc() { return mutable_history().alloc; }
+  // It holds no nodes any more; with `keep`, they stay named as where it ran (placement()).
+  void DropAlloc(bool keep) {
+    if (alloc().empty()) return;
+    JobHistory& h = mutable_history();
+    if (keep) h.ran = std::move(h.alloc);
+    h.alloc.clear();
+  }
   // Where it runs, or where it ran once it ended.
-  const sched::Allocation& placement() const { return alloc.empty() ? history().ran : alloc; }
+  const sched::Allocation& placement() const { return alloc().empty() ? history().ran : alloc(); }
 
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }

@@ -47,7 +47,7 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
   for (JobId id : running) {
     const JobEntry* e = Find(id);
     const bool here = e != nullptr && e->holds_nodes() &&
-                      std::any_of(e->alloc.begin(), e->alloc.end(),
+                      std::any_of(e->alloc().begin(), e->alloc().end(),
                                   [&](const sched::NodeAlloc& a) { return a.node == index; });
     if (here) continue;
     orphans.push_back(id);
@@ -79,7 +79,7 @@ void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
     JobEntry& e = *live;
     if (!e.holds_nodes()) continue;
     bool on_node = false;
-    for (const sched::NodeAlloc& a : e.alloc) on_node = on_node || a.node == n;
+    for (const sched::NodeAlloc& a : e.alloc()) on_node = on_node || a.node == n;
     if (!on_node) continue;
     if (e.request->srun) {
       EndStep(e, JobState::kNodeFail, cluster_.nodes[n].name, SIGKILL, now, fx);
@@ -97,7 +97,7 @@ void ControllerCore::LoseJob(JobEntry& e, Time now, Effects* fx) {
     e.job.start_time = 0;
     e.job.end_time = 0;
     e.job.reason = PendingReason::kNone;
-    e.alloc.clear();
+    e.DropAlloc(/*keep=*/false);
     Changed(e, fx);
   } else {
     End(e, JobState::kNodeFail, 0, now, fx);
@@ -180,7 +180,7 @@ Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions opt
   for (size_t p = 0; p < next.partitions.size(); ++p) part_of[next.partitions[p].name] = static_cast<int32_t>(p);
   // Check everything first: a refused reconfigure changes nothing.
   for (const auto& [key, e] : jobs_) {
-    for (const sched::NodeAlloc& a : e.alloc) {
+    for (const sched::NodeAlloc& a : e.alloc()) {
       const std::string& name = cluster_.nodes[a.node].name;
       if (!node_of.count(name)) {
         return absl::FailedPreconditionError(core::StrCat(
@@ -221,8 +221,22 @@ Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions opt
                                                        : model::NodeState::kIdle;
     node.reason = was.reason;
   }
-  for (auto& [key, e] : jobs_) {
-    for (sched::NodeAlloc& a : e.alloc) a.node = node_of.at(cluster_.nodes[a.node].name);
+  for (auto& [id, e] : jobs_) {
+    if (!e.alloc().empty()) {
+      for (sched::NodeAlloc& a : e.mutable_alloc()) {
+        a.node = node_of.at(cluster_.nodes[a.node].name);
+      }
+    }
+    // Where an ended job ran only serves queries: a node since removed drops out of it.
+    if (!e.history().ran.empty()) {
+      sched::Allocation& ran = e.mutable_history().ran;
+      std::erase_if(ran, [&](sched::NodeAlloc& a) {
+        auto to = node_of.find(cluster_.nodes[a.node].name);
+        if (to == node_of.end()) return true;
+        a.node = to->second;
+        return false;
+      });
+    }
     auto p = part_of.find(e.job.partition);
     e.partition = p == part_of.end() ? -1 : p->second;
   }

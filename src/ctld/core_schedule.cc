@@ -127,8 +127,8 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
     // A job being killed holds its nodes until it is gone.
-    running.push_back(
-        sched::RunningJob{e.job.id, e.alloc, e.job.start_time, e.completing ? sched::kNever : end});
+    running.push_back(sched::RunningJob{e.job.id, e.alloc(), e.job.start_time,
+                                        e.completing ? sched::kNever : end});
     if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
   }
   std::map<JobId, int64_t> array_budget;
@@ -196,7 +196,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
                          ? 0
                          : sched::SaturatingAdd(now, e.job.time_limit_s);
     e.job.reason = PendingReason::kNone;
-    e.alloc = s.alloc;
+    e.mutable_alloc() = s.alloc;
     Changed(e, fx);
     fx->launches.push_back(Launch{e.job.id});
   }

@@ -11,9 +11,9 @@ using model::JobState;
 void ControllerCore::StepNodeEnded(JobEntry& e, std::string_view node, int32_t status,
                                    bool out_of_memory, Time now, Effects* fx) {
   if (!e.holds_nodes()) return;  // ended and released
-  const bool its_node = std::any_of(e.alloc.begin(), e.alloc.end(), [&](const sched::NodeAlloc& a) {
-    return cluster_.nodes[a.node].name == node;
-  });
+  const bool its_node =
+      std::any_of(e.alloc().begin(), e.alloc().end(),
+                  [&](const sched::NodeAlloc& a) { return cluster_.nodes[a.node].name == node; });
   if (!its_node) return;
   const std::shared_ptr<const StepProgress>& before = e.history().step;
   if (before && before->nodes_done.contains(node)) return;  // a repeated report
@@ -23,7 +23,7 @@ void ControllerCore::StepNodeEnded(JobEntry& e, std::string_view node, int32_t s
   next->out_of_memory = next->out_of_memory || out_of_memory;
   e.mutable_history().step = next;
   const StepProgress& step = *next;
-  if (step.nodes_done.size() < e.alloc.size()) {
+  if (step.nodes_done.size() < e.alloc().size()) {
     if (fx != nullptr) fx->steps_changed.push_back(e.job.id);  // the reports so far
     return;
   }

@@ -21,10 +21,10 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
   if (e->job.state == JobState::kPending) {
     return absl::FailedPreconditionError("Job is pending execution");
   }
-  if (e->job.state != JobState::kRunning || e->completing || e->alloc.empty()) {
+  if (e->job.state != JobState::kRunning || e->completing || e->alloc().empty()) {
     return absl::FailedPreconditionError("Job/step already completing or completed");
   }
-  const int32_t job_nodes = static_cast<int32_t>(e->alloc.size());
+  const int32_t job_nodes = static_cast<int32_t>(e->alloc().size());
   const int32_t cpt = std::max(1, ask.cpus_per_task);
   if (ask.nodes > job_nodes) {
     return absl::InvalidArgumentError("Requested node configuration is not available");
@@ -39,7 +39,7 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
 
   // Could it ever run, on the job's CPUs with no other step?
   std::vector<int32_t> job_cpus;
-  for (const sched::NodeAlloc& a : e->alloc) job_cpus.push_back(a.amount.cpus);
+  for (const sched::NodeAlloc& a : e->alloc()) job_cpus.push_back(a.amount.cpus);
   std::vector<int32_t> by_size = job_cpus;
   std::sort(by_size.rbegin(), by_size.rend());
   int64_t best = 0;
@@ -114,9 +114,9 @@ void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view
     step.launch_failed_node = std::string(node);
     step.launch_error = std::string(launch_error);
     // The step cannot go on without this node: its tasks elsewhere are ended.
-    if (step.state == JobState::kRunning && e != nullptr && !e->alloc.empty()) {
+    if (step.state == JobState::kRunning && e != nullptr && !e->alloc().empty()) {
       SignalJob s{job, SIGKILL, {}, step_id};
-      for (int32_t n : step.nodes) s.nodes.push_back(e->alloc[n].node);
+      for (int32_t n : step.nodes) s.nodes.push_back(e->alloc()[n].node);
       fx->signals.push_back(std::move(s));
     }
   }
@@ -139,7 +139,7 @@ StatusOr<std::vector<int32_t>> ControllerCore::RunningNodes(JobId id, const Call
     return absl::FailedPreconditionError("Job is not running");
   }
   std::vector<int32_t> nodes;
-  for (const sched::NodeAlloc& a : e->alloc) nodes.push_back(a.node);
+  for (const sched::NodeAlloc& a : e->alloc()) nodes.push_back(a.node);
   return nodes;
 }
 
@@ -156,11 +156,11 @@ Status ControllerCore::SignalStep(JobId job, uint32_t step_id, int32_t signal, c
     if (it != table->second.steps.end()) step = &it->second;
   }
   if (step == nullptr) return absl::NotFoundError("Invalid job id specified");
-  if (step->state != JobState::kRunning || e->alloc.empty()) {
+  if (step->state != JobState::kRunning || e->alloc().empty()) {
     return absl::FailedPreconditionError("Job/step already completing or completed");
   }
   SignalJob s{job, signal == 0 ? SIGTERM : signal, {}, step_id};
-  for (int32_t n : step->nodes) s.nodes.push_back(e->alloc[n].node);
+  for (int32_t n : step->nodes) s.nodes.push_back(e->alloc()[n].node);
   fx->signals.push_back(std::move(s));
   if (signal == 0 || signal == SIGKILL) {
     step->cancelled = true;
@@ -198,9 +198,9 @@ void ControllerCore::EndSteps(JobEntry& e, bool kill, Time now, Effects* fx) {
     step.state = JobState::kCancelled;
     step.end_time = now;
     if (fx != nullptr) fx->steps_changed.push_back(e.job.id);
-    if (kill && fx != nullptr && !e.alloc.empty()) {
+    if (kill && fx != nullptr && !e.alloc().empty()) {
       SignalJob s{e.job.id, SIGKILL, {}, id};
-      for (int32_t n : step.nodes) s.nodes.push_back(e.alloc[n].node);
+      for (int32_t n : step.nodes) s.nodes.push_back(e.alloc()[n].node);
       fx->signals.push_back(std::move(s));
     }
   }

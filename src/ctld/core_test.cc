@@ -152,7 +152,7 @@ TEST_F(CoreTest, TimeLimitEndsAsTimeoutAfterSigterm) {
   core_.JobEnded(id, SIGTERM, false, 603, &fx);
   EXPECT_EQ(State(id), JobState::kTimeout);
   EXPECT_FALSE(core_.Find(id)->completing);
-  EXPECT_TRUE(core_.Find(id)->alloc.empty());
+  EXPECT_TRUE(core_.Find(id)->alloc().empty());
 }
 
 TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
@@ -231,7 +231,7 @@ TEST_F(CoreTest, NodeListAndExcludeDecideWhereAJobRuns) {
   Up(0);
   auto node_of = [&](JobId id) {
     std::vector<std::string> names;
-    for (const sched::NodeAlloc& a : core_.Find(id)->alloc) {
+    for (const sched::NodeAlloc& a : core_.Find(id)->alloc()) {
       names.push_back(core_.cluster().nodes[a.node].name);
     }
     return names;
@@ -288,7 +288,7 @@ TEST_F(CoreTest, DrainedNodeTakesNoNewWorkButKeepsItsJob) {
   JobId first = Submit(whole);
   Schedule(1);
   ASSERT_EQ(State(first), JobState::kRunning);
-  const int32_t node = core_.Find(first)->alloc.front().node;
+  const int32_t node = core_.Find(first)->alloc().front().node;
   const std::string name = core_.cluster().nodes[node].name;
   Effects fx;
   ASSERT_TRUE(core_.UpdateNodes({name}, "drain", "maint", kRoot, 2, &fx).ok());
@@ -300,7 +300,7 @@ TEST_F(CoreTest, DrainedNodeTakesNoNewWorkButKeepsItsJob) {
   // One node left for two whole-node jobs.
   EXPECT_EQ(State(second), JobState::kRunning);
   EXPECT_EQ(State(third), JobState::kPending);
-  EXPECT_NE(core_.Find(second)->alloc.front().node, node);
+  EXPECT_NE(core_.Find(second)->alloc().front().node, node);
   EXPECT_EQ(core_.node_admin(node).reason_user, "root");
   EXPECT_EQ(core_.node_admin(node).reason_time, 2);
   EXPECT_EQ(core_.cluster().nodes[node].reason, "maint");
@@ -317,7 +317,7 @@ TEST_F(CoreTest, DownNodeLosesItsJobsAndStaysDownWhileItsDaemonReports) {
   r.requeue = false;
   JobId id = Submit(r);
   Schedule(1);
-  const int32_t node = core_.Find(id)->alloc.front().node;
+  const int32_t node = core_.Find(id)->alloc().front().node;
   const std::string name = core_.cluster().nodes[node].name;
   Effects fx;
   ASSERT_TRUE(core_.UpdateNodes({name}, "DOWN", "broken", kRoot, 2, &fx).ok());
@@ -417,7 +417,7 @@ TEST_F(CoreTest, ReconfigureKeepsJobsAndNodeStateAndAddsNodes) {
   JobId running = Submit(Req(8));
   Schedule(1);
   ASSERT_EQ(State(running), JobState::kRunning);
-  const std::string on = core_.cluster().nodes[core_.Find(running)->alloc.front().node].name;
+  const std::string on = core_.cluster().nodes[core_.Find(running)->alloc().front().node].name;
   Effects fx;
   ASSERT_TRUE(core_.UpdateNodes({"n2"}, "DRAIN", "disk", kRoot, 2, &fx).ok());
   // n0 comes first in the new file, so every index moves; n3 is new.
@@ -429,13 +429,44 @@ TEST_F(CoreTest, ReconfigureKeepsJobsAndNodeStateAndAddsNodes) {
   ASSERT_EQ(core_.cluster().nodes.size(), 4u);
   const JobEntry* e = core_.Find(running);
   EXPECT_EQ(e->job.state, JobState::kRunning);
-  EXPECT_EQ(core_.cluster().nodes[e->alloc.front().node].name, on);
+  EXPECT_EQ(core_.cluster().nodes[e->alloc().front().node].name, on);
   EXPECT_TRUE(core_.cluster().nodes[2].drain);  // n2 kept its drain
   EXPECT_EQ(core_.cluster().nodes[2].reason, "disk");
   EXPECT_TRUE(core_.NodeUp(1));                                           // n1 still alive
   EXPECT_FALSE(core_.NodeUp(3));                                          // n3 not heard from yet
   EXPECT_EQ(core_.cluster().nodes[3].state, model::NodeState::kDown);
   EXPECT_EQ(e->partition, 0);
+}
+
+TEST_F(CoreTest, ReconfigureKeepsWhereEndedJobsRan) {
+  // Node indices move with the new file; an ended job still names the node it ran on, and
+  // one whose node is gone names none.
+  Up(0);
+  JobId first = Submit(Req(8));
+  JobId second = Submit(Req(8));
+  Schedule(1);
+  ASSERT_EQ(State(first), JobState::kRunning);
+  ASSERT_EQ(State(second), JobState::kRunning);
+  const auto ran_on = [&](JobId id) {
+    const sched::Allocation& ran = core_.Find(id)->placement();
+    return ran.empty() ? std::string() : core_.cluster().nodes[ran.front().node].name;
+  };
+  const std::string first_on = ran_on(first);
+  const std::string second_on = ran_on(second);
+  ASSERT_NE(first_on, second_on);
+  Effects fx;
+  core_.JobEnded(first, 0, false, 2, &fx);
+  core_.JobEnded(second, 0, false, 2, &fx);
+  ASSERT_EQ(ran_on(first), first_on);
+  // The node `second` ran on comes first in the new file; the other is gone.
+  auto site = SiteFrom("swap", std::string(kHeader) + "NodeName=n0 CPUs=8 RealMemory=16000\n" +
+                                   "NodeName=" + second_on + " CPUs=8 RealMemory=16000\n" +
+                                   "PartitionName=batch Nodes=n0," + second_on +
+                                   " Default=YES MaxTime=1-00:00:00\n");
+  ASSERT_TRUE(core_.Reconfigure(site, CoreOptions{}).ok());
+  EXPECT_EQ(ran_on(second), second_on);
+  EXPECT_EQ(ran_on(first), "");
+  EXPECT_EQ(State(first), JobState::kCompleted);
 }
 
 TEST_F(CoreTest, ReconfigureThatWouldStrandAJobChangesNothing) {
@@ -486,7 +517,7 @@ TEST_F(CoreTest, SrunJobEndsOnceEveryNodeHasReported) {
   JobId id = Submit(SrunReq());
   Effects fx = Schedule(1);
   ASSERT_EQ(fx.launches.size(), 1u);
-  ASSERT_EQ(core_.Find(id)->alloc.size(), 2u);
+  ASSERT_EQ(core_.Find(id)->alloc().size(), 2u);
   Effects end;
   core_.JobEnded(id, 0, false, 5, &end, "n2");
   EXPECT_EQ(State(id), JobState::kRunning);  // n1's tasks still run
@@ -496,7 +527,7 @@ TEST_F(CoreTest, SrunJobEndsOnceEveryNodeHasReported) {
   core_.JobEnded(id, 0, false, 7, &end, "n1");
   EXPECT_EQ(State(id), JobState::kCompleted);
   EXPECT_EQ(core_.Find(id)->job.end_time, 7);
-  EXPECT_TRUE(core_.Find(id)->alloc.empty());
+  EXPECT_TRUE(core_.Find(id)->alloc().empty());
 }
 
 // The reports that came before a restart count after it: they are stored with the job.
@@ -552,7 +583,7 @@ TEST_F(CoreTest, CancelledSrunJobHoldsItsNodesUntilEveryNodeReports) {
   core_.JobEnded(id, SIGTERM, false, 7, &fx, "n2");
   EXPECT_FALSE(core_.Find(id)->completing);
   EXPECT_EQ(State(id), JobState::kCancelled);
-  EXPECT_TRUE(core_.Find(id)->alloc.empty());
+  EXPECT_TRUE(core_.Find(id)->alloc().empty());
 }
 
 TEST_F(CoreTest, SrunLaunchFailureOnOneNodeEndsTheTasksOnTheOthers) {
@@ -751,7 +782,7 @@ TEST_F(CoreTest, JobsANodeStillRunsButTheControllerDoesNotAreKilledThere) {
   Effects fx;
   core_.Schedule(1, &fx);
   ASSERT_EQ(State(running), JobState::kRunning);
-  const int32_t node = core_.Find(running)->alloc.front().node;
+  const int32_t node = core_.Find(running)->alloc().front().node;
   const std::string name = core_.cluster().nodes[node].name;
   core_.JobEnded(ended, 0, false, 2, &fx);  // while its node's daemon was away, say
   Effects report;

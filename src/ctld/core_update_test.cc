@@ -77,7 +77,7 @@ TEST_F(CoreTest, UpdateJobMovesAPendingJobWithReqNodeListAndExcNodeList) {
   Up(2);
   Schedule(3);
   ASSERT_EQ(State(id), JobState::kRunning);
-  EXPECT_EQ(core_.cluster().nodes[core_.Find(id)->alloc[0].node].name, "n2");
+  EXPECT_EQ(core_.cluster().nodes[core_.Find(id)->alloc()[0].node].name, "n2");
 }
 
 // --nice N: N places back among the waiting jobs; only admins may go forward.

@@ -73,9 +73,9 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) 
   p.start_time = j.start_time;
   p.end_time = j.end_time;
   std::vector<std::string> names;
-  for (const sched::NodeAlloc& a : e.alloc) names.push_back(cluster.nodes[a.node].name);
+  for (const sched::NodeAlloc& a : e.alloc()) names.push_back(cluster.nodes[a.node].name);
   p.nodes = names.empty() ? "" : core::CompressHostlist(names);
-  p.allocation = e.alloc.empty() ? "" : EncodeAllocation(e.alloc, cluster);
+  p.allocation = e.alloc().empty() ? "" : EncodeAllocation(e.alloc(), cluster);
   const JobHistory& history = e.history();
   p.ran_allocation = history.ran.empty() ? "" : EncodeAllocation(history.ran, cluster);
   p.restarts = history.restarts;
@@ -140,7 +140,8 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   }
   if (r.restarts != 0) e.mutable_history().restarts = r.restarts;
   e.last_sched_eval = r.last_sched_eval;
-  ASSIGN_OR_RETURN(e.alloc, DecodeAllocation(r.allocation, cluster));
+  ASSIGN_OR_RETURN(sched::Allocation alloc, DecodeAllocation(r.allocation, cluster));
+  if (!alloc.empty()) e.mutable_alloc() = std::move(alloc);
   // Where an ended job ran only serves queries: a node since removed from the configuration
   // loses it rather than the job.
   auto ran = DecodeAllocation(r.ran_allocation, cluster);

@@ -98,12 +98,12 @@ TEST(PersistTest, JobsComeBackAfterARestart) {
   EXPECT_EQ(again.next_job_id(), core.next_job_id());
   ASSERT_NE(again.Find(running), nullptr);
   EXPECT_EQ(again.Find(running)->job.state, model::JobState::kRunning);
-  EXPECT_EQ(again.Find(running)->alloc, core.Find(running)->alloc);
+  EXPECT_EQ(again.Find(running)->alloc(), core.Find(running)->alloc());
   EXPECT_EQ(again.Find(running)->job.start_time, 1);
   const JobEntry& done = *again.Find(ended);
   EXPECT_EQ(done.job.state, model::JobState::kCompleted);
   EXPECT_FALSE(done.completing);
-  EXPECT_TRUE(done.alloc.empty());
+  EXPECT_TRUE(done.alloc().empty());
   EXPECT_EQ(done.history().ran, core.Find(ended)->history().ran);
   EXPECT_EQ(done.history().restarts, 1);
   EXPECT_EQ(done.last_sched_eval, core.Find(ended)->last_sched_eval);

@@ -335,7 +335,7 @@ std::vector<NodeUsage> NodeUsageOf(const std::vector<const JobEntry*>& jobs, siz
   std::vector<NodeUsage> usage(node_count);
   for (const JobEntry* e : jobs) {
     if (!HoldsNodes(*e)) continue;
-    for (const sched::NodeAlloc& a : e->alloc) {
+    for (const sched::NodeAlloc& a : e->alloc()) {
       if (a.node < 0 || static_cast<size_t>(a.node) >= node_count) continue;
       NodeUsage& u = usage[a.node];
       u.alloc += a.amount;

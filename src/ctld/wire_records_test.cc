@@ -170,7 +170,7 @@ TEST_F(ControllerTest, CpuIdsBecomeSocketsAndCores) {
   sched::NodeAlloc a(0, model::Resources{6, 2, 1000});
   for (int cpu : {2, 3, 4, 5, 6, 7}) a.cpu_ids.set(cpu);
   a.gpu_ids = 0b1010;
-  e.alloc.push_back(a);
+  e.mutable_alloc().push_back(a);
   v1::JobInfo info = FromEntry(e, cluster);
   ASSERT_EQ(info.allocation_size(), 1);
   EXPECT_EQ(info.allocation(0).cpu_ids(), "2-7");
@@ -273,7 +273,7 @@ TEST_F(ControllerTest, RefreshedNodesShareThoseWhoseUsageDidNotChange) {
 
   model::JobId id = Submit(Sbatch({"job.sh"}));
   Schedule(kNow + 1);
-  const int32_t held = core_.Find(id)->alloc.front().node;
+  const int32_t held = core_.Find(id)->alloc().front().node;
   finished = 0;
   std::vector<NodeUsage> now_usage = usage();
   NodeInfos now = RefreshNodes(core_, now_usage, &before, before_usage, true, finish);
