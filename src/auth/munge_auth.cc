@@ -86,10 +86,10 @@ Status Unreachable(const std::string& socket_path, munge_ctx_t ctx, munge_err_t 
 }
 
 // The bytes that identify a credential for the local replay cache: the decoded body, so two
-// spellings of one credential are one entry; hashed to keep entries small. 128 bits of the
-// digest: two credentials that share them by chance are as unlikely as a forged MAC, and would
-// only make the second one refused.
-std::array<char, 16> CredentialKey(std::string_view credential) {
+// spellings of one credential are one entry; hashed to keep entries small. 96 bits of the
+// digest: that two of the at most 2^18 credentials held share them by chance is about 2^-61,
+// and would only make the second one refused.
+std::array<char, 12> CredentialKey(std::string_view credential) {
   std::string compact;
   compact.reserve(credential.size());
   for (char c : credential) {
@@ -101,7 +101,7 @@ std::array<char, 16> CredentialKey(std::string_view credential) {
   std::string decoded;
   if (!absl::Base64Unescape(std::string(body), &decoded)) decoded = compact;
   std::string digest = RequestDigest("munge-credential", decoded);
-  std::array<char, 16> key;
+  std::array<char, 12> key;
   std::copy_n(digest.begin(), key.size(), key.begin());
   return key;
 }
@@ -260,7 +260,10 @@ StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
   return who;
 }
 
-bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires, int64_t now) {
+bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires_at, int64_t now) {
+  // Unix seconds fit 32 unsigned bits until 2106.
+  const uint32_t expires = static_cast<uint32_t>(
+      std::clamp<int64_t>(expires_at, 0, std::numeric_limits<uint32_t>::max()));
   absl::MutexLock lock(&mu_);
   if ((now > earliest_expiry_ && now > last_sweep_) ||
       seen_.size() >= options_.replay_cache_capacity) {
@@ -269,7 +272,7 @@ bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires, int64
   // One still remembered is refused even if it expired since the last sweep: munged refuses
   // it anyway, and the answer "replayed" is as true.
   if (!seen_.try_emplace(key, expires).second) return false;
-  earliest_expiry_ = std::min(earliest_expiry_, expires);
+  earliest_expiry_ = std::min<int64_t>(earliest_expiry_, expires);
   return true;
 }
 
@@ -279,7 +282,7 @@ void MungeCredentials::Sweep(int64_t now) {
     if (it->second < now) {
       seen_.erase(it++);
     } else {
-      earliest = std::min(earliest, it->second);
+      earliest = std::min<int64_t>(earliest, it->second);
       ++it;
     }
   }
@@ -289,13 +292,13 @@ void MungeCredentials::Sweep(int64_t now) {
   if (seen_.size() < capacity) return;
   // Still full of live credentials (a flood within one TTL): forget the eighth of them that
   // expires first, so that sweeps stay rare while the flood lasts.
-  std::vector<int64_t> expiries;
+  std::vector<uint32_t> expiries;
   expiries.reserve(seen_.size());
   for (const auto& [k, expires] : seen_) expiries.push_back(expires);
   const size_t drop = std::max<size_t>(1, capacity / 8) + (seen_.size() - capacity);
   auto cut = expiries.begin() + static_cast<ptrdiff_t>(std::min(drop, expiries.size()) - 1);
   std::nth_element(expiries.begin(), cut, expiries.end());
-  const int64_t last_dropped = *cut;
+  const uint32_t last_dropped = *cut;
   size_t dropped = 0;
   for (auto it = seen_.begin(); it != seen_.end() && dropped < drop;) {
     if (it->second <= last_dropped) {
