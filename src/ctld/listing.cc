@@ -58,7 +58,7 @@ bool In(const std::set<std::string>& set, std::string_view value) {
 // Whether the record of `row` matches `f`; `id` is its listed id (the array's for a folded
 // record).
 bool Matches(const Row& row, const Record& record, JobId id, const JobFilter& f) {
-  if (!f.ids.empty() && !f.ids.count(id) && !f.ids.count(row.array_job_id)) return false;
+  if (!f.ids.empty() && !f.ids.count(id) && !f.ids.count(row.array_job_id())) return false;
   if (!In(f.states, model::JobStateName(row.state))) return false;
   if (f.users.empty() && f.partitions.empty() && f.names.empty()) return true;
   FilterFields fields;
@@ -78,7 +78,7 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions
           std::string* own) {
   Row row;
   row.job_id = e.job.id;
-  row.array_job_id = e.array_job_id;
+  if (e.array_job_id != 0) row.array_place = static_cast<uint32_t>(e.job.id - e.array_job_id + 1);
   if (e.array_job_id != 0 && e.array_task_id && e.job.state == JobState::kPending &&
       e.job.start_time == 0) {
     row.fold_task = static_cast<int32_t>(*e.array_task_id);
@@ -168,7 +168,6 @@ void JobListing::Chunk::Shrink() {
 void JobListing::Chunk::Add(Row row, std::string_view own,
                             std::shared_ptr<const std::string> fields) {
   row.offset = static_cast<uint32_t>(bytes.size());
-  row.size = static_cast<uint32_t>(own.size());
   bytes.append(own);
   // A chunk's rows share few kinds, mostly one: a look back over them finds it.
   auto it = std::find(shared.rbegin(), shared.rend(), fields);
@@ -307,8 +306,8 @@ void JobListing::Emit(const JobFilter& filter, Sink& sink) const {
         if (Matches(row, record, row.job_id, filter)) sink.Plain(record);
         continue;
       }
-      auto [it, first] = folded.try_emplace(row.array_job_id);
-      if (first && Matches(row, record, row.array_job_id, filter)) {
+      auto [it, first] = folded.try_emplace(row.array_job_id());
+      if (first && Matches(row, record, row.array_job_id(), filter)) {
         it->second.handle = sink.Fold(record);
       }
       it->second.tasks.ranges.push_back(model::ArrayRange{row.fold_task, row.fold_task, 1});
@@ -446,8 +445,8 @@ JobListing::Counts JobListing::CountStates() const {
     for (const Row& row : chunk->rows) {
       if (row.fold_task >= 0) {
         // An array's unstarted tasks have consecutive ids: one record for each run of them.
-        if (row.array_job_id != last_folded) ++c.pending;
-        last_folded = row.array_job_id;
+        if (row.array_job_id() != last_folded) ++c.pending;
+        last_folded = row.array_job_id();
         continue;
       }
       c.pending += row.state == JobState::kPending;

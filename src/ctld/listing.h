@@ -80,13 +80,18 @@ class JobListing {
   // record, and where its serialized v1::JobInfo lies in its chunk's bytes.
   struct Row {
     JobId job_id = 0;  // also its place: the table is in job id order
-    JobId array_job_id = 0;
-    uint32_t offset = 0;     // of its own fields in Chunk::bytes
-    uint32_t size = 0;       // of its own fields
+    // Where its own fields begin in Chunk::bytes; they end where the next row's begin.
+    uint32_t offset = 0;
     int32_t fold_task = -1;  // a pending array task that never started: its index; else -1
+    // An array task's place in its array plus one (its id is the array's plus its place);
+    // 0 for a job that is not an array task.
+    uint32_t array_place = 0;
     model::JobState state = model::JobState::kPending;  // as listed (COMPLETING when killing)
     uint8_t shared = 0;                                 // its shared fields: Chunk::shared[shared]
+
+    JobId array_job_id() const { return array_place == 0 ? 0 : job_id - (array_place - 1); }
   };
+  static_assert(sizeof(Row) == 24, "a row per job: keep it small");
 
   // One job's serialized v1::JobInfo, in two pieces that are one record when concatenated:
   // its own fields, then those it shares with jobs submitted alike (AddSharedFields), each
@@ -104,8 +109,11 @@ class JobListing {
     std::vector<Row> rows;  // ascending job id
     std::string bytes;      // the rows' own fields
     std::vector<std::shared_ptr<const std::string>> shared;  // the shared fields of its rows
+    // `row` is one of `rows`.
     Record record(const Row& row) const {
-      return {{bytes.data() + row.offset, row.size}, *shared[row.shared]};
+      const size_t i = static_cast<size_t>(&row - rows.data());
+      const size_t end = i + 1 < rows.size() ? rows[i + 1].offset : bytes.size();
+      return {{bytes.data() + row.offset, end - row.offset}, *shared[row.shared]};
     }
     std::shared_ptr<const std::string> shared_of(const Row& row) const {
       return shared[row.shared];
