@@ -108,9 +108,9 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
   std::vector<const JobEntry*> out;
   for (auto it = jobs_.lower_bound(id); it != jobs_.end(); ++it) {
     const JobEntry& e = it->second;
-    if (e.job.id != id && e.array_job_id != id) break;
+    if (e.job.id != id && e.array_job_id() != id) break;
     out.push_back(&e);
-    if (e.array_job_id != id) break;  // a plain job, or a task named by its own id
+    if (e.array_job_id() != id) break;  // a plain job, or a task named by its own id
   }
   return out;
 }
@@ -258,11 +258,8 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
     j.eligible_time = std::max<int64_t>(now, r.begin_time);
-    if (task) {
-      e.array_job_id = id;
-      e.array_task_id = static_cast<int32_t>(*task);
-    }
     j.id = task_id++;
+    if (task) e.SetArrayTask(id, static_cast<int32_t>(*task));
     if (fx) {
       fx->created.push_back(j.id);
       fx->changed.push_back(j.id);
@@ -329,9 +326,9 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
                               const Caller& who, Time now, Effects* fx) {
   std::vector<JobEntry*> targets;
   for (auto& [key, e] : jobs_) {
-    const bool match = task ? (e.array_job_id == id && e.array_task_id == task) ||
-                                  (e.job.id == id && e.array_task_id == task)
-                            : (e.job.id == id || e.array_job_id == id);
+    const bool match = task ? (e.array_job_id() == id && e.array_task_id() == task) ||
+                                  (e.job.id == id && e.array_task_id() == task)
+                            : (e.job.id == id || e.array_job_id() == id);
     if (match) targets.push_back(&e);
   }
   if (targets.empty()) return absl::NotFoundError("Invalid job id specified");
@@ -431,7 +428,7 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
       return absl::PermissionDeniedError("Access/permission denied");
     }
     any = true;
-    e.job.priority = DefaultPriority(*e.request, e.job.id ? e.job.id : e.array_job_id);
+    e.job.priority = DefaultPriority(*e.request, e.job.id);
     e.job.reason = PendingReason::kNone;
     Changed(e, fx);
   }

@@ -125,16 +125,31 @@ struct JobEntry {
   // The submission without its script and environment, which only the store keeps (they
   // are read back to launch the job). Shared by the tasks of an array.
   std::shared_ptr<const model::JobRequest> request;
-  JobId array_job_id = 0;  // 0: not an array task
   // When the scheduler last looked at it: its submission, then each pass that considered
   // it (Slurm's LastSchedEval). Stored with the job's other changes, not on every pass.
   Time last_sched_eval = 0;
-  HistoryBox history_box;                // history(), mutable_history()
-  std::optional<int32_t> array_task_id;  // below MaxArraySize, which is at most 4000001
-  int32_t partition = -1;                // index into the cluster's partitions
+  HistoryBox history_box;  // history(), mutable_history()
+  // An array task (SetArrayTask): its place in the array plus one, its id being the array's
+  // plus its place, and its index (below MaxArraySize, which is at most 4000001). 0 and 0
+  // for a job that is no array task.
+  uint32_t array_place = 0;
+  int32_t array_task = 0;
+  int32_t partition = -1;  // index into the cluster's partitions
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
   // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
   bool completing = false;
+
+  // The array it is a task of (0: none) and its index there; `job.id` must be set.
+  JobId array_job_id() const { return array_place == 0 ? 0 : job.id - (array_place - 1); }
+  std::optional<int32_t> array_task_id() const {
+    return array_place == 0 ? std::nullopt : std::optional<int32_t>(array_task);
+  }
+  // Makes it task `task` of the array `array_id`, which is at most its own id, by less than
+  // 2^32 - 1 (array ids are consecutive).
+  void SetArrayTask(JobId array_id, int32_t task) {
+    array_place = static_cast<uint32_t>(job.id - array_id + 1);
+    array_task = task;
+  }
 
   const JobHistory& history() const { return history_box.get(); }
   JobHistory& mutable_history() { return history_box.mutable_get(); }
@@ -156,8 +171,9 @@ struct JobEntry {
   // Not over yet: pending, running, or ended with its processes still being killed.
   bool live() const { return !model::IsFinal(job.state) || completing; }
   // The id the submission is stored under: the array's for its tasks, else the job's own.
-  JobId submission_id() const { return array_job_id != 0 ? array_job_id : job.id; }
+  JobId submission_id() const { return array_place != 0 ? array_job_id() : job.id; }
 };
+static_assert(sizeof(JobEntry) <= 136, "one per job: keep it small");
 
 // Every entry by its job id, which is unique and ascends with submission (every task of an
 // array has its own), so that table order is submission order. Entries lie in B-tree nodes,

@@ -35,7 +35,7 @@ ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time no
     DepState all = DepState::kSatisfied;
     for (const model::DependencyTarget& t : c.jobs) {
       for (const JobEntry* other : JobsWithId(t.job_id)) {
-        if (t.array_task && other->array_task_id != t.array_task) continue;
+        if (t.array_task && other->array_task_id() != t.array_task) continue;
         const model::Job& o = other->job;
         const bool final = model::IsFinal(o.state);
         const bool ok = o.state == JobState::kCompleted && o.exit_code == 0;
@@ -129,7 +129,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     // A job being killed holds its nodes until it is gone.
     running.push_back(sched::RunningJob{e.job.id, e.alloc(), e.job.start_time,
                                         e.completing ? sched::kNever : end});
-    if (e.array_job_id && e.job.state == JobState::kRunning) ++array_running[e.array_job_id];
+    if (e.array_place != 0 && e.job.state == JobState::kRunning) ++array_running[e.array_job_id()];
   }
   std::map<JobId, int64_t> array_budget;
   for (JobEntry* entry : live) {
@@ -137,10 +137,10 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     // A requeued job whose processes are still being killed waits for them.
     if (e.job.state != JobState::kPending || e.completing) continue;
     PendingReason blocked = Blocked(e, now, &wake_);
-    if (blocked == PendingReason::kNone && e.array_job_id && e.request->array &&
+    if (blocked == PendingReason::kNone && e.array_place != 0 && e.request->array &&
         e.request->array->max_running > 0) {
       auto [it, fresh] = array_budget.try_emplace(
-          e.array_job_id, e.request->array->max_running - array_running[e.array_job_id]);
+          e.array_job_id(), e.request->array->max_running - array_running[e.array_job_id()]);
       if (it->second <= 0) {
         blocked = PendingReason::kJobArrayTaskLimit;
       } else {

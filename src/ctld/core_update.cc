@@ -152,8 +152,8 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   }
   // An array's tasks share one stored submission: it changes for all its waiting tasks at
   // once (the array's id), never for one of them alone.
-  if (changes_request && targets.front()->array_job_id != 0) {
-    const JobId array = targets.front()->array_job_id;
+  if (changes_request && targets.front()->array_job_id() != 0) {
+    const JobId array = targets.front()->array_job_id();
     for (const JobEntry* t : JobsWithId(array)) {
       if (!model::IsFinal(t->job.state) &&
           std::find(targets.begin(), targets.end(), t) == targets.end()) {
@@ -228,7 +228,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
       e.request = request;
       // A new nice moves a waiting job that was not held or given a priority.
       if (edit.nice && e.job.priority != 0 && !edit.priority) {
-        e.job.priority = DefaultPriority(*request, e.job.id ? e.job.id : e.array_job_id);
+        e.job.priority = DefaultPriority(*request, e.job.id);
       }
       if (e.job.state == JobState::kPending && partition != e.partition) {
         const model::Partition& p = cluster_.partitions[partition];

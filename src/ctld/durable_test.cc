@@ -153,7 +153,7 @@ TEST_F(DurableTest, ARestartRebuildsEveryJobExactly) {
     ASSERT_NE(back, nullptr) << e.job.id;
     EXPECT_EQ(ToRecord(*back, again.cluster()), ToRecord(e, core_.cluster())) << e.job.id;
     EXPECT_EQ(back->alloc(), e.alloc()) << e.job.id;
-    EXPECT_EQ(back->array_task_id, e.array_task_id) << e.job.id;
+    EXPECT_EQ(back->array_task_id(), e.array_task_id()) << e.job.id;
     EXPECT_EQ(back->partition, e.partition) << e.job.id;
     EXPECT_EQ(*back->request, *e.request) << e.job.id;
   }

@@ -78,10 +78,9 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions
           std::string* own) {
   Row row;
   row.job_id = e.job.id;
-  if (e.array_job_id != 0) row.array_place = static_cast<uint32_t>(e.job.id - e.array_job_id + 1);
-  if (e.array_job_id != 0 && e.array_task_id && e.job.state == JobState::kPending &&
-      e.job.start_time == 0) {
-    row.fold_task = static_cast<int32_t>(*e.array_task_id);
+  row.array_place = e.array_place;
+  if (e.array_place != 0 && e.job.state == JobState::kPending && e.job.start_time == 0) {
+    row.fold_task = e.array_task;
   }
   row.state = e.completing ? JobState::kCompleting : e.job.state;
   JobFieldsOf(e, cluster, options).SerializeToString(own);
@@ -112,7 +111,7 @@ class JobListing::SharedCache {
   // The fields `e` shares with the jobs submitted alike (AddSharedFields), serialized.
   std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
     const Key key{e.request,
-                  e.array_task_id.has_value(),
+                  e.array_place != 0,
                   e.job.uid,
                   e.job.gid,
                   e.job.user,

@@ -1,7 +1,7 @@
 #include "ctld/persist.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
-
 #include <set>
 #include <string>
 
@@ -87,8 +87,8 @@ store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster) {
   store::JobRecord r;
   const model::Job& j = e.job;
   r.id = j.id;
-  r.array_job_id = e.array_job_id;
-  if (e.array_task_id) r.array_task_id = static_cast<uint32_t>(*e.array_task_id);
+  r.array_job_id = e.array_job_id();
+  if (e.array_place != 0) r.array_task_id = static_cast<uint32_t>(e.array_task);
   r.request_id = e.submission_id();
   r.name = e.request->name;
   r.user = j.user;
@@ -133,8 +133,19 @@ StatusOr<JobEntry> FromRecord(const store::JobRecord& r, const sched::Cluster& c
   j.eligible_time = r.eligible_time;
   j.start_time = r.start_time;
   j.end_time = r.end_time;
-  e.array_job_id = r.array_job_id;
-  if (r.array_task_id) e.array_task_id = static_cast<int32_t>(*r.array_task_id);
+  if (r.array_job_id != 0) {
+    // Its id is its array's plus its place there, which is below MaxArraySize.
+    if (r.array_job_id > r.id || r.id - r.array_job_id >= std::numeric_limits<uint32_t>::max() ||
+        !r.array_task_id || *r.array_task_id > std::numeric_limits<int32_t>::max()) {
+      return absl::DataLossError(
+          core::StrCat("stored job ", r.id, " says it is task ",
+                       r.array_task_id ? core::StrCat(*r.array_task_id) : std::string("(none)"),
+                       " of array ", r.array_job_id,
+                       ", which cannot be: an array's tasks have the ids from the array's own "
+                       "onwards; the store is damaged: restore StateSaveLocation from a backup"));
+    }
+    e.SetArrayTask(r.array_job_id, static_cast<int32_t>(*r.array_task_id));
+  }
   for (size_t p = 0; p < cluster.partitions.size(); ++p) {
     if (cluster.partitions[p].name == r.partition) e.partition = static_cast<int32_t>(p);
   }

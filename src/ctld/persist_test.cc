@@ -7,8 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "store/sqlite_store.h"
 #include "conf/testing/site_text.h"
+#include "core/strings.h"
+#include "store/sqlite_store.h"
 
 namespace loom::ctld {
 namespace {
@@ -134,6 +135,25 @@ TEST(PersistTest, ProgressIsTheRecordsChangingPart) {
                                    r.last_sched_eval}));
   EXPECT_EQ(p.state, model::JobState::kRunning);
   EXPECT_EQ(p.nodes, "n1");
+
+  // A task comes back as the same task of the same array.
+  StatusOr<JobEntry> back = FromRecord(r, core.cluster(), task.request);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->array_job_id(), id);
+  EXPECT_EQ(back->array_task_id(), std::optional<int32_t>(1));
+  EXPECT_EQ(back->submission_id(), id);
+  // A record naming an array after its own id, or a task without an index, is damage.
+  store::JobRecord bad = r;
+  bad.array_job_id = r.id + 1;
+  StatusOr<JobEntry> refused = FromRecord(bad, core.cluster(), task.request);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(std::string(refused.status().message()).find(core::StrCat("stored job ", r.id)),
+            std::string::npos)
+      << refused.status();
+  bad = r;
+  bad.array_task_id.reset();
+  EXPECT_EQ(FromRecord(bad, core.cluster(), task.request).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

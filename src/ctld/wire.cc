@@ -166,7 +166,7 @@ void AddSharedFields(const JobEntry& e, const JobInfoOptions& options, v1::JobIn
   const model::Job& j = e.job;
   const model::JobRequest& r = RequestOf(e);
   // -1 (no task) takes eleven bytes on the wire: shared by every job that is no array task.
-  if (!e.array_task_id) info->set_array_task_id(-1);
+  if (e.array_place == 0) info->set_array_task_id(-1);
   if (r.array) info->set_array_max_tasks(static_cast<uint32_t>(r.array->max_running));
   info->set_name(r.name);
   info->set_uid(j.uid);
@@ -191,8 +191,8 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   v1::JobInfo info;
 
   info.set_job_id(j.id);
-  info.set_array_job_id(e.array_job_id);
-  if (e.array_task_id) info.set_array_task_id(*e.array_task_id);  // else a shared field
+  info.set_array_job_id(e.array_job_id());
+  if (e.array_place != 0) info.set_array_task_id(e.array_task);  // else a shared field
 
   // A job that ended while its processes are still being killed is COMPLETING, as Slurm
   // prints a job with its COMPLETING flag.
@@ -305,18 +305,18 @@ std::vector<v1::JobInfo> FromEntries(const JobTable& jobs, const sched::Cluster&
   // Array id -> (record index, the pending task indices).
   std::map<model::JobId, std::pair<size_t, model::ArraySpec>> folded;
   for (const auto& [id, e] : jobs) {
-    const bool unstarted = e.array_job_id != 0 && e.array_task_id &&
-                           e.job.state == JobState::kPending && e.job.start_time == 0;
+    const bool unstarted =
+        e.array_place != 0 && e.job.state == JobState::kPending && e.job.start_time == 0;
     if (unstarted) {
-      auto it = folded.find(e.array_job_id);
+      auto it = folded.find(e.array_job_id());
       if (it == folded.end()) {
         out.push_back(FromEntry(e, cluster, options));
-        it = folded.emplace(e.array_job_id, std::make_pair(out.size() - 1, model::ArraySpec{}))
+        it = folded.emplace(e.array_job_id(), std::make_pair(out.size() - 1, model::ArraySpec{}))
                  .first;
         if (e.request && e.request->array)
           it->second.second.max_running = e.request->array->max_running;
       }
-      const int64_t task = *e.array_task_id;
+      const int64_t task = e.array_task;
       it->second.second.ranges.push_back(model::ArrayRange{task, task, 1});
       continue;
     }
