@@ -112,6 +112,9 @@ class JobListing::SharedCache {
   std::shared_ptr<const std::string> For(const JobEntry& e, const JobInfoOptions& options) {
     const Key key{e.request,
                   e.array_place != 0,
+                  e.completing,
+                  e.job.state,
+                  e.job.reason,
                   e.job.uid,
                   e.job.gid,
                   e.job.user,
@@ -138,6 +141,9 @@ class JobListing::SharedCache {
   struct Key {
     std::shared_ptr<const model::JobRequest> request;  // kept, so its address stays its own
     bool task = false;                                 // an array task
+    bool completing = false;
+    model::JobState state = model::JobState::kPending;
+    model::PendingReason reason = model::PendingReason::kNone;
     uint32_t uid = 0;
     uint32_t gid = 0;
     core::Interned user;

@@ -175,6 +175,10 @@ void AddSharedFields(const JobEntry& e, const JobInfoOptions& options, v1::JobIn
   if (options.group_name) info->set_group_name(options.group_name(j.gid));
   info->set_cluster_name(options.cluster_name);
   info->set_partition(j.partition);
+  // A job that ended while its processes are still being killed is COMPLETING, as Slurm
+  // prints a job with its COMPLETING flag.
+  info->set_state(std::string(model::JobStateName(e.completing ? JobState::kCompleting : j.state)));
+  info->set_reason(std::string(ReasonText(j)));
   const model::JobShape& sh = r.shape;
   info->set_tres_req(core::FormatTres(RequestTres(sh, options.gpu_tres)));
   info->set_num_tasks(sh.ntasks);
@@ -194,10 +198,6 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_array_job_id(e.array_job_id());
   if (e.array_place != 0) info.set_array_task_id(e.array_task);  // else a shared field
 
-  // A job that ended while its processes are still being killed is COMPLETING, as Slurm
-  // prints a job with its COMPLETING flag.
-  info.set_state(std::string(model::JobStateName(e.completing ? JobState::kCompleting : j.state)));
-  info.set_reason(std::string(ReasonText(j)));
   info.set_priority(j.priority);
   info.set_submit_time(j.submit_time);
   info.set_start_time(j.start_time);

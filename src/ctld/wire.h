@@ -45,7 +45,8 @@ v1::JobInfo FromEntry(const JobEntry& entry, const sched::Cluster& cluster,
 // submitted alike, which the jobs listing keeps once for all of them: those its request
 // decides (name, the submission in JobInfo.spec, tres_req, num_tasks, max_nodes,
 // min_cpus_node, requeue, array_max_tasks), its owner's (uid, gid, user, group_name), its
-// partition's name and the cluster's, and array_task_id -1 where it is no array task.
+// partition's name and the cluster's, its state and reason as listed (a long queue is mostly
+// jobs in a few of them), and array_task_id -1 where it is no array task.
 void AddSharedFields(const JobEntry& entry, const JobInfoOptions& options, v1::JobInfo* info);
 // And all the others.
 v1::JobInfo JobFieldsOf(const JobEntry& entry, const sched::Cluster& cluster,
