@@ -19,6 +19,12 @@ int main(int argc, char** argv) {
   // threshold once such a block is freed, and the controller then keeps the memory of its
   // largest reply for good.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // One thread owns the state and makes almost everything that stays; the RPC threads
+  // allocate for the request at hand. glibc gives threads arenas of their own (up to eight
+  // per core), each keeping the most its threads ever used at once: with one arena for all,
+  // 10,000 held jobs took 15-40 bytes less each, at the same CPU per request. A
+  // MALLOC_ARENA_MAX in the environment decides instead.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
   loom::ctld::ControllerOptions opts;
   if (const char* env = std::getenv("SLURM_CONF")) opts.slurm_conf = env;
   if (opts.slurm_conf.empty()) opts.slurm_conf = "/etc/slurm/slurm.conf";
