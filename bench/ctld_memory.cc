@@ -1,5 +1,5 @@
-// The controller's memory per held job, part by part: the job table (ControllerCore: entries,
-// their id index, the live set) and the published listing (JobListing: rows and serialized
+// The controller's memory per held job, part by part: the job table (ControllerCore: entries
+// by job id, the live set) and the published listing (JobListing: rows and serialized
 // records), for N jobs as the reference benchmark submits them (`sbatch -H -J held -o
 // /dev/null --wrap=true`, every one the same request), counted with mallinfo2 around each.
 // The whole daemon's figure (bench/cluster_bench.sh, ctld_rss_per_held_job) adds the store's
