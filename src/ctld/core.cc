@@ -359,17 +359,17 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
 }
 
 Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now, Effects* fx) {
-  std::vector<JobId> keys;
+  std::vector<JobId> started;
   for (const JobEntry* e : JobsWithId(id)) {
     if (!MayActOn(who, *e)) return absl::PermissionDeniedError("Access/permission denied");
-    if (e->job.state != JobState::kPending) keys.push_back(e->job.id);
+    if (e->job.state != JobState::kPending) started.push_back(e->job.id);
   }
-  if (keys.empty()) {
+  if (started.empty()) {
     return JobsWithId(id).empty() ? absl::NotFoundError("Invalid job id specified")
                                   : absl::FailedPreconditionError("Job is pending execution");
   }
-  for (JobId key : keys) {
-    JobEntry& e = jobs_.at(key);
+  for (JobId job : started) {
+    JobEntry& e = jobs_.at(job);
     if (e.job.state == JobState::kRunning) {
       // Its processes go first; it holds its nodes until they are gone (completing).
       SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};

@@ -236,7 +236,7 @@ std::shared_ptr<const JobListing> JobListing::Update(const ControllerCore& core,
   };
   auto next = ids.begin();
   for (const std::shared_ptr<const Chunk>& chunk : chunks_) {
-    const uint64_t last = chunk->rows.back().job_id;
+    const JobId last = chunk->rows.back().job_id;
     if (next == ids.end() || *next > last) {
       out->chunks_.push_back(chunk);  // unchanged: shared
       continue;
