@@ -162,6 +162,24 @@ StatusOr<std::string> MungeCredentials::Encode(std::string_view payload) const {
 
 StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
                                             std::string_view expected_payload) {
+  ASSIGN_OR_RETURN(OpenedCredential opened, Open(credential));
+  return CheckPayload(opened, expected_payload);
+}
+
+StatusOr<Identity> CheckPayload(const OpenedCredential& opened,
+                                std::string_view expected_payload) {
+  const std::string& carried = opened.payload;
+  if (carried.size() != expected_payload.size() ||
+      (!carried.empty() && !EqualInConstantTime(carried, expected_payload))) {
+    return absl::UnauthenticatedError(
+        StrCat("MUNGE credential of uid ", opened.who.uid,
+               " was issued for a different request, so it cannot vouch for this one; send the "
+               "request again with a Loom or Slurm client, which makes a credential per request"));
+  }
+  return opened.who;
+}
+
+StatusOr<OpenedCredential> MungeCredentials::Open(std::string_view credential) {
   if (credential.empty()) {
     return absl::UnauthenticatedError(
         "request carries no MUNGE credential; send it with a Loom or Slurm client, which gets one "
@@ -247,17 +265,10 @@ StatusOr<Identity> MungeCredentials::Decode(std::string_view credential,
     }
   }
 
-  std::string_view carried(static_cast<const char*>(payload),
-                           payload ? static_cast<size_t>(length) : 0);
-  if (carried.size() != expected_payload.size() ||
-      (!carried.empty() &&
-       !EqualInConstantTime(carried, expected_payload))) {
-    return absl::UnauthenticatedError(
-        StrCat("MUNGE credential of uid ", who.uid,
-               " was issued for a different request, so it cannot vouch for this one; send the "
-               "request again with a Loom or Slurm client, which makes a credential per request"));
-  }
-  return who;
+  OpenedCredential opened;
+  opened.who = who;
+  if (payload != nullptr) opened.payload.assign(static_cast<const char*>(payload), length);
+  return opened;
 }
 
 bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires_at, int64_t now) {

@@ -48,6 +48,17 @@ struct MungeOptions {
 // 32 raw bytes.
 std::string RequestDigest(std::string_view method, std::string_view body);
 
+// A credential munged has verified and this daemon has accepted (it is in the replay cache),
+// with the payload it carries, not yet compared with the request it came with.
+struct OpenedCredential {
+  Identity who;
+  std::string payload;
+};
+
+// `opened`'s sender when it carries `expected_payload`; Unauthenticated when it was made for
+// another request.
+StatusOr<Identity> CheckPayload(const OpenedCredential& opened, std::string_view expected_payload);
+
 class MungeCredentials {
  public:
   explicit MungeCredentials(MungeOptions options = {});
@@ -63,6 +74,11 @@ class MungeCredentials {
   // replayed, other request), PermissionDenied (restricted to another decoder), Unavailable
   // (munged unreachable). A credential is accepted at most once by this instance.
   StatusOr<Identity> Decode(std::string_view credential, std::string_view expected_payload);
+
+  // Decode in two steps, for a request whose credential arrives before its body: verifies
+  // `credential` through munged and accepts it once, as Decode does; CheckPayload then compares
+  // what it carries with the request.
+  StatusOr<OpenedCredential> Open(std::string_view credential);
 
   // The socket actually used (libmunge's default when none was set).
   const std::string& socket_path() const { return socket_path_; }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
@@ -426,30 +428,53 @@ class GrpcService final : public v1::Controller::Service {
 // Reads a request frame, checks its credential and answers it with `fn`, which may also
 // leave bytes of its reply already in wire form (`tail`): they go first, then the reply
 // message (a protobuf reader takes the fields in any order).
+// What AdmitFrame learnt from a large frame's first bytes.
+struct FrameAdmission {
+  std::string credential;
+  auth::OpenedCredential opened;
+};
+
+// The frame's credential checked against its body: decoded here, or already decoded when the
+// frame was admitted.
+StatusOr<auth::Identity> FrameCaller(ControllerApi& api, const v1::Frame& frame,
+                                     const std::any& admitted) {
+  if (const auto* a = std::any_cast<FrameAdmission>(&admitted)) {
+    if (a->credential != frame.credential()) {
+      return absl::UnauthenticatedError(
+          "corrupt request: the frame's credential changed after it was admitted");
+    }
+    return rpc::CheckOpenedCredential(a->opened, frame.method(), frame.body());
+  }
+  return rpc::CheckCredential(api.munge(), frame.credential(), frame.method(), frame.body());
+}
+
 template <typename Req, typename Reply, typename Fn>
-std::string ServeFrameWith(ControllerApi& api, const v1::Frame& frame, Fn fn) {
+rpc::FrameAnswer ServeFrameWith(ControllerApi& api, const v1::Frame& frame,
+                                const std::any& admitted, Fn fn) {
   Req req;
   Reply reply;
-  std::string bytes;
+  rpc::FrameAnswer answer;
+  std::string& bytes = answer.reply;
   Status s;
   if (!req.ParseFromString(frame.body())) {
     s = absl::InvalidArgumentError(core::StrCat(
         "corrupt request: the body of a ", frame.method(), " request cannot be read"));
   } else {
-    auto id = rpc::CheckCredential(api.munge(), frame.credential(), frame.method(), frame.body());
+    auto id = FrameCaller(api, frame, admitted);
+    answer.authenticated = id.ok();
     s = id.ok() ? fn(api.Identify(*id), req, &reply, &bytes) : id.status();
   }
   if (!s.ok()) bytes.clear();
   *reply.mutable_error() = rpc::ToWire(s);
   reply.AppendToString(&bytes);
-  return bytes;
+  return answer;
 }
 
 template <typename Req, typename Reply>
-std::string ServeFrame(ControllerApi& api, const v1::Frame& frame,
-                       Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
+rpc::FrameAnswer ServeFrame(ControllerApi& api, const v1::Frame& frame, const std::any& admitted,
+                            Status (ControllerApi::*fn)(const Caller&, const Req&, Reply*)) {
   return ServeFrameWith<Req, Reply>(
-      api, frame, [&](const Caller& who, const Req& req, Reply* reply, std::string*) {
+      api, frame, admitted, [&](const Caller& who, const Req& req, Reply* reply, std::string*) {
         return (api.*fn)(who, req, reply);
       });
 }
@@ -468,24 +493,56 @@ std::string RefuseFrame(const Status& why) {
   return reply.SerializeAsString();
 }
 
-std::string AnswerFrame(ControllerApi& api, std::string_view bytes) {
+rpc::FrameAnswer AnswerFrame(ControllerApi& api, std::string_view bytes,
+                             const std::any& admitted) {
   v1::Frame frame;
   if (!frame.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return RefuseFrame(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
+    return {RefuseFrame(absl::InvalidArgumentError("corrupt request: the frame cannot be read"))};
   }
   // squeue's records go out as the listing keeps them, not copied into the reply first.
   if (frame.method() == "QueryJobs") {
     return ServeFrameWith<v1::QueryJobsRequest, v1::QueryJobsReply>(
-        api, frame,
+        api, frame, admitted,
         [&api](const Caller& who, const v1::QueryJobsRequest& req, v1::QueryJobsReply* reply,
                std::string* records) { return api.QueryJobsWire(who, req, reply, records); });
   }
 #define LOOM_FRAME_METHOD(Name) \
-  if (frame.method() == #Name) return ServeFrame(api, frame, &ControllerApi::Name);
+  if (frame.method() == #Name) return ServeFrame(api, frame, admitted, &ControllerApi::Name);
   LOOM_CONTROLLER_METHODS(LOOM_FRAME_METHOD)
 #undef LOOM_FRAME_METHOD
-  return RefuseFrame(absl::UnimplementedError(
-      core::StrCat("the controller has no method '", frame.method(), "'; is the command newer than loomctld?")));
+  return {RefuseFrame(absl::UnimplementedError(core::StrCat(
+      "the controller has no method '", frame.method(), "'; is the command newer than loomctld?")))};
+}
+
+StatusOr<std::any> AdmitFrame(ControllerApi& api, std::string_view prefix) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(prefix.data()),
+                                           static_cast<int>(prefix.size()));
+  std::string method;
+  std::optional<std::string> credential;
+  // Fields in the order a serialized v1::Frame has them: method (1), credential (2), body (3).
+  while (!credential) {
+    const uint32_t tag = in.ReadTag();
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    if (tag == 0 || field >= 3 ||
+        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      break;
+    }
+    std::string value;
+    uint32_t length = 0;
+    if (!in.ReadVarint32(&length) || !in.ReadString(&value, static_cast<int>(length))) break;
+    if (field == 1) method = std::move(value);
+    if (field == 2) credential = std::move(value);
+  }
+  if (!credential) {
+    return absl::UnauthenticatedError(core::StrCat(
+        "a frame of over ", prefix.size(),
+        " bytes must begin with its method and MUNGE credential; send it with a Loom client"));
+  }
+  FrameAdmission a;
+  ASSIGN_OR_RETURN(a.opened, api.munge().Open(*credential));
+  a.credential = std::move(*credential);
+  return std::any(std::move(a));
 }
 
 }  // namespace loom::ctld

@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "core/status.h"
 #include "ctld/core.h"
 #include "loom/v1/loom.grpc.pb.h"
+#include "rpc/frame_server.h"
 
 namespace loom::ctld {
 
@@ -84,9 +86,16 @@ class ControllerApi {
 // gRPC: the credential travels in the call's metadata (rpc/call_auth.h).
 std::unique_ptr<grpc::Service> MakeGrpcService(ControllerApi* api);
 
-// Loom frames: a serialized v1::Frame in, the serialized reply out. A frame that does not
-// parse, names no known rpc or carries a bad credential is answered with that error.
-std::string AnswerFrame(ControllerApi& api, std::string_view frame);
+// Loom frames: a serialized v1::Frame in, the serialized reply out, with whether its
+// credential held. A frame that does not parse, names no known rpc or carries a bad
+// credential is answered with that error. `admitted` is what AdmitFrame returned for the
+// frame, when it was large enough to need it.
+rpc::FrameAnswer AnswerFrame(ControllerApi& api, std::string_view frame,
+                             const std::any& admitted = {});
+// Whether a large frame sent before its connection authenticated may be read, from its first
+// bytes: they must hold its method and a valid credential (a serialized v1::Frame has both
+// before the body). What it returns is AnswerFrame's `admitted`.
+StatusOr<std::any> AdmitFrame(ControllerApi& api, std::string_view prefix);
 // The answer to bytes that are not a frame at all.
 std::string RefuseFrame(const Status& why);
 

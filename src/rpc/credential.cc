@@ -26,4 +26,9 @@ StatusOr<auth::Identity> CheckCredential(auth::MungeCredentials& munge, std::str
   return munge.Decode(credential, auth::RequestDigest(method, body));
 }
 
+StatusOr<auth::Identity> CheckOpenedCredential(const auth::OpenedCredential& opened,
+                                               std::string_view method, std::string_view body) {
+  return auth::CheckPayload(opened, auth::RequestDigest(method, body));
+}
+
 }  // namespace loom::rpc

@@ -26,4 +26,9 @@ StatusOr<std::string> MakeCredential(const auth::MungeCredentials& munge, std::s
 StatusOr<auth::Identity> CheckCredential(auth::MungeCredentials& munge, std::string_view credential,
                                          std::string_view method, std::string_view body);
 
+// The same check when `opened` was decoded from the request's credential before its body
+// arrived (a large Loom frame is read only once its credential is known).
+StatusOr<auth::Identity> CheckOpenedCredential(const auth::OpenedCredential& opened,
+                                               std::string_view method, std::string_view body);
+
 }  // namespace loom::rpc
