@@ -81,42 +81,48 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   });
 }
 
+StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
+  ASSIGN_OR_RETURN(store::Snapshot snap, store_->Recover());
+  auto core = std::make_unique<ControllerCore>(site_, CoreOptionsOf(site_.cluster), 1);
+  ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
+                   EntriesFrom(snap, core->cluster(), store_->Location()));
+  core->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
+  // The steps of running jobs: they go on on the nodes, whose reports end them.
+  for (const auto& [key, bytes] : snap.values) {
+    const std::optional<JobId> job = JobOfStepsKey(key);
+    if (!job) continue;
+    StatusOr<StoredSteps> steps =
+        DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", store_->Location()));
+    if (!steps.ok()) {
+      std::fprintf(stderr, "loomctld: %s; they are forgotten\n",
+                   std::string(steps.status().message()).c_str());
+      continue;
+    }
+    core->RestoreSteps(*job, std::move(steps->steps), std::move(steps->srun));
+  }
+  for (const store::NodeRecord& n : snap.nodes) {
+    auto user = auth::LookupUserById(n.reason_uid);
+    core->RestoreNode(n.name, n.drain, n.state == model::NodeState::kDown, n.reason, n.reason_uid,
+                      user.ok() ? user->name : std::to_string(n.reason_uid), n.reason_time);
+  }
+  return core;
+}
+
 StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller());
   std::vector<conf::Diagnostic> warnings;
   ASSIGN_OR_RETURN(c->site_, conf::LoadSiteConfig(options.slurm_conf, &warnings));
   const conf::ClusterConfig& cfg = c->site_.cluster;
 
-  store::SqliteStoreOptions so;
-  so.state_save_location = cfg.state_save_location;
-  ASSIGN_OR_RETURN(auto sqlite, store::OpenSqliteStore(so));
-  c->store_ = std::move(sqlite);
-  ASSIGN_OR_RETURN(store::Snapshot snap, c->store_->Recover());
-
+  if (options.open_store) {
+    ASSIGN_OR_RETURN(c->store_, options.open_store(cfg));
+  } else {
+    store::SqliteStoreOptions so;
+    so.state_save_location = cfg.state_save_location;
+    ASSIGN_OR_RETURN(c->store_, store::OpenSqliteStore(so));
+  }
   c->slurm_conf_ = options.slurm_conf;
-  c->core_ = std::make_unique<ControllerCore>(c->site_, CoreOptionsOf(cfg), 1);
-  ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
-                   EntriesFrom(snap, c->core_->cluster(), c->store_->Location()));
-  c->core_->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
-  // The steps of running jobs: they go on on the nodes, whose reports end them.
-  for (const auto& [key, bytes] : snap.values) {
-    const std::optional<JobId> job = JobOfStepsKey(key);
-    if (!job) continue;
-    StatusOr<StoredSteps> steps =
-        DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", c->store_->Location()));
-    if (!steps.ok()) {
-      std::fprintf(stderr, "loomctld: %s; they are forgotten\n",
-                   std::string(steps.status().message()).c_str());
-      continue;
-    }
-    c->core_->RestoreSteps(*job, std::move(steps->steps), std::move(steps->srun));
-  }
-  for (const store::NodeRecord& n : snap.nodes) {
-    auto user = auth::LookupUserById(n.reason_uid);
-    c->core_->RestoreNode(n.name, n.drain, n.state == model::NodeState::kDown, n.reason,
-                          n.reason_uid, user.ok() ? user->name : std::to_string(n.reason_uid),
-                          n.reason_time);
-  }
+  ASSIGN_OR_RETURN(c->core_, c->RecoverCore());
 
   auth::MungeOptions mo;
   mo.socket_path = options.munge_socket.empty() ? conf::MungeSocketOf(cfg) : options.munge_socket;
@@ -172,9 +178,13 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   ASSIGN_OR_RETURN(
       c->frames_,
       rpc::FrameServer::Start(
-          fo, [api = c->api_.get()](std::string_view frame) { return AnswerFrame(*api, frame); },
+          fo,
+          [api = c->api_.get()](std::string_view frame, const std::any& admitted) {
+            return AnswerFrame(*api, frame, admitted);
+          },
           RefuseFrame,
-          [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); }));
+          [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); },
+          [api = c->api_.get()](std::string_view prefix) { return AdmitFrame(*api, prefix); }));
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
 }
@@ -182,18 +192,21 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
 Controller::~Controller() { Shutdown(); }
 
 void Controller::Shutdown() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
-    stop_ = true;
-  }
-  work_cv_.notify_all();
-  stopped_cv_.notify_all();
-  if (frames_) frames_->Shutdown();
-  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  if (owner_.joinable()) owner_.join();
-  // What the last batches started still reaches the nodes.
-  if (links_) links_->Drain();
+  // Also after the owner thread stopped by itself (stop_ already set): its threads are
+  // joined all the same.
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    stopped_cv_.notify_all();
+    if (frames_) frames_->Shutdown();
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (owner_.joinable()) owner_.join();
+    // What the last batches started still reaches the nodes.
+    if (links_) links_->Drain();
+  });
 }
 
 void Controller::Wait() {
@@ -256,17 +269,29 @@ void Controller::OwnerLoop() {
       stats_.total_pass_us += us;
       stats_.backfilled += core_->last_pass().backfilled;
     }
-    stats_.started += static_cast<int64_t>(fx.launches.size());
     Status persisted = Persist(fx);
     if (!persisted.ok()) {
-      // What is in memory is ahead of the store: answer every command with the store's
-      // error and stop, so a restart recovers exactly what was acknowledged.
+      // What is in memory is ahead of the store: every command is answered with the store's
+      // error, and the state goes back to what the store holds.
       for (Pending& p : batch) p.done.set_value(persisted);
-      std::fprintf(stderr, "loomctld: %s; stopping\n", std::string(persisted.message()).c_str());
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-      stopped_cv_.notify_all();
-      break;
+      if (Status back = ForgetRefusedBatch(persisted, now); !back.ok()) {
+        // Not even the store's own contents can be read: a restart recovers exactly what
+        // was acknowledged.
+        std::fprintf(stderr, "loomctld: %s; stopping\n", std::string(back.message()).c_str());
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+        stopped_cv_.notify_all();
+        break;
+      }
+      continue;
+    }
+    stats_.started += static_cast<int64_t>(fx.launches.size());
+    for (model::JobState st : fx.ended) {
+      switch (st) {
+        case model::JobState::kCompleted: ++stats_.completed; break;
+        case model::JobState::kCancelled: ++stats_.cancelled; break;
+        default: ++stats_.failed; break;
+      }
     }
     // Publish before answering: a client that got its answer sees its change in the
     // next query.
@@ -281,17 +306,42 @@ void Controller::OwnerLoop() {
 }
 
 Status Controller::Persist(const Effects& fx) {
-  for (model::JobState st : fx.ended) {
-    switch (st) {
-      case model::JobState::kCompleted: ++stats_.completed; break;
-      case model::JobState::kCancelled: ++stats_.cancelled; break;
-      default: ++stats_.failed; break;
-    }
-  }
   store::Batch batch = BatchFor(fx, *core_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
-  return store_->Commit(batch);
+  const auto now = std::chrono::steady_clock::now();
+  if (!store_error_.ok() && now < store_retry_at_) {
+    const auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(store_retry_at_ - now).count();
+    return Status(store_error_.code(),
+                  core::StrCat(std::string(store_error_.message()), " (the controller tries the store again in ",
+                               wait_ms, " ms)"));
+  }
+  Status s = store_->Commit(batch);
+  if (s.ok() && !store_error_.ok()) {
+    std::fprintf(stderr, "loomctld: the store takes changes again\n");
+    store_error_ = absl::OkStatus();
+    store_backoff_ms_ = 0;
+  }
+  return s;
+}
+
+Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
+  if (store_error_.ok()) {
+    std::fprintf(stderr, "loomctld: the store refused a change: %s; refusing changes until it "
+                 "takes them again, queries are still answered\n",
+                 std::string(why.message()).c_str());
+  }
+  // A refusal during the pause is the same failure; only a failed try lengthens the pause.
+  if (store_error_.ok() || std::chrono::steady_clock::now() >= store_retry_at_) {
+    store_backoff_ms_ = std::clamp(store_backoff_ms_ * 2, 100, kMaxStoreBackoffMs);
+    store_retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(store_backoff_ms_);
+    store_error_ = why;
+  }
+  ASSIGN_OR_RETURN(core_, RecoverCore());
+  publish_all_ = true;
+  Publish(now, nullptr);
+  return absl::OkStatus();
 }
 
 void Controller::Publish(int64_t now, const Effects* fx) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -35,6 +36,8 @@ struct ControllerOptions {
   std::string slurm_conf;      // path of slurm.conf
   std::string munge_socket;    // empty: libmunge's default
   std::string listen_address;  // empty: SlurmctldHost's address and SlurmctldPort
+  // Opens the store the controller keeps its state in; unset: SQLite in StateSaveLocation.
+  std::function<StatusOr<std::unique_ptr<store::Store>>(const conf::ClusterConfig&)> open_store;
 };
 
 // What queries read: the state after the last batch. Successive snapshots share what did
@@ -62,12 +65,18 @@ class Controller {
   static StatusOr<std::unique_ptr<Controller>> Start(const ControllerOptions& options);
   ~Controller();
 
+  static constexpr int kMaxStoreBackoffMs = 5000;
+
   void Wait();      // until Shutdown
   void Shutdown();  // stops serving, then the owner thread
   const std::string& address() const { return address_; }
 
   // Runs `fn` on the owner thread in the next batch and returns its status once the batch
-  // is durable (or the store's error when it could not be made so).
+  // is durable. When the store refuses the batch (a full disk, an I/O error, a read-only
+  // file), every command of it gets the store's error and none of them happened: the
+  // controller forgets the batch by reading its state back from the store, keeps answering
+  // queries, and tries the store again after a pause that doubles up to kMaxStoreBackoffMs
+  // while it keeps failing (commands that change nothing are answered all along).
   using Command = std::function<Status(ControllerCore&, Effects&, Time now)>;
   Status Post(Command fn);
   // Runs `fn` in the next batch without waiting for it; for callers that must not block.
@@ -97,8 +106,13 @@ class Controller {
 
  private:
   Controller() = default;
+  // A ControllerCore holding what the store holds (at the start, and after the store
+  // refused a batch).
+  StatusOr<std::unique_ptr<ControllerCore>> RecoverCore();
   void OwnerLoop();
   Status Persist(const Effects& fx);
+  // The store refused a batch with `why`: the core is read back from it.
+  Status ForgetRefusedBatch(const Status& why, Time now);
   // Publishes the state after a batch: the jobs `fx` changed or touched are listed anew
   // (every job when `fx` is null or after a reconfigure), the nodes when their state or
   // usage may have changed.
@@ -132,6 +146,7 @@ class Controller {
   std::condition_variable stopped_cv_;  // Wait() waits on it for stop_
   std::deque<Pending> queue_;
   bool stop_ = false;
+  std::once_flag shutdown_once_;
   std::thread owner_;
   std::shared_ptr<const Snapshot> snapshot_;
   Snapshot stats_;  // counters kept by the owner thread
@@ -144,6 +159,10 @@ class Controller {
   std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions_;
   uint64_t nodes_generation_ = 0;  // the cluster's generation when nodes_ was built
   bool publish_all_ = true;        // the next Publish() lists every job again
+  // After the store refused a batch (owner thread only): its error, and when to try again.
+  Status store_error_;
+  std::chrono::steady_clock::time_point store_retry_at_;
+  int store_backoff_ms_ = 0;
   // Launches and signals to the node daemons; in order per node, nodes independent.
   std::unique_ptr<NodeLinks> links_;
 };
