@@ -135,13 +135,20 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   }
   c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
   NodeLinksOptions lo;
-  lo.launch_failed = [p = c.get()](JobId id, const Status& why) {
-    std::fprintf(stderr, "loomctld: job %llu: launch failed: %s\n",
-                 static_cast<unsigned long long>(id), std::string(why.message()).c_str());
-    // Unavailable: the node's daemon did not answer; anything else: it refused the job.
-    p->PostNoWait([id, message = std::string(why.message()), unreachable = absl::IsUnavailable(why)](
+  lo.launch_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
+    std::fprintf(stderr, "loomctld: job %llu: launch on %s failed: %s\n",
+                 static_cast<unsigned long long>(id), node.c_str(),
+                 std::string(why.message()).c_str());
+    // Unavailable: the node's daemon did not answer; AlreadyExists: an earlier run of the job
+    // is still there; anything else: it refused the job.
+    p->PostNoWait([id, node, message = std::string(why.message()),
+                   unreachable = absl::IsUnavailable(why), collided = absl::IsAlreadyExists(why)](
                       ControllerCore& core, Effects& fx, Time now) {
-      core.LaunchFailed(id, message, now, &fx, unreachable);
+      if (collided) {
+        core.LaunchCollided(id, node, now, &fx);
+      } else {
+        core.LaunchFailed(id, message, now, &fx, unreachable, node);
+      }
       return absl::OkStatus();
     });
   };
@@ -432,7 +439,7 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_gpu_ids(GpuIdList(head.gpu_ids));
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.job.time_limit_s);
-    links_->Launch(NodeAddress(head.node), std::move(lr));
+    links_->Launch(NodeAddress(head.node), core_->cluster().nodes[head.node].name, std::move(lr));
   }
   for (const SignalJob& s : fx.signals) {
     v1::SignalTasksRequest req;

@@ -493,7 +493,37 @@ void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time
     return;
   }
   if (e->job.state != JobState::kRunning) return;  // a repeated report
+  if (!node.empty() && !RunsOn(*e, node)) return;  // an earlier run, from before a requeue
   End(*e, model::EndedState(status, out_of_memory), status, now, fx);
+}
+
+bool ControllerCore::RunsOn(const JobEntry& e, std::string_view node) const {
+  return std::any_of(e.alloc().begin(), e.alloc().end(), [&](const sched::NodeAlloc& a) {
+    return a.node >= 0 && static_cast<size_t>(a.node) < cluster_.nodes.size() &&
+           cluster_.nodes[a.node].name == node;
+  });
+}
+
+void ControllerCore::LaunchCollided(JobId id, const std::string& node, Time now, Effects* fx) {
+  JobEntry* e = FindMutable(id);
+  if (!e || e->request->srun || e->job.state != JobState::kRunning || !RunsOn(*e, node)) return;
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (cluster_.nodes[n].name != node) continue;
+    std::vector<int32_t>& nodes = stale_runs_[id];
+    if (std::find(nodes.begin(), nodes.end(), static_cast<int32_t>(n)) == nodes.end()) {
+      nodes.push_back(static_cast<int32_t>(n));
+    }
+    // The earlier run goes as an orphan's would; this one never started.
+    if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {static_cast<int32_t>(n)}, std::nullopt});
+  }
+  e->job.state = JobState::kPending;
+  e->job.start_time = 0;
+  e->job.end_time = 0;
+  e->job.reason = PendingReason::kNone;
+  e->DropAlloc(/*keep=*/false);
+  pass_due_ = true;
+  Changed(*e, fx);
+  (void)now;
 }
 
 void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,

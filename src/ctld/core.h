@@ -336,6 +336,11 @@ class ControllerCore {
   // failed, when known) counts as done.
   void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
                     bool node_unreachable = false, std::string_view node = {});
+  // `node`'s daemon refused to launch `id` because an earlier run of it is still there (a
+  // run from before a requeue, on a node that was away). Not the job's fault: it goes back
+  // to the queue, and is not launched on that node again until the node stops reporting the
+  // earlier run (which NodeReportsJobs kills).
+  void LaunchCollided(JobId id, const std::string& node, Time now, Effects* fx);
 
   // srun inside the allocation of job `ask.job_id`: a new step on all or part of its nodes.
   // Only the job's owner, root and SlurmUser; the job must be running. Errors in Slurm's
@@ -379,7 +384,8 @@ class ControllerCore {
   // `running`). A job the controller does not run on that node any more (it ended, failed
   // with the node or was requeued while the daemon was away, or is long forgotten) is an
   // orphan: it is killed there (SIGKILL), as slurmctld kills jobs a slurmd reports that it
-  // does not know. Returns the orphans.
+  // does not know. Until the node stops reporting it, the job is not started on that node
+  // again (its new run would meet the old one there). Returns the orphans.
   std::vector<JobId> NodeReportsJobs(const std::string& node, const std::vector<JobId>& running,
                                      Effects* fx);
 
@@ -462,6 +468,8 @@ class ControllerCore {
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);
+  // Whether `e`'s allocation holds the node named `node`.
+  bool RunsOn(const JobEntry& e, std::string_view node) const;
   // Why `e` may not start now for a reason other than resources, or kNone.
   // When the reason is one that time alone ends (a begin time, an `after:job+delay`),
   // lowers `*wake` to the time it does.
@@ -483,6 +491,10 @@ class ControllerCore {
   absl::btree_set<JobId> live_;
   std::vector<JobEntry*> LiveMutable();
   JobId next_id_;
+  // Runs of jobs that nodes still report where the job no longer runs (being killed): the
+  // job is kept off those nodes until they stop reporting it. Not durable: after a restart
+  // the nodes' reports rebuild it.
+  absl::btree_map<JobId, std::vector<int32_t>> stale_runs_;
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;
   std::vector<NodeAdmin> node_admin_;

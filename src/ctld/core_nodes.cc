@@ -44,6 +44,16 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
     if (cluster_.nodes[n].name == node) index = static_cast<int32_t>(n);
   }
   if (index < 0) return orphans;
+  // Earlier runs this node no longer reports are gone: their jobs may come back to it.
+  for (auto it = stale_runs_.begin(); it != stale_runs_.end();) {
+    std::vector<int32_t>& nodes = it->second;
+    if (std::find(running.begin(), running.end(), it->first) == running.end()) {
+      const size_t before = nodes.size();
+      nodes.erase(std::remove(nodes.begin(), nodes.end(), index), nodes.end());
+      if (nodes.size() != before) pass_due_ = true;  // the job may start there now
+    }
+    it = nodes.empty() ? stale_runs_.erase(it) : std::next(it);
+  }
   for (JobId id : running) {
     const JobEntry* e = Find(id);
     const bool here = e != nullptr && e->holds_nodes() &&
@@ -51,6 +61,10 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
                                   [&](const sched::NodeAlloc& a) { return a.node == index; });
     if (here) continue;
     orphans.push_back(id);
+    if (e != nullptr && !model::IsFinal(e->job.state)) {
+      std::vector<int32_t>& nodes = stale_runs_[id];
+      if (std::find(nodes.begin(), nodes.end(), index) == nodes.end()) nodes.push_back(index);
+    }
     if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {index}, std::nullopt});
   }
   return orphans;
@@ -98,6 +112,8 @@ void ControllerCore::LoseJob(JobEntry& e, Time now, Effects* fx) {
     e.job.end_time = 0;
     e.job.reason = PendingReason::kNone;
     e.DropAlloc(/*keep=*/false);
+    ++e.mutable_history().restarts;  // Slurm counts a requeue for a failed node too
+    pass_due_ = true;
     Changed(e, fx);
   } else {
     End(e, JobState::kNodeFail, 0, now, fx);

@@ -166,6 +166,13 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     p.constraint = e.request->constraint;
     p.nodelist = e.request->nodelist;
     p.exclude = e.request->exclude;
+    // Not where an earlier run of it is still being killed.
+    if (auto stale = stale_runs_.find(e.job.id); stale != stale_runs_.end()) {
+      for (int32_t n : stale->second) {
+        if (!p.exclude.empty()) p.exclude += ',';
+        p.exclude += cluster_.nodes[n].name;
+      }
+    }
     p.shape = e.request->shape;
     p.estimate =
         e.job.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.job.time_limit_s;

@@ -176,6 +176,60 @@ TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
   EXPECT_EQ(Schedule(304).launches.size(), 1u);
 }
 
+TEST_F(CoreTest, ARequeuedJobMeetsNoEarlierRunOfItselfWhenItsNodeReturns) {
+  // The job needs n1; n1's daemon goes silent, the job is requeued. When n1 returns it still
+  // runs the earlier run (its supervisor outlived the daemon).
+  Up(0);
+  model::JobRequest r = Req(8);
+  r.nodelist = "n1";
+  JobId id = Submit(r);
+  Schedule(1);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Effects fx;
+  core_.NodeAlive("n2", 300, &fx);
+  core_.Tick(301, &fx);
+  ASSERT_EQ(State(id), JobState::kPending);
+  EXPECT_EQ(core_.Find(id)->history().restarts, 1);  // counted, as Slurm counts it
+
+  Effects back;
+  core_.NodeAlive("n1", 302, &back);
+  EXPECT_EQ(core_.NodeReportsJobs("n1", {id}, &back), std::vector<JobId>{id});
+  ASSERT_EQ(back.signals.size(), 1u);
+  EXPECT_EQ(back.signals[0].signal, SIGKILL);
+  // Not launched where the earlier run still is.
+  EXPECT_TRUE(Schedule(303).launches.empty());
+  EXPECT_EQ(State(id), JobState::kPending);
+  // The earlier run's end is no end of the job.
+  core_.JobEnded(id, 9, false, 304, &fx, "n1");
+  EXPECT_EQ(State(id), JobState::kPending);
+  // Gone from n1's report: the job runs there again, and only a report from n1 ends it.
+  core_.NodeReportsJobs("n1", {}, &fx);
+  EXPECT_EQ(Schedule(305).launches.size(), 1u);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  core_.JobEnded(id, 0, false, 306, &fx, "n2");
+  EXPECT_EQ(State(id), JobState::kRunning);
+  core_.JobEnded(id, 0, false, 307, &fx, "n1");
+  EXPECT_EQ(State(id), JobState::kCompleted);
+}
+
+TEST_F(CoreTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
+  Up(0);
+  model::JobRequest r = Req(8);
+  r.nodelist = "n1";
+  JobId id = Submit(r);
+  Schedule(1);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Effects fx;
+  core_.LaunchCollided(id, "n1", 2, &fx);
+  EXPECT_EQ(State(id), JobState::kPending);  // not FAILED
+  ASSERT_EQ(fx.signals.size(), 1u);
+  EXPECT_EQ(fx.signals[0].signal, SIGKILL);
+  EXPECT_EQ(core_.Find(id)->history().restarts, 0);  // it never started
+  EXPECT_TRUE(Schedule(3).launches.empty());
+  core_.NodeReportsJobs("n1", {}, &fx);
+  EXPECT_EQ(Schedule(4).launches.size(), 1u);
+}
+
 TEST_F(CoreTest, OnlyOwnersRootAndSlurmUserActOnAJob) {
   Up(0);
   JobId id = Submit(Req(), kAlice);

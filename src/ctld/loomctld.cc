@@ -4,6 +4,8 @@
 #include <malloc.h>
 #include <pthread.h>
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +62,12 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Every client, node stream and hostile peer is a descriptor: as many as the system allows
+  // (slurmctld does the same), so the cap on unauthenticated connections, not EMFILE, decides.
+  if (rlimit nofile{}; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
+  }
 
   auto controller = loom::ctld::Controller::Start(opts);
   if (!controller.ok()) {

@@ -27,9 +27,11 @@ NodeLinks::NodeLinks(const auth::MungeCredentials* munge, NodeLinksOptions optio
 
 NodeLinks::~NodeLinks() { Drain(); }
 
-void NodeLinks::Launch(const std::string& address, v1::LaunchBatchRequest request) {
+void NodeLinks::Launch(const std::string& address, std::string node,
+                       v1::LaunchBatchRequest request) {
   Call call;
   call.job = request.job_id();
+  call.node = std::move(node);
   call.launch = std::make_unique<v1::LaunchBatchRequest>(std::move(request));
   Enqueue(address, std::move(call));
 }
@@ -127,7 +129,7 @@ void NodeLinks::Start(Link* link, Call call) {
   // A task launch that did not arrive did not reach the nodes it was to be passed on to
   // either.
   auto failed = [this](const Call& call, const Status& why) {
-    if (call.launch && options_.launch_failed) options_.launch_failed(call.job, why);
+    if (call.launch && options_.launch_failed) options_.launch_failed(call.job, call.node, why);
     if (call.tasks && options_.tasks_failed) {
       std::optional<uint32_t> step;
       if (call.tasks->has_step_id()) step = call.tasks->step_id();

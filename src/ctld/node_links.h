@@ -32,9 +32,9 @@ namespace loom::ctld {
 struct NodeLinksOptions {
   // How long one call may take before it counts as failed.
   std::chrono::milliseconds deadline = std::chrono::seconds(10);
-  // Called, on a gRPC thread, when the launch of `job` did not reach its node or the node
-  // refused it. Must not block for long.
-  std::function<void(model::JobId job, const Status& why)> launch_failed;
+  // Called, on a gRPC thread, when the launch of `job` did not reach its node (`node`, its
+  // name) or the node refused it. Must not block for long.
+  std::function<void(model::JobId job, const std::string& node, const Status& why)> launch_failed;
   // The same for the tasks of a job srun submitted, or of step `step` inside a job's
   // allocation, on node `node` (its name).
   std::function<void(model::JobId job, std::optional<uint32_t> step, const std::string& node,
@@ -50,8 +50,8 @@ class NodeLinks {
   NodeLinks(const NodeLinks&) = delete;
   NodeLinks& operator=(const NodeLinks&) = delete;
 
-  // Queues the call behind the earlier ones to the same address ("host:port").
-  void Launch(const std::string& address, v1::LaunchBatchRequest request);
+  // Queues the call behind the earlier ones to the same address ("host:port") of `node`.
+  void Launch(const std::string& address, std::string node, v1::LaunchBatchRequest request);
   // A task launch for `node`, which passes it on to the nodes in request.forward (TreeWidth):
   // tasks_failed is called for each node whose launch failed, as the node's answer names
   // them, and for all of them when `node` cannot be reached.

@@ -95,7 +95,7 @@ class NodeLinksTest : public testing::Test {
   NodeLinksOptions Options() {
     NodeLinksOptions o;
     o.deadline = 1s;
-    o.launch_failed = [this](model::JobId job, const Status& why) {
+    o.launch_failed = [this](model::JobId job, const std::string&, const Status& why) {
       std::lock_guard<std::mutex> lock(mu_);
       failed_.push_back(job);
       why_.push_back(std::string(why.message()));
@@ -134,10 +134,10 @@ TEST_F(NodeLinksTest, ASlowNodeHoldsUpOnlyItsOwnCallsAndEachNodeKeepsItsOrder) {
   FakeNode slow(/*blocked=*/true);
   FakeNode fast;
   NodeLinks links(munge_.get(), Options());
-  links.Launch(slow.address(), Launch(1));
+  links.Launch(slow.address(), "n1", Launch(1));
   links.Signal(slow.address(), Signal(1, 15));
-  links.Launch(slow.address(), Launch(2));
-  for (model::JobId id = 10; id < 15; ++id) links.Launch(fast.address(), Launch(id));
+  links.Launch(slow.address(), "n1", Launch(2));
+  for (model::JobId id = 10; id < 15; ++id) links.Launch(fast.address(), "n1", Launch(id));
   links.Signal(fast.address(), Signal(12, 9));
 
   // Every call to the fast node arrives, in order, while the slow node still sits on its first.
@@ -160,10 +160,10 @@ TEST_F(NodeLinksTest, LaunchesThatFailAreReportedWithTheirJob) {
     gone = briefly.address();
   }
   NodeLinks links(munge_.get(), Options());
-  links.Launch(node.address(), Launch(7, "refuse"));
-  links.Launch(gone, Launch(8));
+  links.Launch(node.address(), "n1", Launch(7, "refuse"));
+  links.Launch(gone, "n1", Launch(8));
   links.Signal(gone, Signal(8, 15));  // a lost signal is not reported
-  links.Launch(node.address(), Launch(9));
+  links.Launch(node.address(), "n1", Launch(9));
   std::vector<model::JobId> failed = WaitForFailures(2);
   std::sort(failed.begin(), failed.end());
   EXPECT_EQ(failed, (std::vector<model::JobId>{7, 8}));
@@ -179,10 +179,10 @@ TEST_F(NodeLinksTest, LaunchesThatFailAreReportedWithTheirJob) {
 TEST_F(NodeLinksTest, DrainWaitsForQueuedCallsAndDropsLaterOnes) {
   FakeNode node;
   NodeLinks links(munge_.get(), Options());
-  for (model::JobId id = 1; id <= 20; ++id) links.Launch(node.address(), Launch(id));
+  for (model::JobId id = 1; id <= 20; ++id) links.Launch(node.address(), "n1", Launch(id));
   links.Drain();
   EXPECT_EQ(node.WaitFor(20, 0ms).size(), 20u);
-  links.Launch(node.address(), Launch(21));
+  links.Launch(node.address(), "n1", Launch(21));
   EXPECT_EQ(node.WaitFor(21, 200ms).size(), 20u);
 }
 

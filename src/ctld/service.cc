@@ -31,7 +31,6 @@ Time Now() { return static_cast<Time>(std::time(nullptr)); }
 // ControllerCore::NodeReportsJobs), and the controller's log says so.
 void KillOrphans(ControllerCore& core, const std::string& node,
                  const google::protobuf::RepeatedField<uint64_t>& running, Effects* fx) {
-  if (running.empty()) return;
   const std::vector<JobId> reported(running.begin(), running.end());
   for (JobId id : core.NodeReportsJobs(node, reported, fx)) {
     std::fprintf(stderr, "loomctld: node %s still runs job %llu, which does not run there; "
