@@ -549,7 +549,11 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (!node_admin_[n].down) {
       model::Node& m = cluster_.nodes[n];
       m.state = model::NodeState::kDown;
-      if (!m.drain) m.reason = "Not responding";  // a drain's reason stays
+      if (!m.drain) {  // a drain's reason stays, with who gave it
+        m.reason = "Not responding";
+        // The controller set it: sinfo -R names SlurmUser and the time, as Slurm's does.
+        node_admin_[n] = NodeAdmin{false, opt_.slurm_user_uid, opt_.slurm_user_name, now};
+      }
     }
     ++cluster_.generation;
     LoseJobsOn(static_cast<int32_t>(n), now, fx);

@@ -27,7 +27,10 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
       model::Node& m = cluster_.nodes[n];
       if (m.state == model::NodeState::kDown && !node_admin_[n].down) {
         m.state = model::NodeState::kIdle;
-        if (!m.drain) m.reason.clear();  // a drained node keeps its administrator's reason
+        if (!m.drain) {  // a drained node keeps its administrator's reason
+          m.reason.clear();
+          node_admin_[n] = NodeAdmin{};
+        }
       }
       ++cluster_.generation;
     }

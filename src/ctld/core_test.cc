@@ -171,8 +171,12 @@ TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
   EXPECT_EQ(State(failed), JobState::kNodeFail);
   EXPECT_EQ(State(requeued), JobState::kPending);
   EXPECT_FALSE(core_.NodeUp(0));
+  // The controller gave the reason: SlurmUser and the time, for sinfo -R.
+  EXPECT_EQ(core_.node_admin(0).reason_user, "root");
+  EXPECT_EQ(core_.node_admin(0).reason_time, 301);
   EXPECT_TRUE(Schedule(302).launches.empty());
   core_.NodeAlive("n1", 303, &fx);
+  EXPECT_EQ(core_.node_admin(0).reason_time, 0);
   EXPECT_EQ(Schedule(304).launches.size(), 1u);
 }
 

@@ -104,6 +104,12 @@ if [[ $EUID == 0 ]]; then
     fail "loomtest1 cancelled root's job $held"
   fi
   grep -q "Access/permission denied" "$dir/scancel.err" || fail "scancel said: $(cat "$dir/scancel.err")"
+  # By user: each refusal names the job it is about.
+  if su -s /bin/sh loomtest1 -c "SLURM_CONF=$SLURM_CONF $bin/scancel -u root" 2>"$dir/scancel.err"; then
+    fail "loomtest1 cancelled root's jobs"
+  fi
+  grep -q "Kill job error on job id $held: Access/permission denied" "$dir/scancel.err" ||
+    fail "scancel -u root said: $(cat "$dir/scancel.err")"
   echo "ok: user checks"
 else
   echo "skipped: user checks (not root)"
@@ -312,7 +318,10 @@ done
 [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim on dead $node: $("$bin/squeue" -h -j "$victim" -t all -o '%T')"
 for _ in $(seq 50); do "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" && break; sleep 0.1; done
 "$bin/sinfo" -h -N -o '%N %T' | grep -q "^$node down" || fail "node $node: $("$bin/sinfo" -h -N -o '%N %T')"
-echo "ok: loomd killed -> $node down, job NODE_FAIL"
+# The controller gave the reason: sinfo -R names SlurmUser (root here) and the time.
+why=$("$bin/sinfo" -R -h -o '%E|%U|%H' -n "$node")
+[[ "$why" =~ ^Not\ responding\|root\(0\)\|20[0-9][0-9]-[0-9-]+T[0-9:]+$ ]] || fail "sinfo -R for $node: '$why'"
+echo "ok: loomd killed -> $node down ($why), job NODE_FAIL"
 
 # 7b. The daemon comes back: it finds the job still running under its supervisor and says
 # so; the controller, for which the job ended NODE_FAIL, has it killed there.
