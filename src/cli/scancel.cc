@@ -77,8 +77,10 @@ int RunScancel(int argc, char** argv) {
     // Slurm 22.05's scancel says nothing about a job id it does not know, and exits 0.
     if (reply.per_job(i).code() == v1::OK || reply.per_job(i).code() == v1::INVALID_JOB_ID) continue;
     rc = 1;
-    std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n",
-                 i < static_cast<int>(ids.size()) ? ids[i].c_str() : "?",
+    const std::string& id = i < reply.per_job_id_size()       ? reply.per_job_id(i)
+                            : i < static_cast<int>(ids.size()) ? ids[i]
+                                                               : std::string("?");
+    std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(),
                  reply.per_job(i).message().c_str());
   }
   if (!s.ok() && reply.per_job_size() == 0 && reply.error().code() != v1::INVALID_JOB_ID) {

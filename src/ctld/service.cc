@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
@@ -189,10 +187,12 @@ Status ControllerApi::QueryNodes(const Caller& who, const v1::QueryNodesRequest&
 Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& req,
                               v1::SignalJobReply* reply) {
   std::vector<JobRef> targets;
+  std::vector<std::string> names;  // how each target is named in the reply
   for (const std::string& text : req.job_ids()) {
     auto ref = ParseJobRef(text);
     if (!ref.ok()) return ref.status();
     targets.push_back(*ref);
+    names.push_back(text);
   }
   // scancel -u/-p/-n/-t: the matching jobs of the snapshot.
   if (req.job_ids().empty()) {
@@ -209,7 +209,10 @@ Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& r
     }
     google::protobuf::RepeatedPtrField<v1::JobInfo> jobs;
     if (any) c_->snapshot()->jobs->AppendTo(filter, &jobs);
-    for (const v1::JobInfo& j : jobs) targets.push_back(JobRef{j.job_id(), std::nullopt, {}});
+    for (const v1::JobInfo& j : jobs) {
+      targets.push_back(JobRef{j.job_id(), std::nullopt, {}});
+      names.push_back(std::to_string(j.job_id()));
+    }
   }
   // One batch for all of them: a scancel of many jobs costs one commit.
   std::vector<Status> results(targets.size());
@@ -223,9 +226,10 @@ Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& r
   });
   if (!s.ok()) return s;
   Status first = absl::OkStatus();
-  for (const Status& r : results) {
-    *reply->add_per_job() = rpc::ToWire(r);
-    if (first.ok() && !r.ok()) first = r;
+  for (size_t i = 0; i < results.size(); ++i) {
+    *reply->add_per_job() = rpc::ToWire(results[i]);
+    reply->add_per_job_id(names[i]);
+    if (first.ok() && !results[i].ok()) first = results[i];
   }
   return first;
 }
@@ -514,33 +518,15 @@ rpc::FrameAnswer AnswerFrame(ControllerApi& api, std::string_view bytes,
 }
 
 StatusOr<std::any> AdmitFrame(ControllerApi& api, std::string_view prefix) {
-  using google::protobuf::internal::WireFormatLite;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(prefix.data()),
-                                           static_cast<int>(prefix.size()));
-  std::string method;
-  std::optional<std::string> credential;
-  // Fields in the order a serialized v1::Frame has them: method (1), credential (2), body (3).
-  while (!credential) {
-    const uint32_t tag = in.ReadTag();
-    const int field = WireFormatLite::GetTagFieldNumber(tag);
-    if (tag == 0 || field >= 3 ||
-        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      break;
-    }
-    std::string value;
-    uint32_t length = 0;
-    if (!in.ReadVarint32(&length) || !in.ReadString(&value, static_cast<int>(length))) break;
-    if (field == 1) method = std::move(value);
-    if (field == 2) credential = std::move(value);
-  }
-  if (!credential) {
+  std::optional<rpc::FrameHead> head = rpc::ReadFrameHead(prefix);
+  if (!head) {
     return absl::UnauthenticatedError(core::StrCat(
         "a frame of over ", prefix.size(),
         " bytes must begin with its method and MUNGE credential; send it with a Loom client"));
   }
   FrameAdmission a;
-  ASSIGN_OR_RETURN(a.opened, api.munge().Open(*credential));
-  a.credential = std::move(*credential);
+  ASSIGN_OR_RETURN(a.opened, api.munge().Open(head->credential));
+  a.credential = std::move(head->credential);
   return std::any(std::move(a));
 }
 
