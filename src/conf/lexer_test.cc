@@ -73,6 +73,8 @@ TEST(TokenizeLine, Errors) {
               HasSubstr("unexpected text after the quoted value of A"));
   EXPECT_THAT(std::string(TokenizeLine("A+=1").status().message()),
               HasSubstr("expected Key=Value"));
+  EXPECT_THAT(std::string(TokenizeLine(std::string_view("ClusterName=ab\0cd", 17)).status().message()),
+              HasSubstr("a NUL byte at character 15 of this line"));
 }
 
 TEST(ParseIncludeLine, Forms) {

@@ -79,6 +79,13 @@ std::vector<LogicalLine> SplitLogicalLines(std::string_view text) {
 }
 
 StatusOr<std::vector<KeyValue>> TokenizeLine(std::string_view line) {
+  // A NUL would cut the value short wherever it is later read as a C string.
+  if (const size_t nul = line.find('\0'); nul != std::string_view::npos) {
+    return absl::InvalidArgumentError(StrCat(
+        "a NUL byte at character ", nul + 1,
+        " of this line; the file is not plain text (was it saved in UTF-16, or damaged?): "
+        "remove the byte"));
+  }
   std::vector<KeyValue> pairs;
   size_t i = 0;
   const size_t n = line.size();
