@@ -1,9 +1,10 @@
-// `loom cluster up|status|down`: a local cluster in one command. `up` writes a slurm.conf
+// `loom cluster up|status|restart|down`: a local cluster in one command. `up` writes a slurm.conf
 // (a small mixed cluster on loopback, or the one --config names, made local: see
 // conf/local_cluster.h), generates a MUNGE key and starts munged, loomctld and one loomd per
 // node in the background, all under one directory; `down` stops exactly the processes `up`
 // started (by the PIDs it recorded): the controller, then every running batch job through
-// its loom-stepd (found by the pid records in the nodes' spools), then the node daemons.
+// its loom-stepd (found by the pid records in the nodes' spools), then the node daemons;
+// `restart` starts again, with the same arguments, the daemons that died (or those named).
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -95,6 +97,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
     ::dup2(out, 2);
   }
   if (in >= 0) ::dup2(in, 0);
+  // Nothing of the caller's reaches the daemon: not the pids file, not a log kept open.
+  ::close_range(3, ~0U, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -117,6 +121,38 @@ std::vector<Recorded> ReadPids(const std::string& dir) {
   pid_t pid;
   while (in >> name >> pid) out.push_back({name, pid});
   return out;
+}
+
+// How `up` starts the daemon recorded as `name` ("munged", "loomctld", "loomd:NODE"), and
+// the file its output goes to.
+struct DaemonCommand {
+  std::vector<std::string> argv;
+  std::string log;
+};
+
+DaemonCommand CommandOf(const std::string& name, const std::string& dir) {
+  const std::string bin = SelfDir();
+  const std::string conf = dir + "/etc/slurm.conf";
+  if (name == "munged") {
+    return {{"/usr/sbin/munged", "--foreground", "--force", "--socket=" + dir + "/munge/munge.socket",
+             "--key-file=" + dir + "/munge/munge.key", "--pid-file=" + dir + "/munge/munged.pid",
+             "--log-file=" + dir + "/log/munged.log", "--seed-file=" + dir + "/munge/seed"},
+            dir + "/log/munged.out"};
+  }
+  if (name == "loomctld") return {{bin + "/loomctld", "-D", "-f", conf}, dir + "/log/loomctld.log"};
+  const std::string node = name.substr(std::string("loomd:").size());
+  return {{bin + "/loomd", "-D", "-f", conf, "-N", node, "--spool", dir + "/spool/" + node},
+          dir + "/log/loomd-" + node + ".log"};
+}
+
+pid_t Start(const std::string& name, const std::string& dir) {
+  const DaemonCommand c = CommandOf(name, dir);
+  return Spawn(c.argv, c.log);
+}
+
+void WritePids(const std::string& dir, const std::vector<Recorded>& all) {
+  std::ofstream pids(dir + "/run/pids", std::ios::trunc);
+  for (const Recorded& r : all) pids << r.name << " " << r.pid << "\n";
 }
 
 std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) {
@@ -220,24 +256,17 @@ int Up(const std::string& dir, const std::string& config, int nodes) {
       return Fail("mungekey could not create a key (is the munge package installed?)");
     }
   }
-  std::ofstream pids(dir + "/run/pids", std::ios::trunc);
-  auto record = [&](const std::string& name, pid_t pid) { pids << name << " " << pid << "\n" << std::flush; };
-  record("munged", Spawn({"/usr/sbin/munged", "--foreground", "--force",
-                          "--socket=" + dir + "/munge/munge.socket", "--key-file=" + key,
-                          "--pid-file=" + dir + "/munge/munged.pid",
-                          "--log-file=" + dir + "/log/munged.log", "--seed-file=" + dir + "/munge/seed"},
-                         dir + "/log/munged.out"));
+  std::vector<Recorded> started;
+  auto record = [&](const std::string& name) {
+    started.push_back({name, Start(name, dir)});
+    WritePids(dir, started);  // as each starts: `down` finds them even if `up` dies here
+  };
+  record("munged");
   for (int i = 0; i < 50 && !fs::exists(dir + "/munge/munge.socket"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const std::string bin = SelfDir();
-  record("loomctld", Spawn({bin + "/loomctld", "-D", "-f", conf}, dir + "/log/loomctld.log"));
-  for (const conf::NodeConfig& n : cfg->nodes) {
-    record("loomd:" + n.name, Spawn({bin + "/loomd", "-D", "-f", conf, "-N", n.name, "--spool",
-                                     dir + "/spool/" + n.name},
-                                    dir + "/log/loomd-" + n.name + ".log"));
-  }
-  pids.close();
+  record("loomctld");
+  for (const conf::NodeConfig& n : cfg->nodes) record("loomd:" + n.name);
   // Wait for every node to report in.
   ::setenv("SLURM_CONF", conf.c_str(), 1);
   auto client = Client::Connect("loom cluster");
@@ -317,6 +346,51 @@ std::vector<Supervisor> Supervisors(const std::string& dir, const std::vector<Re
   return out;
 }
 
+// Starts again the daemons of the cluster under `dir` that have stopped, or those named
+// ("loomctld", "munged", "loomd:NODE" or just NODE), stopping each named one that still
+// runs first. Ports, state and jobs stay: a restarted daemon takes up where it left off.
+int Restart(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<Recorded> all = ReadPids(dir);
+  if (all.empty()) {
+    return Fail(core::StrCat("no cluster under ", dir, "; `loom cluster up --dir ", dir,
+                             "` starts one"));
+  }
+  std::set<std::string> wanted;
+  for (const std::string& n : names) {
+    auto known = [&](const std::string& name) {
+      return std::any_of(all.begin(), all.end(), [&](const Recorded& r) { return r.name == name; });
+    };
+    if (known(n)) {
+      wanted.insert(n);
+    } else if (known("loomd:" + n)) {
+      wanted.insert("loomd:" + n);
+    } else {
+      std::string list;
+      for (const Recorded& r : all) list += (list.empty() ? "" : ", ") + r.name;
+      return Fail(core::StrCat("the cluster under ", dir, " has no daemon '", n, "' (it has ",
+                               list, ")"));
+    }
+  }
+  int restarted = 0;
+  for (Recorded& r : all) {
+    const bool named = wanted.count(r.name) > 0;
+    if (!named && (!names.empty() || Alive(r.pid))) continue;
+    if (Alive(r.pid)) {
+      ::kill(r.pid, SIGTERM);
+      for (int i = 0; i < 50 && Alive(r.pid); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (Alive(r.pid)) ::kill(r.pid, SIGKILL);
+    }
+    r.pid = Start(r.name, dir);
+    std::printf("loom cluster: %s restarted (pid %d)\n", r.name.c_str(), r.pid);
+    ++restarted;
+  }
+  WritePids(dir, all);
+  if (restarted == 0) std::printf("loom cluster: every daemon under %s runs\n", dir.c_str());
+  return 0;
+}
+
 int Down(const std::string& dir) {
   std::vector<Recorded> all = ReadPids(dir);
   std::vector<stepd::ProcessRef> controller;
@@ -385,6 +459,11 @@ int RunCluster(int argc, char** argv) {
   status->add_option("--dir", dir)->capture_default_str();
   CLI::App* down = app.add_subcommand("down", "stop exactly the processes `up` started");
   down->add_option("--dir", dir)->capture_default_str();
+  std::vector<std::string> restart_names;
+  CLI::App* restart = app.add_subcommand(
+      "restart", "start again the daemons that stopped, or those named (loomctld, munged, NODE)");
+  restart->add_option("--dir", dir)->capture_default_str();
+  restart->add_option("daemons", restart_names, "loomctld, munged, or a node's name");
   std::string examples;
   CLI::App* demo = app.add_subcommand(
       "demo", "up (unless running), then the example job scripts, squeue and sinfo");
@@ -404,6 +483,7 @@ int RunCluster(int argc, char** argv) {
   }
   if (*up) return Up(dir, config, nodes);
   if (*status) return ShowStatus(dir);
+  if (*restart) return Restart(dir, restart_names);
   if (*demo) return RunDemo(dir, examples, SelfDir() + "/loom");
   return Down(dir);
 }

@@ -75,6 +75,29 @@ done
 [[ "$st" == TIMEOUT ]] || fail "job $limit with -t 1 is $st"
 echo "ok: time limit ends as TIMEOUT"
 
+# A daemon that died is started again by `restart`, on its own port, with nothing else
+# touched; a named one that runs is stopped and started; an unknown name is refused.
+ctld_pid=$(awk '$1 == "loomctld" {print $2}' "$dir/cluster/run/pids")
+node_pid=$(awk '$1 == "loomd:cpu01" {print $2}' "$dir/cluster/run/pids")
+kill -9 "$node_pid"
+while kill -0 "$node_pid" 2>/dev/null; do sleep 0.1; done
+"$bin/loom" cluster status --dir "$dir/cluster" >/dev/null && fail "status with a dead loomd"
+"$bin/loom" cluster restart --dir "$dir/cluster" >"$work/restart.out" || fail "restart: $(cat "$work/restart.out")"
+grep -q "^loom cluster: loomd:cpu01 restarted" "$work/restart.out" || fail "restart said: $(cat "$work/restart.out")"
+[[ $(awk '$1 == "loomctld" {print $2}' "$dir/cluster/run/pids") == "$ctld_pid" ]] || fail "restart touched loomctld"
+"$bin/loom" cluster status --dir "$dir/cluster" >/dev/null || fail "status after restart: $("$bin/loom" cluster status --dir "$dir/cluster")"
+"$bin/loom" cluster restart --dir "$dir/cluster" loomctld >/dev/null || fail "restart loomctld"
+[[ $(awk '$1 == "loomctld" {print $2}' "$dir/cluster/run/pids") != "$ctld_pid" ]] || fail "loomctld not restarted"
+if "$bin/loom" cluster restart --dir "$dir/cluster" nosuch 2>"$work/restart.err"; then fail "restart nosuch"; fi
+grep -q "has no daemon 'nosuch'" "$work/restart.err" || fail "restart nosuch said: $(cat "$work/restart.err")"
+for _ in $(seq 100); do [[ $(sinfo -h -N -o '%N %t' | grep -c idle) == 4 ]] && break; sleep 0.1; done
+[[ $(sinfo -h -N -o '%N %t' | grep -c idle) == 4 ]] || fail "nodes after restart: $(sinfo -h -N -o '%N %t')"
+# The daemons `up` started hold no descriptor of its own (the pids file was one).
+for p in $(awk '{print $2}' "$dir/cluster/run/pids"); do
+  if ls -l "/proc/$p/fd" 2>/dev/null | grep -q "run/pids"; then fail "pid $p holds run/pids open"; fi
+done
+echo "ok: restart starts again a dead loomd and a named loomctld; no daemon holds run/pids"
+
 # A job still running at `down` ends with the cluster, and so does its supervisor.
 running=$(sbatch --parsable --wrap "echo \$\$ >$work/running.pid; exec sleep 600")
 for _ in $(seq 100); do [[ -s "$work/running.pid" ]] && break; sleep 0.1; done
