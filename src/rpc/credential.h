@@ -6,6 +6,7 @@
 
 #include <google/protobuf/message.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,15 @@ StatusOr<std::string> MakeCredential(const auth::MungeCredentials& munge, std::s
 // replayed, or made for another request).
 StatusOr<auth::Identity> CheckCredential(auth::MungeCredentials& munge, std::string_view credential,
                                          std::string_view method, std::string_view body);
+
+// The method and credential a serialized v1::Frame begins with (its fields 1 and 2 come
+// before the body), read from the frame's first bytes only; nullopt when they are not both
+// whole within `prefix`.
+struct FrameHead {
+  std::string method;
+  std::string credential;
+};
+std::optional<FrameHead> ReadFrameHead(std::string_view prefix);
 
 // The same check when `opened` was decoded from the request's credential before its body
 // arrived (a large Loom frame is read only once its credential is known).

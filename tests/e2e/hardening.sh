@@ -130,6 +130,15 @@ wait "$p1" 2>/dev/null || true
 ((during - before < 20000)) || fail "16 oversized frames took the controller from $before to $during kB"
 echo "ok: 16 peers announcing 64 MiB: RSS $before -> $during kB"
 
+# 2b. A large script is read once its credential is known: 256 KiB, four times what a
+# frame may carry before its connection authenticates.
+{ echo '#!/bin/sh'; for i in $(seq 4000); do echo "# padding line $i of a long generated script ......"; done
+  echo 'echo large-script-ran'; } >"$dir/work/large.sh"
+big=$("$bin/sbatch" --parsable -o "$dir/work/large.out" "$dir/work/large.sh") || fail "large script refused"
+for _ in $(seq 100); do [[ -s "$dir/work/large.out" ]] && break; sleep 0.1; done
+grep -q large-script-ran "$dir/work/large.out" || fail "job $big (a $(stat -c %s "$dir/work/large.sh")-byte script) did not run"
+echo "ok: a $(stat -c %s "$dir/work/large.sh")-byte script is accepted and runs"
+
 # 3. More idle connections than the cap of unauthenticated ones: the oldest make room.
 p1=$(peers idle 1100 6)
 sleep 2
