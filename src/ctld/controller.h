@@ -70,6 +70,8 @@ class Controller {
   void Wait();      // until Shutdown
   void Shutdown();  // stops serving, then the owner thread
   const std::string& address() const { return address_; }
+  // The port the controller listens on (the one the system chose for port 0).
+  int port() const { return frames_ ? frames_->port() : 0; }
 
   // Runs `fn` on the owner thread in the next batch and returns its status once the batch
   // is durable. When the store refuses the batch (a full disk, an I/O error, a read-only
