@@ -106,6 +106,8 @@ std::vector<const JobEntry*> ControllerCore::JobsWithId(JobId id) const {
   // The job itself, or every task of the array `id` names: tasks have the ids from the
   // array's own onwards, consecutive (some may have been purged).
   std::vector<const JobEntry*> out;
+  // No job has id 0, and every plain job's array id is 0: without this, 0 named them all.
+  if (id == 0) return out;
   for (auto it = jobs_.lower_bound(id); it != jobs_.end(); ++it) {
     const JobEntry& e = it->second;
     if (e.job.id != id && e.array_job_id() != id) break;
@@ -325,6 +327,8 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
 Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t signal,
                               const Caller& who, Time now, Effects* fx) {
   std::vector<JobEntry*> targets;
+  // Every plain job's array id is 0: id 0 would name them all.
+  if (id == 0) return absl::NotFoundError("Invalid job id specified");
   for (auto& [key, e] : jobs_) {
     const bool match = task ? (e.array_job_id() == id && e.array_task_id() == task) ||
                                   (e.job.id == id && e.array_task_id() == task)

@@ -234,6 +234,20 @@ TEST_F(CoreTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
   EXPECT_EQ(Schedule(4).launches.size(), 1u);
 }
 
+TEST_F(CoreTest, JobIdZeroNamesNoJob) {
+  // Found by request_fuzzer: every plain job's array id is 0, so id 0 used to name them all.
+  Up(0);
+  JobId a = Submit(Req());
+  JobId b = Submit(Req());
+  Effects fx;
+  EXPECT_EQ(core_.Signal(0, std::nullopt, SIGKILL, kRoot, 1, &fx).message(),
+            "Invalid job id specified");
+  EXPECT_EQ(core_.UpdateJob(0, PriorityEdit(5), kRoot, 1, &fx).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(State(a), JobState::kPending);
+  EXPECT_EQ(State(b), JobState::kPending);
+}
+
 TEST_F(CoreTest, OnlyOwnersRootAndSlurmUserActOnAJob) {
   Up(0);
   JobId id = Submit(Req(), kAlice);
