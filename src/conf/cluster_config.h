@@ -268,6 +268,12 @@ struct ClusterConfig {
   // what slurm.conf says, whatever the hardware reports).
   std::vector<std::string> slurmd_parameters;
   bool ConfigOverrides() const;
+  // SlurmctldParameters options Loom acts on: the defenses of the controller's port
+  // (docs/admin/slurm-conf.md). max_unauthenticated_connections=N: open connections that
+  // have not yet sent a valid credential, the oldest closed beyond it; unauthenticated_deadline
+  // =SECONDS: how long such a connection has to deliver its first whole frame.
+  int32_t max_unauthenticated_connections = 4096;
+  int32_t unauthenticated_deadline_s = 5;
 
   // Keys Slurm accepts that Loom does not act on yet: canonical key -> raw value, for
   // `scontrol show config`.

@@ -290,6 +290,23 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
   }
 }
 
+TEST(SlurmConfKeys, SlurmctldParametersSetThePortsDefenses) {
+  std::vector<Diagnostic> warnings;
+  auto c = ParseBody(
+      "SlurmctldParameters=enable_configless,max_unauthenticated_connections=2048,"
+      "unauthenticated_deadline=3\n",
+      &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(c->max_unauthenticated_connections, 2048);
+  EXPECT_EQ(c->unauthenticated_deadline_s, 3);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0].message, HasSubstr("enable_configless is accepted but not acted on"));
+  auto bad = ParseBody("SlurmctldParameters=unauthenticated_deadline=0\n", &warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(ErrorText(bad), HasSubstr("unauthenticated_deadline= takes a whole number from 1"));
+  EXPECT_EQ(ParseBody("\n", &warnings)->max_unauthenticated_connections, 4096);
+}
+
 TEST(SlurmConfKeys, SlurmdParametersConfigOverridesIsActedOn) {
   std::vector<Diagnostic> warnings;
   auto c = ParseBody("SlurmdParameters=config_overrides,l3cache_as_socket\n", &warnings);

@@ -182,6 +182,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   if (!c->server_) return absl::InternalError("the gRPC server did not start");
   rpc::FrameServerOptions fo;
   fo.address = c->address_;
+  fo.max_unauthenticated_connections = cfg.max_unauthenticated_connections;
+  fo.frame_deadline_ms = cfg.unauthenticated_deadline_s * 1000;
   ASSIGN_OR_RETURN(
       c->frames_,
       rpc::FrameServer::Start(

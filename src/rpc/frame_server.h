@@ -53,7 +53,7 @@ struct FrameServerOptions {
   // connection was accepted.
   int frame_deadline_ms = 5000;
   size_t max_unauthenticated_frame_bytes = size_t{64} << 10;
-  int max_unauthenticated_connections = 1024;
+  int max_unauthenticated_connections = 4096;
 };
 
 // What the handler makes of one frame.

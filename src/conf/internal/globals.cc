@@ -249,6 +249,31 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
   } else if (key == "ReturnToService") {
     set_i32(&cfg.return_to_service, 0, 2);
+  } else if (key == "SlurmctldParameters") {
+    cfg.other_keys[std::string(key)] = kv.value;
+    for (std::string_view p : core::Split(kv.value, ',')) {
+      p = core::Trim(p);
+      if (p.empty()) continue;
+      const size_t eq = p.find('=');
+      const std::string name = core::ToLower(p.substr(0, eq));
+      const std::string_view arg = eq == std::string_view::npos ? "" : p.substr(eq + 1);
+      int32_t* target = name == "max_unauthenticated_connections" ? &cfg.max_unauthenticated_connections
+                        : name == "unauthenticated_deadline"       ? &cfg.unauthenticated_deadline_s
+                                                                   : nullptr;
+      if (target == nullptr) {
+        ctx_->Warn(at, kv.key, StrCat("SlurmctldParameters option ", p,
+                                      " is accepted but not acted on by Loom yet"));
+        continue;
+      }
+      const std::optional<int64_t> n = core::ParseInt(arg);
+      const int64_t lo = 1, hi = target == &cfg.unauthenticated_deadline_s ? 3600 : 1000000;
+      if (!n || *n < lo || *n > hi) {
+        ctx_->BadValue(at, kv.key, kv.value,
+                       StrCat(name, "= takes a whole number from ", lo, " to ", hi));
+        continue;
+      }
+      *target = static_cast<int32_t>(*n);
+    }
   } else if (key == "SlurmdParameters") {
     cfg.other_keys[std::string(key)] = kv.value;
     cfg.slurmd_parameters.clear();
