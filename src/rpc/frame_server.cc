@@ -112,6 +112,7 @@ struct FrameServer::State {
   // Unauthenticated connections, oldest first: the first to go when the cap is reached.
   std::list<Connection*> unauthenticated;
   SteadyClock::time_point next_sweep;
+  bool accept_paused = false;  // out of descriptors: the listening socket is not watched
 };
 
 StatusOr<std::unique_ptr<FrameServer>> FrameServer::Start(FrameServerOptions options,
@@ -280,6 +281,12 @@ void FrameServer::AcceptAll() {
         }
         Close(*st.unauthenticated.front());
         continue;
+      }
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Nothing to close for room: stop watching the listening socket for a moment
+        // rather than spin on it (the sweep watches it again).
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        st.accept_paused = true;
       }
       return;  // EAGAIN: nobody else is waiting; anything else: try at the next event
     }
@@ -493,6 +500,13 @@ void FrameServer::CollectAnswers() {
 
 void FrameServer::Sweep() {
   const auto now = SteadyClock::now();
+  if (state_->accept_paused) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+    state_->accept_paused = false;
+  }
   std::vector<Connection*> late;
   for (auto& [id, c] : state_->connections) {
     // The handler's time is the server's own; every other phase waits on the peer.

@@ -3,6 +3,8 @@
 // turned into the job loom-stepd runs (stepd/launch_request.h), and the one-line control
 // protocol between loomd and loom-stepd (stepd/control.h). Nothing may crash or trip a
 // sanitizer; a control request that parses must print back to a line that parses to it.
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +15,12 @@
 #include "loom/v1/loom.pb.h"
 #include "stepd/control.h"
 #include "stepd/launch_request.h"
+
+// Protobuf logs every string field that is not UTF-8; the fuzzer makes millions.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
