@@ -180,15 +180,24 @@ TEST_F(CoreTest, SilentNodeGoesDownAndItsJobFailsOrRequeues) {
   EXPECT_EQ(Schedule(304).launches.size(), 1u);
 }
 
-TEST_F(CoreTest, ARequeuedJobMeetsNoEarlierRunOfItselfWhenItsNodeReturns) {
+class EarlierRunTest : public CoreTest {
+ protected:
+  // A whole-node job that must run on n1 (-w n1), started at 1.
+  JobId RunningOnN1() {
+    Up(0);
+    model::JobRequest r = Req(8);
+    r.nodelist = "n1";
+    JobId id = Submit(r);
+    Schedule(1);
+    EXPECT_EQ(State(id), JobState::kRunning);
+    return id;
+  }
+};
+
+TEST_F(EarlierRunTest, ARequeuedJobMeetsNoEarlierRunOfItselfWhenItsNodeReturns) {
   // The job needs n1; n1's daemon goes silent, the job is requeued. When n1 returns it still
   // runs the earlier run (its supervisor outlived the daemon).
-  Up(0);
-  model::JobRequest r = Req(8);
-  r.nodelist = "n1";
-  JobId id = Submit(r);
-  Schedule(1);
-  ASSERT_EQ(State(id), JobState::kRunning);
+  const JobId id = RunningOnN1();
   Effects fx;
   core_.NodeAlive("n2", 300, &fx);
   core_.Tick(301, &fx);
@@ -216,13 +225,8 @@ TEST_F(CoreTest, ARequeuedJobMeetsNoEarlierRunOfItselfWhenItsNodeReturns) {
   EXPECT_EQ(State(id), JobState::kCompleted);
 }
 
-TEST_F(CoreTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
-  Up(0);
-  model::JobRequest r = Req(8);
-  r.nodelist = "n1";
-  JobId id = Submit(r);
-  Schedule(1);
-  ASSERT_EQ(State(id), JobState::kRunning);
+TEST_F(EarlierRunTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
+  const JobId id = RunningOnN1();
   Effects fx;
   core_.LaunchCollided(id, "n1", 2, &fx);
   EXPECT_EQ(State(id), JobState::kPending);  // not FAILED
