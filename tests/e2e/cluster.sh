@@ -16,7 +16,7 @@ cleanup() {
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -20 "$dir"/cluster/log/*.log >&2 || true; exit 1; }
+fail() { echo "FAIL: $*" >&2; tail -n 20 "$dir"/cluster/log/*.log >&2 || true; exit 1; }
 
 out=$("$bin/loom" cluster up --dir "$dir/cluster" --nodes 4)
 export_line=$(grep '^export SLURM_CONF=' <<<"$out") || fail "up printed: $out"
@@ -90,7 +90,8 @@ grep -q "^loom cluster: loomd:cpu01 restarted" "$work/restart.out" || fail "rest
 [[ $(awk '$1 == "loomctld" {print $2}' "$dir/cluster/run/pids") != "$ctld_pid" ]] || fail "loomctld not restarted"
 if "$bin/loom" cluster restart --dir "$dir/cluster" nosuch 2>"$work/restart.err"; then fail "restart nosuch"; fi
 grep -q "has no daemon 'nosuch'" "$work/restart.err" || fail "restart nosuch said: $(cat "$work/restart.err")"
-for _ in $(seq 100); do [[ $(sinfo -h -N -o '%N %t' | grep -c idle) == 4 ]] && break; sleep 0.1; done
+# A restarted controller hears from each node at its next heartbeat (SlurmdTimeout/3: 20 s).
+for _ in $(seq 300); do [[ $(sinfo -h -N -o '%N %t' | grep -c idle) == 4 ]] && break; sleep 0.1; done
 [[ $(sinfo -h -N -o '%N %t' | grep -c idle) == 4 ]] || fail "nodes after restart: $(sinfo -h -N -o '%N %t')"
 # The daemons `up` started hold no descriptor of its own (the pids file was one).
 for p in $(awk '{print $2}' "$dir/cluster/run/pids"); do
