@@ -9,6 +9,11 @@
 #
 #   tests/fuzz/record-seeds.sh BUILD_BIN_DIR
 set -euo pipefail
+# sbatch sends its environment: record with a bare one, so seeds carry nothing of the host.
+if [[ -z ${LOOM_SEEDS_BARE_ENV:-} ]]; then
+  exec env -i LOOM_SEEDS_BARE_ENV=1 PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    bash "$0" "$@"
+fi
 bin=$(cd "${1:?usage: record-seeds.sh BUILD_BIN_DIR}" && pwd)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(mktemp -d /tmp/loom-seeds.XXXXXX)
@@ -18,6 +23,12 @@ source "$root/tests/e2e/lib.sh"
 trap stop_all EXIT
 read -r cport pport nport < <(free_ports 3)
 mkdir -p "$dir/state" "$dir/spool" "$dir/frames"
+# The commands run from the test directory by a path inside it: their environment ($_, no
+# OLDPWD) names nothing outside it.
+ln -s "$bin" "$dir/bin"
+bin=$dir/bin
+cd "$dir"
+unset OLDPWD
 start_munged
 { conf_header seeds "$cport"; cat <<CONF; } >"$dir/slurm.conf"
 SlurmdParameters=config_overrides
@@ -68,7 +79,6 @@ export SLURM_CONF="$dir/client.conf"
 for _ in $(seq 100); do [[ $("$bin/sinfo" -h -o '%T' 2>/dev/null) == idle ]] && break; sleep 0.1; done
 
 # What users and admins send.
-cd "$dir"
 "$bin/sbatch" -J seed -o /dev/null --wrap 'sleep 30' >/dev/null
 "$bin/sbatch" -H -J held --array=1-3%2 -t 5 --mem=100 -o /dev/null --wrap true >/dev/null
 "$bin/sbatch" -H -d afterok:1 -N1 -n2 -c1 --gpus-per-node=0 -o /dev/null --wrap true >/dev/null || true
