@@ -145,7 +145,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
                    unreachable = absl::IsUnavailable(why), collided = absl::IsAlreadyExists(why)](
                       ControllerCore& core, Effects& fx, Time now) {
       if (collided) {
-        core.LaunchCollided(id, node, now, &fx);
+        core.LaunchCollided(id, node, &fx);
       } else {
         core.LaunchFailed(id, message, now, &fx, unreachable, node);
       }

@@ -497,37 +497,46 @@ void ControllerCore::JobEnded(JobId id, int32_t status, bool out_of_memory, Time
     return;
   }
   if (e->job.state != JobState::kRunning) return;  // a repeated report
-  if (!node.empty() && !RunsOn(*e, node)) return;  // an earlier run, from before a requeue
+  if (!node.empty() && !RunsOn(*e, NodeIndex(node))) return;  // an earlier run, before a requeue
   End(*e, model::EndedState(status, out_of_memory), status, now, fx);
 }
 
-bool ControllerCore::RunsOn(const JobEntry& e, std::string_view node) const {
-  return std::any_of(e.alloc().begin(), e.alloc().end(), [&](const sched::NodeAlloc& a) {
-    return a.node >= 0 && static_cast<size_t>(a.node) < cluster_.nodes.size() &&
-           cluster_.nodes[a.node].name == node;
-  });
+int32_t ControllerCore::NodeIndex(std::string_view node) const {
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    if (cluster_.nodes[n].name == node) return static_cast<int32_t>(n);
+  }
+  return -1;
 }
 
-void ControllerCore::LaunchCollided(JobId id, const std::string& node, Time now, Effects* fx) {
-  JobEntry* e = FindMutable(id);
-  if (!e || e->request->srun || e->job.state != JobState::kRunning || !RunsOn(*e, node)) return;
-  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
-    if (cluster_.nodes[n].name != node) continue;
-    std::vector<int32_t>& nodes = stale_runs_[id];
-    if (std::find(nodes.begin(), nodes.end(), static_cast<int32_t>(n)) == nodes.end()) {
-      nodes.push_back(static_cast<int32_t>(n));
-    }
-    // The earlier run goes as an orphan's would; this one never started.
-    if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {static_cast<int32_t>(n)}, std::nullopt});
-  }
-  e->job.state = JobState::kPending;
-  e->job.start_time = 0;
-  e->job.end_time = 0;
-  e->job.reason = PendingReason::kNone;
-  e->DropAlloc(/*keep=*/false);
+bool ControllerCore::RunsOn(const JobEntry& e, int32_t node) const {
+  return node >= 0 && e.holds_nodes() &&
+         std::any_of(e.alloc().begin(), e.alloc().end(),
+                     [&](const sched::NodeAlloc& a) { return a.node == node; });
+}
+
+void ControllerCore::RememberStaleRun(JobId id, int32_t node) {
+  std::vector<int32_t>& nodes = stale_runs_[id];
+  if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+}
+
+void ControllerCore::BackToQueue(JobEntry& e, Effects* fx) {
+  e.job.state = JobState::kPending;
+  e.job.start_time = 0;
+  e.job.end_time = 0;
+  e.job.reason = PendingReason::kNone;
+  e.DropAlloc(/*keep=*/false);
   pass_due_ = true;
-  Changed(*e, fx);
-  (void)now;
+  Changed(e, fx);
+}
+
+void ControllerCore::LaunchCollided(JobId id, const std::string& node, Effects* fx) {
+  JobEntry* e = FindMutable(id);
+  const int32_t n = NodeIndex(node);
+  if (!e || e->request->srun || e->job.state != JobState::kRunning || !RunsOn(*e, n)) return;
+  RememberStaleRun(id, n);
+  // The earlier run goes as an orphan's would; this one never started.
+  if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {n}, std::nullopt});
+  BackToQueue(*e, fx);
 }
 
 void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,

@@ -340,7 +340,7 @@ class ControllerCore {
   // run from before a requeue, on a node that was away). Not the job's fault: it goes back
   // to the queue, and is not launched on that node again until the node stops reporting the
   // earlier run (which NodeReportsJobs kills).
-  void LaunchCollided(JobId id, const std::string& node, Time now, Effects* fx);
+  void LaunchCollided(JobId id, const std::string& node, Effects* fx);
 
   // srun inside the allocation of job `ask.job_id`: a new step on all or part of its nodes.
   // Only the job's owner, root and SlurmUser; the job must be running. Errors in Slurm's
@@ -468,8 +468,14 @@ class ControllerCore {
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);
-  // Whether `e`'s allocation holds the node named `node`.
-  bool RunsOn(const JobEntry& e, std::string_view node) const;
+  // The index of the node named `node`; -1 when there is none.
+  int32_t NodeIndex(std::string_view node) const;
+  // Whether `e` holds node `node` (an index) now.
+  bool RunsOn(const JobEntry& e, int32_t node) const;
+  // Keeps job `id` off node `node` until the node stops reporting an earlier run of it.
+  void RememberStaleRun(JobId id, int32_t node);
+  // A started job goes back to the queue (without counting a restart).
+  void BackToQueue(JobEntry& e, Effects* fx);
   // Why `e` may not start now for a reason other than resources, or kNone.
   // When the reason is one that time alone ends (a begin time, an `after:job+delay`),
   // lowers `*wake` to the time it does.

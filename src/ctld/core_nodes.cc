@@ -42,10 +42,7 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
                                                    const std::vector<JobId>& running,
                                                    Effects* fx) {
   std::vector<JobId> orphans;
-  int32_t index = -1;
-  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
-    if (cluster_.nodes[n].name == node) index = static_cast<int32_t>(n);
-  }
+  const int32_t index = NodeIndex(node);
   if (index < 0) return orphans;
   // Earlier runs this node no longer reports are gone: their jobs may come back to it.
   for (auto it = stale_runs_.begin(); it != stale_runs_.end();) {
@@ -59,15 +56,9 @@ std::vector<JobId> ControllerCore::NodeReportsJobs(const std::string& node,
   }
   for (JobId id : running) {
     const JobEntry* e = Find(id);
-    const bool here = e != nullptr && e->holds_nodes() &&
-                      std::any_of(e->alloc().begin(), e->alloc().end(),
-                                  [&](const sched::NodeAlloc& a) { return a.node == index; });
-    if (here) continue;
+    if (e != nullptr && RunsOn(*e, index)) continue;
     orphans.push_back(id);
-    if (e != nullptr && !model::IsFinal(e->job.state)) {
-      std::vector<int32_t>& nodes = stale_runs_[id];
-      if (std::find(nodes.begin(), nodes.end(), index) == nodes.end()) nodes.push_back(index);
-    }
+    if (e != nullptr && !model::IsFinal(e->job.state)) RememberStaleRun(id, index);
     if (fx) fx->signals.push_back(SignalJob{id, SIGKILL, {index}, std::nullopt});
   }
   return orphans;
@@ -110,14 +101,8 @@ void ControllerCore::LoseJob(JobEntry& e, Time now, Effects* fx) {
   if (e.completing) {
     Release(e, fx);  // whatever it ran died with the node
   } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
-    e.job.state = JobState::kPending;
-    e.job.start_time = 0;
-    e.job.end_time = 0;
-    e.job.reason = PendingReason::kNone;
-    e.DropAlloc(/*keep=*/false);
     ++e.mutable_history().restarts;  // Slurm counts a requeue for a failed node too
-    pass_due_ = true;
-    Changed(e, fx);
+    BackToQueue(e, fx);
   } else {
     End(e, JobState::kNodeFail, 0, now, fx);
   }

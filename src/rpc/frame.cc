@@ -72,17 +72,17 @@ Status ReadAll(int fd, char* data, size_t size, Clock::time_point deadline, size
   return absl::OkStatus();
 }
 
-size_t FrameSize(const unsigned char* header) {
-  return (size_t{header[0]} << 24) | (size_t{header[1]} << 16) | (size_t{header[2]} << 8) |
-         size_t{header[3]};
-}
-
 Status TooLarge(size_t size, size_t max_bytes) {
   return absl::DataLossError(
       core::StrCat("a frame announces ", size, " bytes, more than the ", max_bytes, "-byte limit"));
 }
 
 }  // namespace
+
+size_t FrameLength(const char* header) {
+  const auto* h = reinterpret_cast<const unsigned char*>(header);
+  return (size_t{h[0]} << 24) | (size_t{h[1]} << 16) | (size_t{h[2]} << 8) | size_t{h[3]};
+}
 
 std::string EncodeFrame(std::string_view payload) {
   const uint32_t n = static_cast<uint32_t>(payload.size());
@@ -98,7 +98,7 @@ std::string EncodeFrame(std::string_view payload) {
 
 StatusOr<std::optional<std::string>> FrameDecoder::Next() {
   if (buffered() < 4) return std::nullopt;
-  const size_t size = FrameSize(reinterpret_cast<const unsigned char*>(buffer_.data() + offset_));
+  const size_t size = FrameLength(buffer_.data() + offset_);
   if (size > max_bytes_) return TooLarge(size, max_bytes_);
   if (buffered() < 4 + size) return std::nullopt;
   std::string payload = buffer_.substr(offset_ + 4, size);
@@ -133,7 +133,7 @@ StatusOr<std::string> ReadFrame(int fd, int timeout_ms, size_t max_bytes) {
     if (got == 0 && absl::IsDataLoss(s)) return absl::OutOfRangeError("connection closed");
     return s;
   }
-  const size_t size = FrameSize(header);
+  const size_t size = FrameLength(reinterpret_cast<const char*>(header));
   if (size > max_bytes) return TooLarge(size, max_bytes);
   std::string payload(size, '\0');
   RETURN_IF_ERROR(ReadAll(fd, payload.data(), size, deadline, &got));

@@ -27,6 +27,8 @@ StatusOr<std::string> ReadFrame(int fd, int timeout_ms, size_t max_bytes = kMaxF
 
 // One frame as bytes: the 4-byte length, then `payload`.
 std::string EncodeFrame(std::string_view payload);
+// The length a frame's 4-byte header announces.
+size_t FrameLength(const char* header);
 
 // Splits a byte stream that arrives in pieces (a non-blocking socket's reads) into frames.
 class FrameDecoder {

@@ -80,11 +80,6 @@ constexpr int kSweepMs = 100;
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
 
-size_t FrameSize(const char* header) {
-  const auto* h = reinterpret_cast<const unsigned char*>(header);
-  return (size_t{h[0]} << 24) | (size_t{h[1]} << 16) | (size_t{h[2]} << 8) | size_t{h[3]};
-}
-
 }  // namespace
 
 struct FrameServer::Connection {
@@ -275,11 +270,7 @@ void FrameServer::AcceptAll() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors: the oldest connection that has not proven itself makes room.
       if ((errno == EMFILE || errno == ENFILE) && !st.unauthenticated.empty()) {
-        {
-          absl::MutexLock lock(&stats_mu_);
-          ++stats_.evicted;
-        }
-        Close(*st.unauthenticated.front());
+        EvictOldest();
         continue;
       }
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -291,11 +282,7 @@ void FrameServer::AcceptAll() {
       return;  // EAGAIN: nobody else is waiting; anything else: try at the next event
     }
     if (static_cast<int>(st.unauthenticated.size()) >= options_.max_unauthenticated_connections) {
-      {
-        absl::MutexLock lock(&stats_mu_);
-        ++stats_.evicted;
-      }
-      Close(*st.unauthenticated.front());
+      EvictOldest();
     }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -379,7 +366,7 @@ void FrameServer::OnReadable(Connection& c) {
 
 bool FrameServer::Consume(Connection& c) {
   if (c.in.size() < 4) return true;
-  const size_t size = FrameSize(c.in.data());
+  const size_t size = FrameLength(c.in.data());
   const size_t limit = c.authenticated
                            ? kMaxFrameBytes
                            : std::min(kMaxFrameBytes, options_.max_unauthenticated_frame_bytes);
@@ -524,6 +511,14 @@ void FrameServer::Sweep() {
     }
   }
   for (Connection* c : late) Close(*c);
+}
+
+void FrameServer::EvictOldest() {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.evicted;
+  }
+  Close(*state_->unauthenticated.front());
 }
 
 void FrameServer::Close(Connection& c) {

@@ -129,6 +129,8 @@ class FrameServer {
   void CollectAnswers();
   void Sweep();
   void Close(Connection& c);
+  // Closes the oldest unauthenticated connection (there must be one) to make room.
+  void EvictOldest();
   void Watch(Connection& c, uint32_t events);
   void Trust(Connection& c);
   Connection* Find(uint64_t id);
