@@ -1,7 +1,10 @@
 #include "sched/config.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace loom::sched {
@@ -78,12 +81,27 @@ Cluster ClusterFromSite(const conf::SiteConfig& site) {
   for (size_t i = 0; i < c.nodes.size() && i < site.node_topologies.size(); ++i) {
     c.nodes[i].topology = site.node_topologies[i];
   }
-  // A GPU node gres.conf says nothing about still has numbered GPUs and CPUs: a plain
-  // inside (no NVLink, CPUs split over its sockets) lets jobs get exact device ids.
+  // A node gres.conf says nothing about still has numbered GPUs and CPUs: a plain inside
+  // (no NVLink, CPUs split over its sockets) lets jobs get exact device and CPU ids, which
+  // `scontrol show job -d` prints and ConstrainCores confines a job to. Nodes of one shape
+  // share one.
+  std::map<std::tuple<int32_t, std::string, int32_t, int32_t>,
+           std::shared_ptr<const model::NodeTopology>>
+      plain;
   for (model::Node& n : c.nodes) {
-    if (n.topology || n.capacity.gpus <= 0 || n.capacity.gpus > model::kMaxGpusPerNode) continue;
-    n.topology = std::make_shared<const model::NodeTopology>(
-        model::PlainTopology(n.capacity.gpus, n.gpu_type, n.capacity.cpus, std::max(1, n.sockets)));
+    if (n.topology || n.capacity.gpus < 0 || n.capacity.gpus > model::kMaxGpusPerNode ||
+        n.capacity.cpus <= 0) {
+      continue;
+    }
+    const int32_t sockets = std::max(1, n.sockets);
+    const std::string type = n.capacity.gpus > 0 ? n.gpu_type : "";
+    std::shared_ptr<const model::NodeTopology>& t =
+        plain[{n.capacity.gpus, type, n.capacity.cpus, sockets}];
+    if (!t) {
+      t = std::make_shared<const model::NodeTopology>(
+          model::PlainTopology(n.capacity.gpus, type, n.capacity.cpus, sockets));
+    }
+    n.topology = t;
   }
   c.topology = site.network;
   return c;

@@ -96,5 +96,49 @@ TEST(SiteConfigTest, SiteWithoutTopologyConfIsFlat) {
   EXPECT_TRUE(site->network.empty());
 }
 
+TEST(SiteConfigTest, CpuOnlyNodesGiveJobsDistinctCpuIds) {
+  // Without gres.conf or GPUs a node's CPUs are still numbered, so two jobs sharing it get
+  // CPU ids of their own (scontrol show job -d, ConstrainCores).
+  const std::string dir = testing::TempDir() + "/site_cpu_only";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/slurm.conf");
+    f << "ClusterName=x\nSlurmctldHost=h\n"
+         "NodeName=n[1-2] CPUs=8 Sockets=2 CoresPerSocket=4 ThreadsPerCore=1\n"
+         "PartitionName=p Nodes=n[1-2] Default=YES\n";
+  }
+  std::vector<conf::Diagnostic> warnings;
+  auto site = conf::LoadSiteConfig(dir + "/slurm.conf", &warnings);
+  ASSERT_TRUE(site.ok()) << site.status();
+  Cluster c = ClusterFromSite(*site);
+  ASSERT_EQ(c.nodes.size(), 2u);
+  ASSERT_NE(c.nodes[0].topology, nullptr);
+  EXPECT_EQ(c.nodes[0].topology, c.nodes[1].topology);  // one shape, one topology
+  EXPECT_EQ(c.nodes[0].topology->num_cpus(), 8);
+  EXPECT_EQ(c.nodes[0].topology->num_gpus(), 0);
+
+  PendingJob j;
+  j.id = 1;
+  j.partition = 0;
+  j.estimate = 60;
+  j.shape.min_nodes = j.shape.max_nodes = 1;
+  j.shape.ntasks = 1;
+  j.shape.cpus_per_task = 3;
+  NodeAlloc held(0, Resources{.cpus = 3, .mem_mb = 0});
+  held.cpu_ids.set(0);
+  held.cpu_ids.set(1);
+  held.cpu_ids.set(2);
+  std::vector<RunningJob> running{RunningJob{7, {held}, 0, 3600}};
+  Planner p;
+  p.Reset(c, 10, running);
+  Allocation alloc;
+  ASSERT_TRUE(p.FitsAt(j, 10, &alloc));
+  p.AssignDevices(&alloc);
+  ASSERT_EQ(alloc.size(), 1u);
+  EXPECT_EQ(alloc[0].node, 0);  // the tighter fit
+  EXPECT_EQ(alloc[0].cpu_ids.count(), 3);
+  EXPECT_FALSE(alloc[0].cpu_ids.Intersects(held.cpu_ids));
+}
+
 }  // namespace
 }  // namespace loom::sched
