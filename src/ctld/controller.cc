@@ -74,6 +74,7 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   *slurmd_timeout_s = site.cluster.slurmd_timeout_s;
   return Post([&](ControllerCore& core, Effects&, Time) -> Status {
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
+    if (!site_before_batch_) site_before_batch_ = std::move(site_);
     site_ = std::move(site);
     node_addresses_ = NodeAddressesOf(site_, core.cluster());
     publish_all_ = true;  // node indices and names, partitions may all have changed
@@ -279,6 +280,7 @@ void Controller::OwnerLoop() {
       stats_.backfilled += core_->last_pass().backfilled;
     }
     Status persisted = Persist(fx);
+    if (persisted.ok()) site_before_batch_.reset();
     if (!persisted.ok()) {
       // What is in memory is ahead of the store: every command is answered with the store's
       // error, and the state goes back to what the store holds.
@@ -347,7 +349,12 @@ Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
     store_retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(store_backoff_ms_);
     store_error_ = why;
   }
+  if (site_before_batch_) {
+    site_ = *std::move(site_before_batch_);
+    site_before_batch_.reset();
+  }
   ASSIGN_OR_RETURN(core_, RecoverCore());
+  node_addresses_ = NodeAddressesOf(site_, core_->cluster());
   publish_all_ = true;
   Publish(now, nullptr);
   return absl::OkStatus();

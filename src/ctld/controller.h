@@ -13,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,6 +129,9 @@ class Controller {
   void SendLaunches(std::vector<v1::ForwardedLaunch> launches);
 
   conf::SiteConfig site_;
+  // The configuration before a reconfigure in the batch being run (owner thread only): a
+  // refused batch did not happen, its reconfigure included.
+  std::optional<conf::SiteConfig> site_before_batch_;
   std::string slurm_conf_;  // where the configuration was read from
   std::unique_ptr<ControllerCore> core_;
   std::unique_ptr<store::Store> store_;

@@ -173,5 +173,53 @@ TEST_F(ControllerTest, WhenTheStoreCannotEvenBeReadTheControllerStopsCleanly) {
   c->reset();
 }
 
+TEST_F(ControllerTest, AReconfigureInARefusedBatchDidNotHappen) {
+  auto c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::ofstream(dir_ / "slurm.conf", std::ios::app)
+      << "NodeName=n3 CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=1\n";
+  full_ = true;
+  // The owner is held busy so that the submission and the reconfigure queue up behind it
+  // and run as one batch, which the store refuses.
+  (*c)->PostNoWait([](ControllerCore&, Effects&, Time) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return absl::OkStatus();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Status submitted, reconfigured;
+  std::thread submit([&] {
+    JobId id = 0;
+    submitted = Submit(**c, &id);
+  });
+  std::thread reconfigure([&] {
+    std::vector<conf::Diagnostic> warnings;
+    int64_t timeout_s = 0;
+    reconfigured = (*c)->Reconfigure(&warnings, &timeout_s);
+  });
+  submit.join();
+  reconfigure.join();
+  EXPECT_TRUE(absl::IsResourceExhausted(submitted)) << submitted;
+  EXPECT_TRUE(absl::IsResourceExhausted(reconfigured)) << reconfigured;
+  size_t nodes = 0, configured = 0;
+  ASSERT_TRUE((*c)->Post([&](ControllerCore& core, Effects&, Time) {
+                  nodes = core.cluster().nodes.size();
+                  configured = (*c)->site().cluster.nodes.size();
+                  return absl::OkStatus();
+                }).ok());
+  EXPECT_EQ(nodes, 2u);
+  EXPECT_EQ(configured, 2u);
+
+  // In a batch of its own it goes through: it writes nothing to the store.
+  full_ = false;
+  std::vector<conf::Diagnostic> warnings;
+  int64_t timeout_s = 0;
+  ASSERT_TRUE((*c)->Reconfigure(&warnings, &timeout_s).ok());
+  ASSERT_TRUE((*c)->Post([&](ControllerCore& core, Effects&, Time) {
+                  nodes = core.cluster().nodes.size();
+                  return absl::OkStatus();
+                }).ok());
+  EXPECT_EQ(nodes, 3u);
+}
+
 }  // namespace
 }  // namespace loom::ctld
