@@ -340,7 +340,9 @@ grpc::Status NodeService::LaunchTasks(grpc::ServerContext* ctx, const v1::Launch
     const auto deadline = std::min(ctx->deadline(), std::chrono::system_clock::now() +
                                                         std::chrono::seconds(30)) -
                           std::chrono::seconds(1);
-    forwarding = std::thread([&] { below = d_->forwarder().Forward(req->forward(), deadline); });
+    // `deadline` by value: this block ends while the thread runs.
+    forwarding = std::thread(
+        [&below, this, req, deadline] { below = d_->forwarder().Forward(req->forward(), deadline); });
   }
   s = d_->LaunchTasks(*req);
   if (forwarding.joinable()) forwarding.join();
