@@ -10,25 +10,28 @@
 #include <cstring>
 #include <string>
 
-namespace {
+#include "noded/hw/nvml_api.h"
 
-struct Gpu {
+// The opaque device of NVML's API. The entry points below take exactly the types loom's
+// declarations give them (nvml_api.h): a call through a pointer of another function type is
+// undefined behaviour, which UBSan reports.
+struct loom::noded::nvml::DeviceSt {
   int index;
 };
 
-Gpu g_gpus[8] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+namespace {
+
+namespace nvml = loom::noded::nvml;
+using nvml::Device;
+using nvml::PciInfo;
+
+nvml::DeviceSt g_gpus[8] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
 
 std::string Mode() {
   const char* m = std::getenv("LOOM_FAKE_NVML");
   return m ? m : "nvswitch8";
 }
 unsigned Count() { return Mode() == "pairs4" ? 4 : 8; }
-
-struct PciInfo {
-  char bus_id_legacy[16];
-  unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-  char bus_id[32];
-};
 
 void FillPci(PciInfo* p, unsigned bus) {
   std::memset(p, 0, sizeof *p);
@@ -42,52 +45,50 @@ unsigned GpuBus(int i) { return 0x1B + 0x10 * static_cast<unsigned>(i); }
 
 extern "C" {
 
-int nvmlInit_v2() { return Mode() == "broken" ? 18 : 0; }  // 18: NVML_ERROR_LIB_RM_VERSION_MISMATCH
-int nvmlShutdown() { return 0; }
-const char* nvmlErrorString(int r) {
+nvml::Return nvmlInit_v2() { return Mode() == "broken" ? 18 : 0; }  // 18: NVML_ERROR_LIB_RM_VERSION_MISMATCH
+nvml::Return nvmlShutdown() { return 0; }
+const char* nvmlErrorString(nvml::Return r) {
   return r == 18 ? "RM has detected an NVML/RM version mismatch." : "Unknown Error";
 }
-int nvmlDeviceGetCount_v2(unsigned* n) {
+nvml::Return nvmlDeviceGetCount_v2(unsigned int* n) {
   *n = Count();
   return 0;
 }
-int nvmlDeviceGetHandleByIndex_v2(unsigned i, Gpu** d) {
+nvml::Return nvmlDeviceGetHandleByIndex_v2(unsigned int i, Device* d) {
   if (i >= Count()) return 2;
   *d = &g_gpus[i];
   return 0;
 }
-int nvmlDeviceGetName(Gpu*, char* out, unsigned len) {
+nvml::Return nvmlDeviceGetName(Device, char* out, unsigned int len) {
   std::snprintf(out, len, "%s", Mode() == "pairs4" ? "NVIDIA A100-PCIE-40GB" : "NVIDIA H100 80GB HBM3");
   return 0;
 }
-int nvmlDeviceGetUUID(Gpu* d, char* out, unsigned len) {
+nvml::Return nvmlDeviceGetUUID(Device d, char* out, unsigned int len) {
   std::snprintf(out, len, "GPU-00000000-0000-0000-0000-00000000000%d", d->index);
   return 0;
 }
-int nvmlDeviceGetMemoryInfo(Gpu*, unsigned long long* mem) {
-  mem[0] = 80ull << 30;
-  mem[1] = mem[0];
-  mem[2] = 0;
+nvml::Return nvmlDeviceGetMemoryInfo(Device, nvml::Memory* mem) {
+  mem->total = 80ull << 30;
+  mem->free = mem->total;
+  mem->used = 0;
   return 0;
 }
-int nvmlDeviceGetPciInfo_v3(Gpu* d, PciInfo* p) {
+nvml::Return nvmlDeviceGetPciInfo_v3(Device d, PciInfo* p) {
   FillPci(p, GpuBus(d->index));
   return 0;
 }
-int nvmlDeviceGetMinorNumber(Gpu* d, unsigned* minor) {
+nvml::Return nvmlDeviceGetMinorNumber(Device d, unsigned int* minor) {
   *minor = static_cast<unsigned>(d->index);
   return 0;
 }
-int nvmlDeviceGetNvLinkState(Gpu* d, unsigned link, int* on) {
-  if (Mode() == "pairs4") {
-    *on = link < 2;  // two links to the partner
-  } else {
-    *on = link < 18;
-  }
+nvml::Return nvmlDeviceGetNvLinkState(Device d, unsigned int link, nvml::EnableState* on) {
+  // pairs4: two links to the partner; nvswitch8: every link.
+  const bool up = Mode() == "pairs4" ? link < 2 : link < nvml::kMaxNvLinks;
+  *on = up ? nvml::kEnabled : nvml::kDisabled;
   (void)d;
   return 0;
 }
-int nvmlDeviceGetNvLinkRemotePciInfo_v2(Gpu* d, unsigned link, PciInfo* p) {
+nvml::Return nvmlDeviceGetNvLinkRemotePciInfo_v2(Device d, unsigned int link, PciInfo* p) {
   if (Mode() == "pairs4") {
     FillPci(p, GpuBus(d->index ^ 1));
   } else {
@@ -95,7 +96,7 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(Gpu* d, unsigned link, PciInfo* p) {
   }
   return 0;
 }
-int nvmlDeviceGetTopologyCommonAncestor(Gpu* a, Gpu* b, int* level) {
+nvml::Return nvmlDeviceGetTopologyCommonAncestor(Device a, Device b, int* level) {
   const bool pair = Mode() != "pairs4" && a->index / 2 == b->index / 2;
   *level = pair ? 10 : 40;  // SINGLE (one PCIe switch) or NODE
   return 0;
