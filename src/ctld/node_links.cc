@@ -56,7 +56,7 @@ StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
                                                    const v1::StepUsageRequest& request) {
   v1::NodeDaemon::Stub* stub = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stub = LinkFor(address)->stub.get();
   }
   grpc::ClientContext ctx;
@@ -70,7 +70,7 @@ StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
 }
 
 size_t NodeLinks::channels() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return links_.size();
 }
 
@@ -86,14 +86,13 @@ NodeLinks::Link* NodeLinks::LinkFor(const std::string& address) {
 }
 
 void NodeLinks::Enqueue(const std::string& address, Call call) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (draining_) return;
   Link* link = LinkFor(address);
   link->queue.push_back(std::move(call));
   if (!link->scheduled) {
     link->scheduled = true;
     ready_.push_back(link);
-    cv_.notify_all();
   }
 }
 
@@ -102,8 +101,8 @@ void NodeLinks::SenderLoop() {
     Link* link = nullptr;
     Call call;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !ready_.empty() || (draining_ && in_flight_ == 0); });
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &NodeLinks::SenderHasWork));
       if (ready_.empty()) return;  // draining, and nothing is queued or in flight
       link = ready_.front();
       ready_.pop_front();
@@ -194,24 +193,20 @@ void NodeLinks::Start(Link* link, Call call) {
 }
 
 void NodeLinks::Finished(Link* link) {
-  // Notified under the lock: once Drain() sees nothing in flight this object may go away.
-  std::lock_guard<std::mutex> lock(mu_);
+  // Under the lock to the end: once Drain() sees nothing in flight this object may go away.
+  absl::MutexLock lock(&mu_);
   --in_flight_;
   if (!link->queue.empty()) {
     ready_.push_back(link);
   } else {
     link->scheduled = false;
   }
-  // The sender waits for a ready link, or for the last call in flight while draining: wake
-  // it for nothing else (a launch ends as often as one starts).
-  if (!ready_.empty() || (draining_ && in_flight_ == 0)) cv_.notify_all();
 }
 
 void NodeLinks::Drain() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     draining_ = true;
-    cv_.notify_all();
   }
   if (sender_.joinable()) sender_.join();
 }

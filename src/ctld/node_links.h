@@ -10,18 +10,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "auth/munge_auth.h"
 #include "core/status.h"
 #include "loom/v1/loom.grpc.pb.h"
@@ -84,8 +83,12 @@ class NodeLinks {
     std::deque<Call> queue;  // not yet started
     bool scheduled = false;  // waiting in ready_ or in flight
   };
-  // The link to `address`, made (with its channel) on first use. Needs mu_.
-  Link* LinkFor(const std::string& address);
+  // The link to `address`, made (with its channel) on first use.
+  Link* LinkFor(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sender has a link to start a call on, or is draining and nothing is in flight.
+  bool SenderHasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !ready_.empty() || (draining_ && in_flight_ == 0);
+  }
   struct InFlight;
 
   void Enqueue(const std::string& address, Call call);
@@ -96,8 +99,7 @@ class NodeLinks {
   const auth::MungeCredentials* const munge_;
   const NodeLinksOptions options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::deque<Link*> ready_ ABSL_GUARDED_BY(mu_);  // links whose next call should start
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -36,6 +36,7 @@ struct UserInfo {
 struct KnownUser {
   UserInfo user;
   std::vector<uint32_t> groups;
+  friend bool operator==(const KnownUser&, const KnownUser&) = default;
 };
 
 // One batch job as the node that runs its script sees it. The controller fills it in from the
