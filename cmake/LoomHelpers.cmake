@@ -10,6 +10,7 @@ function(loom_test path)
   cmake_parse_arguments(T "" "" "LIBS;ARGS" ${ARGN})
   add_executable(${name} ${path}.cc)
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})  # tests/support/*.h
   target_compile_definitions(${name} PRIVATE
     LOOM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" LOOM_SHARED_DIR="${LOOM_SHARED_DIR}")
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -1,8 +1,23 @@
 # What the end-to-end scripts that start their own daemons share; sourced, not run.
 # Needs `dir` (the test's directory) and `pids` (an array) set by the script.
 
+# Prints the end of each log named, or, where a sanitizer reported in it, its report.
+show_logs() {
+  local f found='ERROR: (Address|Leak|Thread)Sanitizer|runtime error:'
+  for f in "$@"; do
+    [[ -f "$f" ]] || continue
+    echo "== $f" >&2
+    if grep -qE "$found" "$f"; then
+      grep -m1 -A40 -E "$found" "$f" >&2
+    else
+      tail -n 20 "$f" >&2
+    fi
+  done
+  return 0
+}
+
 # Ends the test as failed: the reason, then the end of every log under $dir.
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+fail() { echo "FAIL: $*" >&2; show_logs "$dir"/*.log; exit 1; }
 
 # The pids of every script and task the nodes' supervisors recorded under $dir/spool: the
 # supervisor, its batch script's session, its step's tasks' sessions (negative: a group).

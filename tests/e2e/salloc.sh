@@ -22,7 +22,8 @@ cleanup() {
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -n 20 "$dir"/cluster/log/*.log >&2 || true; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fail() { echo "FAIL: $*" >&2; show_logs "$dir"/cluster/log/*.log; exit 1; }
 
 out=$("$bin/loom" cluster up --dir "$dir/cluster" --nodes 4)
 export_line=$(grep '^export SLURM_CONF=' <<<"$out") || fail "up printed: $out"

@@ -20,7 +20,8 @@ cleanup() {
   if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -5 "$dir"/cluster/log/loomctld.log >&2 || true; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fail() { echo "FAIL: $*" >&2; show_logs "$dir"/cluster/log/loomctld.log; exit 1; }
 
 out=$("$bin/loom" cluster up --dir "$dir/cluster" --config "$src/examples/seeds/slurm.conf") ||
   fail "up: $out"

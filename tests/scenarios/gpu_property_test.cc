@@ -13,9 +13,13 @@
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim/synthetic.h"
+#include "tests/support/sanitized.h"
 
 namespace loom::sim {
 namespace {
+
+// Jobs per synthetic workload (twice as many from a trace); under a sanitizer, a quarter.
+constexpr int kJobs = test_support::kSanitized ? 400 : 1500;
 
 struct Hold {
   Time start, end;
@@ -96,13 +100,13 @@ void CheckWorkload(const GpuWorkload& w) {
 }
 
 TEST(GpuPropertyTest, SyntheticDgx) {
-  auto w = SyntheticWorkload({.kind = "dgx", .seed = 3, .nodes = 32, .jobs = 1500, .load = 1.0});
+  auto w = SyntheticWorkload({.kind = "dgx", .seed = 3, .nodes = 32, .jobs = kJobs, .load = 1.0});
   ASSERT_TRUE(w.ok()) << w.status();
   CheckWorkload(*w);
 }
 
 TEST(GpuPropertyTest, SyntheticNvl72) {
-  auto w = SyntheticWorkload({.kind = "nvl72", .seed = 4, .nodes = 36, .jobs = 1500, .load = 1.0});
+  auto w = SyntheticWorkload({.kind = "nvl72", .seed = 4, .nodes = 36, .jobs = kJobs, .load = 1.0});
   ASSERT_TRUE(w.ok()) << w.status();
   CheckWorkload(*w);
 }
@@ -112,7 +116,7 @@ TEST(GpuPropertyTest, AlibabaTrace) {
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present";
   auto w = ReadAlibabaGpuTrace(dir);
   ASSERT_TRUE(w.ok()) << w.status();
-  w->jobs.resize(std::min<size_t>(w->jobs.size(), 3000));
+  w->jobs.resize(std::min<size_t>(w->jobs.size(), 2 * kJobs));
   CheckWorkload(*w);
 }
 

@@ -15,6 +15,7 @@
 #include "sim/simulator.h"
 #include "sim/swf.h"
 #include "sim/workload.h"
+#include "tests/support/sanitized.h"
 
 namespace loom {
 namespace {
@@ -36,6 +37,11 @@ std::vector<std::string> Traces() {
 sim::SwfTrace Load(const std::string& path) {
   auto t = sim::ReadSwfFile(path, {});
   EXPECT_TRUE(t.ok()) << t.status();
+  // Under a sanitizer, KTH's first 4,000 jobs (all of it takes 100 s there): every property
+  // holds on any prefix. Atlas stays whole: its prefixes have no contention to check.
+  if (test_support::kSanitized && path == BundledTrace() && t->jobs.size() > 4000) {
+    t->jobs.resize(4000);
+  }
   return *t;
 }
 
