@@ -361,9 +361,7 @@ Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
 }
 
 void Controller::Publish(int64_t now, const Effects* fx) {
-  JobInfoOptions o;
-  o.cluster_name = site_.cluster.cluster_name;
-  o.gpu_tres = TracksGpuTres(site_.cluster);
+  const JobInfoOptions o = InfoOptions();
   bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
                      core_->cluster().generation != nodes_generation_;
   bool holders_changed = false;
@@ -433,9 +431,7 @@ void Controller::CarryOut(const Effects& fx) {
     }
     v1::LaunchBatchRequest lr;
     lr.set_job_id(e.job.id);
-    JobInfoOptions o;
-    o.cluster_name = site_.cluster.cluster_name;
-    *lr.mutable_job() = FromEntry(e, core_->cluster(), o);
+    *lr.mutable_job() = FromEntry(e, core_->cluster(), InfoOptions());
     lr.mutable_environment()->insert(r.environment.begin(), r.environment.end());
     lr.set_script(r.script);
     lr.set_std_out(r.EffectiveStdout());
@@ -460,11 +456,37 @@ void Controller::CarryOut(const Effects& fx) {
   }
 }
 
-void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
-                            const v1::StepRequest& step) {
+JobInfoOptions Controller::InfoOptions() const {
   JobInfoOptions o;
   o.cluster_name = site_.cluster.cluster_name;
-  const v1::JobInfo job = FromEntry(e, core_->cluster(), o);
+  o.gpu_tres = TracksGpuTres(site_.cluster);
+  return o;
+}
+
+template <typename Environment>
+v1::LaunchTasksRequest Controller::TaskLaunch(const JobEntry& e, const v1::JobInfo& job,
+                                              const sched::NodeAlloc& a, int32_t node_index,
+                                              const Environment& environment,
+                                              const std::string& work_dir,
+                                              const std::string& io_key) {
+  v1::LaunchTasksRequest req;
+  req.set_job_id(e.job.id);
+  *req.mutable_job() = job;
+  req.mutable_environment()->insert(environment.begin(), environment.end());
+  req.set_work_dir(work_dir);
+  req.set_uid(e.job.uid);
+  req.set_gid(e.job.gid);
+  req.set_node_index(node_index);
+  req.set_gpu_ids(GpuIdList(a.gpu_ids));
+  req.set_cpu_ids(a.cpu_ids.ToList());
+  req.set_time_limit_s(e.job.time_limit_s);
+  req.set_io_key(io_key);
+  return req;
+}
+
+void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
+                            const v1::StepRequest& step) {
+  const v1::JobInfo job = FromEntry(e, core_->cluster(), InfoOptions());
   const model::Distribution d =
       info.distribution() == "cyclic" ? model::Distribution::kCyclic : model::Distribution::kBlock;
   const std::vector<int32_t> counts(info.tasks_per_node().begin(), info.tasks_per_node().end());
@@ -476,20 +498,12 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
       if (core_->cluster().nodes[n.node].name == info.nodes(i)) a = &n;
     }
     if (a == nullptr) continue;
-    v1::LaunchTasksRequest req;
-    req.set_job_id(e.job.id);
-    *req.mutable_job() = job;
-    req.mutable_environment()->insert(step.environment().begin(), step.environment().end());
-    req.set_work_dir(step.work_dir());
-    req.set_uid(e.job.uid);
-    req.set_gid(e.job.gid);
+    int32_t node_index = 0;
     for (int32_t n = 0; n < job.allocation_size(); ++n) {
-      if (job.allocation(n).node() == info.nodes(i)) req.set_node_index(n);
+      if (job.allocation(n).node() == info.nodes(i)) node_index = n;
     }
-    req.set_gpu_ids(GpuIdList(a->gpu_ids));
-    req.set_cpu_ids(a->cpu_ids.ToList());
-    req.set_time_limit_s(e.job.time_limit_s);
-    req.set_io_key(step.io_key());
+    v1::LaunchTasksRequest req =
+        TaskLaunch(e, job, *a, node_index, step.environment(), step.work_dir(), step.io_key());
     req.set_step_id(info.step_id());
     *req.mutable_step() = step;
     *req.mutable_step_info() = info;
@@ -536,24 +550,12 @@ void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches) {
 }
 
 void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
-  JobInfoOptions o;
-  o.cluster_name = site_.cluster.cluster_name;
-  const v1::JobInfo info = FromEntry(e, core_->cluster(), o);
+  const v1::JobInfo info = FromEntry(e, core_->cluster(), InfoOptions());
   std::vector<v1::ForwardedLaunch> launches;
   for (size_t i = 0; i < e.alloc().size(); ++i) {
     const sched::NodeAlloc& a = e.alloc()[i];
-    v1::LaunchTasksRequest req;
-    req.set_job_id(e.job.id);
-    *req.mutable_job() = info;
-    req.mutable_environment()->insert(r.environment.begin(), r.environment.end());
-    req.set_work_dir(r.work_dir);
-    req.set_uid(e.job.uid);
-    req.set_gid(e.job.gid);
-    req.set_node_index(static_cast<int32_t>(i));
-    req.set_gpu_ids(GpuIdList(a.gpu_ids));
-    req.set_cpu_ids(a.cpu_ids.ToList());
-    req.set_time_limit_s(e.job.time_limit_s);
-    req.set_io_key(r.srun->io_key);
+    v1::LaunchTasksRequest req = TaskLaunch(e, info, a, static_cast<int32_t>(i), r.environment,
+                                            r.work_dir, r.srun->io_key);
     v1::ForwardedLaunch& l = launches.emplace_back();
     l.set_node(core_->cluster().nodes[a.node].name);
     l.set_address(NodeAddress(a.node));

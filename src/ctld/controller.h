@@ -123,6 +123,16 @@ class Controller {
   void CarryOut(const Effects& fx);
   // "host:port" of a node's daemon, by node index.
   const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
+  // How jobs are described to queries and to the nodes that run them: one source for both.
+  JobInfoOptions InfoOptions() const;
+  // What a task launch on node `a` (`node_index` in the job's allocation) carries for job
+  // `e`, described as `job`, whether srun submitted the job or started a step in it.
+  template <typename Environment>
+  static v1::LaunchTasksRequest TaskLaunch(const JobEntry& e, const v1::JobInfo& job,
+                                           const sched::NodeAlloc& a, int32_t node_index,
+                                           const Environment& environment,
+                                           const std::string& work_dir,
+                                           const std::string& io_key);
   // A job srun submitted: LaunchTasks to every node of it, each with its place in the job.
   void LaunchTasks(const JobEntry& e, const model::JobRequest& r);
   // Sends a step's launches, one per node, through the TreeWidth fan-out (rpc/launch_tree.h).
