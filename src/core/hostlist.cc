@@ -188,7 +188,9 @@ class SlurmHostlistParser {
       while (end < s.size() && !IsSeparator(s[end])) ++end;
       bool moved = false;
       while (true) {
-        size_t open = s.find('[', parse);
+        // Only up to the token's end: searching the rest of a long list for each token made
+        // a list of N plain names cost N^2.
+        size_t open = s.substr(0, std::min(end + 1, s.size())).find('[', parse);
         if (open == std::string_view::npos || open > end) break;
         size_t close = s.find(']', parse);
         if (close == std::string_view::npos || close < open) break;
