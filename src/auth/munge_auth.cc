@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "core/mutex.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 
@@ -275,7 +276,7 @@ bool MungeCredentials::RememberOnce(const ReplayKey& key, int64_t expires_at, in
   // Unix seconds fit 32 unsigned bits until 2106.
   const uint32_t expires = static_cast<uint32_t>(
       std::clamp<int64_t>(expires_at, 0, std::numeric_limits<uint32_t>::max()));
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   if ((now > earliest_expiry_ && now > last_sweep_) ||
       seen_.size() >= options_.replay_cache_capacity) {
     Sweep(now);
@@ -322,7 +323,7 @@ void MungeCredentials::Sweep(int64_t now) {
 }
 
 size_t MungeCredentials::replay_cache_size() const {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   return seen_.size();
 }
 

@@ -23,9 +23,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "auth/identity.h"
+#include "core/mutex.h"
 #include "core/status.h"
 
 namespace loom::auth {
@@ -100,7 +100,7 @@ class MungeCredentials {
   const MungeOptions options_;
   const std::string socket_path_;
 
-  mutable absl::Mutex mu_;
+  mutable core::Mutex mu_;
   // Each credential accepted, with the Unix second it expires: 16 bytes and a control byte per
   // entry, where a set plus an expiry-ordered multimap took about 150. Held for every request
   // of the last TTL (300 s), which at a few hundred requests a second is tens of thousands.

@@ -9,13 +9,14 @@
 #include <future>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "cli/commands.h"
 #include "cli/sim_gpu.h"
 #include "conf/slurm_conf.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "sched/backfill/policy.h"
 #include "sched/config.h"
@@ -36,7 +37,7 @@ class Progress {
       : names_(std::move(names)), done_(names_.size(), 0.0), enabled_(enabled) {}
   void Update(size_t i, double fraction) {
     if (!enabled_) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     done_[i] = fraction;
     std::string line = "\r";
     for (size_t k = 0; k < names_.size(); ++k) {
@@ -55,9 +56,9 @@ class Progress {
 
  private:
   std::vector<std::string> names_;
-  std::vector<double> done_;
+  core::Mutex mu_;
+  std::vector<double> done_ ABSL_GUARDED_BY(mu_);
   bool enabled_;
-  std::mutex mu_;
 };
 
 int Fail(const std::string& msg) {

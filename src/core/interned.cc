@@ -1,14 +1,14 @@
 #include "core/interned.h"
 
 #include "absl/container/node_hash_set.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 
 namespace loom::core {
 namespace {
 
 // Nodes never move, so a pointer to an element stays valid as the set grows.
 struct Pool {
-  absl::Mutex mu;
+  Mutex mu;
   absl::node_hash_set<std::string> strings ABSL_GUARDED_BY(mu);
 };
 
@@ -19,7 +19,7 @@ Pool& ThePool() {
 
 const std::string* Intern(std::string_view s) {
   Pool& pool = ThePool();
-  absl::MutexLock lock(&pool.mu);
+  MutexLock lock(&pool.mu);
   return &*pool.strings.emplace(s).first;
 }
 

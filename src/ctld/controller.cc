@@ -2,12 +2,15 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <set>
 
 #include <grpcpp/server_posix.h>
 
 #include "auth/identity.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "ctld/durable.h"
 #include "ctld/persist.h"
@@ -206,11 +209,9 @@ void Controller::Shutdown() {
   // joined all the same.
   std::call_once(shutdown_once_, [this] {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      core::MutexLock lock(&mu_);
       stop_ = true;
     }
-    work_cv_.notify_all();
-    stopped_cv_.notify_all();
     if (frames_) frames_->Shutdown();
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     if (owner_.joinable()) owner_.join();
@@ -220,43 +221,41 @@ void Controller::Shutdown() {
 }
 
 void Controller::Wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  stopped_cv_.wait(lock, [&] { return stop_; });
+  core::MutexLock lock(&mu_);
+  mu_.Await([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; });
 }
 
 Status Controller::Post(Command fn) {
   std::future<Status> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     if (stop_) return absl::UnavailableError("the controller is shutting down");
     queue_.push_back(Pending{std::move(fn), {}});
     done = queue_.back().done.get_future();
   }
-  work_cv_.notify_one();
   return done.get();
 }
 
 void Controller::PostNoWait(Command fn) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
-    queue_.push_back(Pending{std::move(fn), {}});
-  }
-  work_cv_.notify_one();
+  core::MutexLock lock(&mu_);
+  if (stop_) return;
+  queue_.push_back(Pending{std::move(fn), {}});
 }
 
 std::shared_ptr<const Snapshot> Controller::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   return snapshot_;
 }
 
 void Controller::OwnerLoop() {
+  owner_id_ = std::this_thread::get_id();
   Time last_tick = 0;
   while (true) {
     std::deque<Pending> batch;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_ || !queue_.empty(); });
+      core::MutexLock lock(&mu_);
+      mu_.AwaitFor([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return HasWork(); },
+                   std::chrono::seconds(1));
       batch.swap(queue_);
       if (stop_ && batch.empty()) break;
     }
@@ -289,9 +288,8 @@ void Controller::OwnerLoop() {
         // Not even the store's own contents can be read: a restart recovers exactly what
         // was acknowledged.
         std::fprintf(stderr, "loomctld: %s; stopping\n", std::string(back.message()).c_str());
-        std::lock_guard<std::mutex> lock(mu_);
+        core::MutexLock lock(&mu_);
         stop_ = true;
-        stopped_cv_.notify_all();
         break;
       }
       continue;
@@ -311,12 +309,13 @@ void Controller::OwnerLoop() {
     CarryOut(fx);
   }
   // Anything posted after the last batch is refused, not lost silently.
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   for (Pending& p : queue_) p.done.set_value(absl::UnavailableError("the controller stopped"));
   queue_.clear();
 }
 
 Status Controller::Persist(const Effects& fx) {
+  CheckOwner("Persist");
   store::Batch batch = BatchFor(fx, *core_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
@@ -338,6 +337,7 @@ Status Controller::Persist(const Effects& fx) {
 }
 
 Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
+  CheckOwner("ForgetRefusedBatch");
   if (store_error_.ok()) {
     std::fprintf(stderr, "loomctld: the store refused a change: %s; refusing changes until it "
                  "takes them again, queries are still answered\n",
@@ -361,6 +361,7 @@ Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
 }
 
 void Controller::Publish(int64_t now, const Effects* fx) {
+  CheckOwner("Publish");
   const JobInfoOptions o = InfoOptions();
   bool nodes_stale = fx == nullptr || publish_all_ || !fx->nodes_changed.empty() ||
                      core_->cluster().generation != nodes_generation_;
@@ -401,11 +402,12 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   snap->partitions = partitions_;
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   snapshot_ = std::move(snap);
 }
 
 void Controller::CarryOut(const Effects& fx) {
+  CheckOwner("CarryOut");
   for (const ctld::Launch& l : fx.launches) {
     auto it = core_->jobs().find(l.job_id);
     if (it == core_->jobs().end() || it->second.alloc().empty()) continue;
@@ -454,6 +456,14 @@ void Controller::CarryOut(const Effects& fx) {
     if (s.step) req.set_step_id(*s.step);
     for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
   }
+}
+
+void Controller::CheckOwner(const char* what) const {
+  const std::thread::id owner = owner_id_.load();
+  if (owner == std::thread::id() || owner == std::this_thread::get_id()) return;
+  // A bug, not a condition to recover from: the state below is the owner thread's alone.
+  std::fprintf(stderr, "loomctld: BUG: %s called off the owner thread; aborting\n", what);
+  std::abort();
 }
 
 JobInfoOptions Controller::InfoOptions() const {

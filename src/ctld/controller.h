@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
@@ -18,8 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "auth/munge_auth.h"
 #include "conf/site_config.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "ctld/core.h"
 #include "ctld/listing.h"
@@ -157,14 +158,17 @@ class Controller {
     Command fn;
     std::promise<Status> done;
   };
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;     // the owner waits on it for commands (or stop_)
-  std::condition_variable stopped_cv_;  // Wait() waits on it for stop_
-  std::deque<Pending> queue_;
-  bool stop_ = false;
+  // The owner waits on mu_ for commands or stop_, Wait() for stop_.
+  mutable core::Mutex mu_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); }
   std::once_flag shutdown_once_;
   std::thread owner_;
-  std::shared_ptr<const Snapshot> snapshot_;
+  // The owner thread once it runs; what only it may do aborts elsewhere (CheckOwner).
+  std::atomic<std::thread::id> owner_id_{};
+  void CheckOwner(const char* what) const;
+  std::shared_ptr<const Snapshot> snapshot_ ABSL_GUARDED_BY(mu_);
   Snapshot stats_;  // counters kept by the owner thread
   // What the last Publish() built, reused by the next (owner thread only).
   std::shared_ptr<const JobListing> listing_;

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -56,7 +57,7 @@ StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
                                                    const v1::StepUsageRequest& request) {
   v1::NodeDaemon::Stub* stub = nullptr;
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     stub = LinkFor(address)->stub.get();
   }
   grpc::ClientContext ctx;
@@ -70,7 +71,7 @@ StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
 }
 
 size_t NodeLinks::channels() const {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   return links_.size();
 }
 
@@ -86,7 +87,7 @@ NodeLinks::Link* NodeLinks::LinkFor(const std::string& address) {
 }
 
 void NodeLinks::Enqueue(const std::string& address, Call call) {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   if (draining_) return;
   Link* link = LinkFor(address);
   link->queue.push_back(std::move(call));
@@ -101,8 +102,8 @@ void NodeLinks::SenderLoop() {
     Link* link = nullptr;
     Call call;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &NodeLinks::SenderHasWork));
+      core::MutexLock lock(&mu_);
+      mu_.Await([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return SenderHasWork(); });
       if (ready_.empty()) return;  // draining, and nothing is queued or in flight
       link = ready_.front();
       ready_.pop_front();
@@ -194,7 +195,7 @@ void NodeLinks::Start(Link* link, Call call) {
 
 void NodeLinks::Finished(Link* link) {
   // Under the lock to the end: once Drain() sees nothing in flight this object may go away.
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   --in_flight_;
   if (!link->queue.empty()) {
     ready_.push_back(link);
@@ -205,7 +206,7 @@ void NodeLinks::Finished(Link* link) {
 
 void NodeLinks::Drain() {
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     draining_ = true;
   }
   if (sender_.joinable()) sender_.join();

@@ -20,8 +20,8 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "auth/munge_auth.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "model/job.h"
@@ -99,7 +99,7 @@ class NodeLinks {
   const auth::MungeCredentials* const munge_;
   const NodeLinksOptions options_;
 
-  mutable absl::Mutex mu_;
+  mutable core::Mutex mu_;
   std::map<std::string, std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::deque<Link*> ready_ ABSL_GUARDED_BY(mu_);  // links whose next call should start
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;

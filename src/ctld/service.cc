@@ -13,6 +13,7 @@
 #include "auth/identity.h"
 #include "conf/show_config.h"
 #include "core/hostlist.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
 #include "rpc/call_auth.h"
@@ -86,7 +87,7 @@ Caller ControllerApi::Identify(const auth::Identity& id) const {
   Caller who{id.uid, id.gid, ""};
   const auto now = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> lock(names_mu_);
+    core::MutexLock lock(&names_mu_);
     auto it = names_.find(id.uid);
     if (it != names_.end() && now < it->second.until) {
       who.user = it->second.name;
@@ -99,7 +100,7 @@ Caller ControllerApi::Identify(const auth::Identity& id) const {
     return who;
   }
   who.user = user->name;
-  std::lock_guard<std::mutex> lock(names_mu_);
+  core::MutexLock lock(&names_mu_);
   if (names_.size() >= 4096) names_.clear();  // a bound; refilled by who calls next
   names_[id.uid] = KnownName{user->name, now + std::chrono::minutes(1)};
   return who;

@@ -11,12 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "absl/base/thread_annotations.h"
 #include "auth/munge_auth.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "ctld/core.h"
 #include "loom/v1/loom.grpc.pb.h"
@@ -75,8 +76,8 @@ class ControllerApi {
     std::string name;
     std::chrono::steady_clock::time_point until;
   };
-  mutable std::mutex names_mu_;
-  mutable std::unordered_map<uint32_t, KnownName> names_;
+  mutable core::Mutex names_mu_;
+  mutable std::unordered_map<uint32_t, KnownName> names_ ABSL_GUARDED_BY(names_mu_);
   // Taken from the configuration at the start (changing them needs a restart, as in Slurm),
   // except the heartbeat interval, which a reconfigure updates.
   std::string controller_name_;

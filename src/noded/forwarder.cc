@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -22,7 +23,7 @@ v1::NodeLaunchError ErrorFor(const std::string& node, const Status& why) {
 }  // namespace
 
 v1::NodeDaemon::Stub* LaunchForwarder::StubFor(const std::string& address) {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   std::unique_ptr<v1::NodeDaemon::Stub>& stub = stubs_[address];
   if (!stub) {
     stub = v1::NodeDaemon::NewStub(

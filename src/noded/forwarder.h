@@ -9,11 +9,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "auth/munge_auth.h"
+#include "core/mutex.h"
 #include "loom/v1/loom.grpc.pb.h"
 
 namespace loom::noded {
@@ -34,8 +35,9 @@ class LaunchForwarder {
   v1::NodeDaemon::Stub* StubFor(const std::string& address);
 
   const auth::MungeCredentials* munge_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<v1::NodeDaemon::Stub>> stubs_;  // by address; mu_
+  core::Mutex mu_;
+  std::map<std::string, std::unique_ptr<v1::NodeDaemon::Stub>> stubs_  // by address
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace loom::noded

@@ -18,16 +18,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 
+#include "absl/base/thread_annotations.h"
 #include "auth/identity.h"
 #include "auth/munge_auth.h"
 #include "conf/site_config.h"
 #include "core/hostlist.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/forwarder.h"
@@ -276,7 +277,7 @@ class Daemon {
     for (const auto& [key, pid] : tasks) sids.insert(pid);
     const std::map<pid_t, ProcessUsage> now = SessionsUsage(sids);
     std::map<TaskKey, ProcessUsage> out;
-    std::lock_guard<std::mutex> lock(peaks_mu_);
+    core::MutexLock lock(&peaks_mu_);
     for (const auto& [key, pid] : tasks) {
       auto it = now.find(pid);
       if (it == now.end()) continue;  // it ended meanwhile
@@ -314,8 +315,9 @@ class Daemon {
   stepd::StepdLauncher launcher_;  // thread-safe
   v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
-  std::mutex peaks_mu_;
-  std::map<TaskKey, ProcessUsage> peaks_;  // the largest memory seen of each running task
+  core::Mutex peaks_mu_;
+  // The largest memory seen of each running task.
+  std::map<TaskKey, ProcessUsage> peaks_ ABSL_GUARDED_BY(peaks_mu_);
   std::atomic<bool> stop_{false};
 };
 

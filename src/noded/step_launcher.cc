@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
 #include "model/job_request.h"
@@ -149,7 +150,7 @@ StepLauncher::StepLauncher(NodeSettings settings, int io_timeout_ms, ConfineStep
 StepLauncher::~StepLauncher() {
   std::vector<Step*> all;
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     for (auto& [id, step] : steps_) {
       step->stop = true;
       all.push_back(step.get());
@@ -165,7 +166,7 @@ StepLauncher::~StepLauncher() {
 }
 
 bool StepLauncher::IsRunning(model::JobId job, std::optional<uint32_t> step) const {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   for (const auto& [key, s] : steps_) {
     if (key.first == job && (!step || key.second == step)) return true;
   }
@@ -194,7 +195,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
       step_job.placement ? std::optional<uint32_t>(step_job.placement->step_id) : std::nullopt;
   const StepKey key{job.job_id, step_id};
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     if (steps_.contains(key)) {
       return absl::AlreadyExistsError(
           step_id ? StrCat("step ", job.job_id, ".", *step_id, " is already running here")
@@ -391,7 +392,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
     if (t.err_fd >= 0) ::fcntl(t.err_fd, F_SETFL, O_NONBLOCK);
   }
 
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   Step* raw = step.get();
   steps_.emplace(key, std::move(step));
   raw->io = std::thread([this, raw] { RunIo(raw); });
@@ -399,7 +400,7 @@ Status StepLauncher::Start(const StepJob& step_job) {
 }
 
 Status StepLauncher::Signal(model::JobId job, int sig, std::optional<uint32_t> step) {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   const std::vector<Step*> found = Matching(job, step);
   if (found.empty()) {
     return absl::NotFoundError(
@@ -416,7 +417,7 @@ Status StepLauncher::Signal(model::JobId job, int sig, std::optional<uint32_t> s
 
 Status StepLauncher::Terminate(model::JobId job, int64_t kill_wait_s,
                                std::optional<uint32_t> step) {
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   const std::vector<Step*> found = Matching(job, step);
   if (found.empty()) {
     return absl::NotFoundError(
@@ -447,7 +448,7 @@ Status StepLauncher::TerminateLocked(Step& step, int64_t kill_wait_s) {
 
 std::vector<StepLauncher::TaskPid> StepLauncher::TaskPids(model::JobId job) const {
   std::vector<TaskPid> out;
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   for (const auto& [key, step] : steps_) {
     if ((job != 0 && key.first != job) || step->finished) continue;
     for (const Task& t : step->tasks) {
@@ -460,7 +461,7 @@ std::vector<StepLauncher::TaskPid> StepLauncher::TaskPids(model::JobId job) cons
 std::vector<FinishedStep> StepLauncher::Reap() {
   std::vector<std::unique_ptr<Step>> done;
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     for (auto it = steps_.begin(); it != steps_.end();) {
       if (!it->second->finished) {
         ++it;
@@ -497,7 +498,7 @@ void StepLauncher::RunIo(Step* step) {
     if (!step->srun) return;
     if (step->srun->Send(message.SerializeAsString(), io_timeout_ms_).ok()) return;
     step->srun.reset();
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     if (!step->terminated) (void)TerminateLocked(*step, settings_.kill_wait_s);
   };
   auto send_output = [&](const Task& task, bool is_stderr, std::string data) {
@@ -546,7 +547,7 @@ void StepLauncher::RunIo(Step* step) {
 
     const int64_t now = NowMs();
     {
-      absl::MutexLock lock(&mu_);
+      core::MutexLock lock(&mu_);
       if (step->stop) return;
       if (step->kill_at_ms && *step->kill_at_ms <= now) {
         for (const Task& t : step->tasks) {
@@ -576,7 +577,7 @@ void StepLauncher::RunIo(Step* step) {
       int status;
       int64_t reaped_at;
       {
-        absl::MutexLock lock(&mu_);
+        core::MutexLock lock(&mu_);
         reaped = t.reaped;
         status = t.wait_status;
         reaped_at = t.reaped_at_ms;
@@ -613,14 +614,14 @@ void StepLauncher::RunIo(Step* step) {
     }
     (void)step->cgroup->Remove();
     step->cgroup.reset();
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     step->out_of_memory = usage.ok() && usage->oom_kills > 0;
     if (usage.ok()) {
       step->cgroup_cpu_us = usage->cpu_usec;
       step->max_rss_bytes = usage->memory_peak_bytes;
     }
   }
-  absl::MutexLock lock(&mu_);
+  core::MutexLock lock(&mu_);
   for (const Task& t : step->tasks) step->status.Add(t.wait_status);
   step->finished = true;
 }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "model/job.h"
 #include "noded/cgroup/cgroup.h"
@@ -159,7 +159,7 @@ class StepLauncher {
   const NodeSettings settings_;
   const int io_timeout_ms_;
   const ConfineStep confine_;
-  mutable absl::Mutex mu_;
+  mutable core::Mutex mu_;
   // By job and step (unset: the job's only step).
   using StepKey = std::pair<model::JobId, std::optional<uint32_t>>;
   std::map<StepKey, std::unique_ptr<Step>> steps_ ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,7 @@
 #include <list>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "rpc/frame.h"
 
@@ -153,7 +154,7 @@ int FrameServer::port() const {
 }
 
 FrameServerStats FrameServer::stats() const {
-  absl::MutexLock lock(&stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   return stats_;
 }
 
@@ -166,7 +167,7 @@ void FrameServer::Shutdown() {
     }
     if (loop_.joinable()) loop_.join();
     {
-      absl::MutexLock lock(&mu_);
+      core::MutexLock lock(&mu_);
       workers_stop_ = true;
       jobs_.clear();  // their connections are closed: nobody would read the answers
     }
@@ -183,19 +184,17 @@ void FrameServer::WorkerLoop() {
   while (true) {
     Job job;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](FrameServer* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-            return s->workers_stop_ || !s->jobs_.empty();
-          },
-          this));
+      core::MutexLock lock(&mu_);
+      mu_.Await([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return workers_stop_ || !jobs_.empty();
+      });
       if (workers_stop_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
     FrameAnswer answer = handler_(job.request, job.admitted);
     {
-      absl::MutexLock lock(&mu_);
+      core::MutexLock lock(&mu_);
       done_.push_back(Done{job.id, std::move(answer)});
     }
     const uint64_t one = 1;
@@ -305,7 +304,7 @@ void FrameServer::AcceptAll() {
     Connection& ref = *c;
     st.connections.emplace(c->id, std::move(c));
     {
-      absl::MutexLock lock(&stats_mu_);
+      core::MutexLock lock(&stats_mu_);
       ++stats_.accepted;
       ++stats_.open;
       ++stats_.unauthenticated;
@@ -356,7 +355,7 @@ void FrameServer::OnReadable(Connection& c) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     // The peer closed (in the middle of a frame or between frames) or the socket failed.
     if (!c.in.empty()) {
-      absl::MutexLock lock(&stats_mu_);
+      core::MutexLock lock(&stats_mu_);
       ++stats_.refused;
     }
     Close(c);
@@ -398,7 +397,7 @@ bool FrameServer::Consume(Connection& c) {
   c.phase = Connection::Phase::kHandling;
   Watch(c, 0);  // what follows waits in the kernel until the answer is out; a hang-up ends it
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     jobs_.push_back(std::move(job));
   }
   return true;
@@ -406,7 +405,7 @@ bool FrameServer::Consume(Connection& c) {
 
 void FrameServer::Refuse(Connection& c, const Status& why) {
   {
-    absl::MutexLock lock(&stats_mu_);
+    core::MutexLock lock(&stats_mu_);
     ++stats_.refused;
   }
   c.in.clear();
@@ -463,19 +462,19 @@ void FrameServer::Trust(Connection& c) {
   if (c.authenticated) return;
   c.authenticated = true;
   state_->unauthenticated.erase(c.in_unauthenticated);
-  absl::MutexLock lock(&stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   --stats_.unauthenticated;
 }
 
 void FrameServer::CollectAnswers() {
   std::vector<Done> done;
   {
-    absl::MutexLock lock(&mu_);
+    core::MutexLock lock(&mu_);
     done.swap(done_);
   }
   for (Done& d : done) {
     {
-      absl::MutexLock lock(&stats_mu_);
+      core::MutexLock lock(&stats_mu_);
       ++stats_.answered;
     }
     Connection* c = Find(d.id);
@@ -501,7 +500,7 @@ void FrameServer::Sweep() {
   }
   if (late.empty()) return;
   {
-    absl::MutexLock lock(&stats_mu_);
+    core::MutexLock lock(&stats_mu_);
     for (Connection* c : late) {
       // An authenticated connection idle between frames is simply done; any other missed a
       // deadline.
@@ -515,7 +514,7 @@ void FrameServer::Sweep() {
 
 void FrameServer::EvictOldest() {
   {
-    absl::MutexLock lock(&stats_mu_);
+    core::MutexLock lock(&stats_mu_);
     ++stats_.evicted;
   }
   Close(*state_->unauthenticated.front());
@@ -528,7 +527,7 @@ void FrameServer::Close(Connection& c) {
     ::close(c.fd);
   }
   {
-    absl::MutexLock lock(&stats_mu_);
+    core::MutexLock lock(&stats_mu_);
     --stats_.open;
     if (!c.authenticated) --stats_.unauthenticated;
   }

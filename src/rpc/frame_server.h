@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/status.h"
 
 namespace loom::rpc {
@@ -153,12 +153,12 @@ class FrameServer {
   std::unique_ptr<State> state_;
 
   // Frames waiting for a worker, and answers waiting for the event loop.
-  absl::Mutex mu_;
+  core::Mutex mu_;
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<Done> done_ ABSL_GUARDED_BY(mu_);
   bool workers_stop_ ABSL_GUARDED_BY(mu_) = false;
 
-  mutable absl::Mutex stats_mu_;
+  mutable core::Mutex stats_mu_;
   FrameServerStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "noded/spawn.h"
 #include "stepd/launch_request.h"
@@ -146,7 +147,7 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   {
     // The name is claimed (a starting entry) before the lock goes: a second launch of the
     // same script or step is refused, and Reap passes over it until it has started.
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     auto it = supervised_.find(ref);
     if (it != supervised_.end() && !it->second.reaped) {
       return absl::AlreadyExistsError(StrCat(what, " is already running here"));
@@ -164,7 +165,7 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   auto give_up = [&](const Status& why) {
     KillLeftovers(paths);
     std::filesystem::remove_all(paths.dir, ec);
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     supervised_.erase(ref);
     return why;
   };
@@ -182,7 +183,7 @@ Status StepdLauncher::Spawn(const StepRef& ref, const google::protobuf::MessageL
   StatusOr<std::string> answer = StartAndWait(ref);
   if (!answer.ok()) return give_up(answer.status());
   if (*answer == "ok") {
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     Entry& entry = supervised_[ref];
     entry.starting = false;
     if (auto pids = ReadPids(paths)) entry.pids = *pids;
@@ -275,7 +276,7 @@ Status StepdLauncher::Terminate(const StepRef& ref, int64_t kill_wait_s) {
 
 std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
   std::vector<Ended> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   for (auto& [ref, entry] : supervised_) {
     if (!entry.running()) continue;
     const StepdPaths paths = PathsFor(ref);
@@ -320,7 +321,7 @@ std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
 }
 
 void StepdLauncher::Forget(const StepRef& ref) {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   auto it = supervised_.find(ref);
   if (it == supervised_.end() || !it->second.reaped) return;
   std::error_code ec;
@@ -330,7 +331,7 @@ void StepdLauncher::Forget(const StepRef& ref) {
 
 std::vector<StepRef> StepdLauncher::Recover() {
   std::vector<StepRef> adopted;
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   for (const StepRef& ref : ListSupervised(opt_.spool, opt_.node)) {
     if (supervised_.contains(ref)) continue;
     const StepdPaths paths = PathsFor(ref);
@@ -355,12 +356,12 @@ bool StepdLauncher::IsRunningLocked(const StepRef& ref) const {
 }
 
 bool StepdLauncher::IsRunning(const StepRef& ref) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   return IsRunningLocked(ref);
 }
 
 pid_t StepdLauncher::ScriptPid(uint64_t job_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   auto it = supervised_.find(StepRef::Batch(job_id));
   if (it == supervised_.end() || !it->second.running() || !IsAlive(it->second.pids.job)) return 0;
   return it->second.pids.job.pid;
@@ -372,7 +373,7 @@ std::vector<TaskRecord> StepdLauncher::StepTasks(const StepRef& ref) const {
 }
 
 std::vector<StepRef> StepdLauncher::Of(uint64_t job_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   std::vector<StepRef> out;
   for (auto it = supervised_.lower_bound(StepRef::Batch(job_id));
        it != supervised_.end() && it->first.job_id == job_id; ++it) {
@@ -390,12 +391,12 @@ std::vector<StepRef> StepdLauncher::RunningLocked() const {
 }
 
 std::vector<StepRef> StepdLauncher::Running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   return RunningLocked();
 }
 
 std::vector<uint64_t> StepdLauncher::RunningJobs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   std::vector<uint64_t> out;
   for (const StepRef& ref : RunningLocked()) {
     if (out.empty() || out.back() != ref.job_id) out.push_back(ref.job_id);

@@ -13,10 +13,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "noded/hw/hardware.h"
 #include "loom/v1/loom.pb.h"
@@ -100,12 +101,12 @@ class StepdLauncher {
   // when it said nothing in time).
   StatusOr<std::string> StartAndWait(const StepRef& ref);
   Status Ask(const StepRef& ref, const ControlRequest& request);
-  bool IsRunningLocked(const StepRef& ref) const;
-  std::vector<StepRef> RunningLocked() const;
+  bool IsRunningLocked(const StepRef& ref) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<StepRef> RunningLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StepdLauncherOptions opt_;
-  mutable std::mutex mu_;
-  std::map<StepRef, Entry> supervised_;  // guarded by mu_
+  mutable core::Mutex mu_;
+  std::map<StepRef, Entry> supervised_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace loom::stepd

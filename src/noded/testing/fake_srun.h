@@ -10,11 +10,12 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "core/mutex.h"
 #include "loom/v1/loom.pb.h"
 #include "rpc/frame.h"
 
@@ -45,7 +46,7 @@ class FakeSrun {
   int port() const { return port_; }
   // Closes the connection, as an srun that died would.
   void Hangup() {
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     hangup_ = true;
     if (conn_fd_ >= 0) ::shutdown(conn_fd_, SHUT_RDWR);
   }
@@ -54,17 +55,17 @@ class FakeSrun {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (std::chrono::steady_clock::now() < deadline) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        core::MutexLock lock(&mu_);
         if (closed_) return messages_;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ADD_FAILURE() << "the node never closed its connection";
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     return messages_;
   }
   size_t count() {
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     return messages_.size();
   }
 
@@ -72,7 +73,7 @@ class FakeSrun {
   void Serve() {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      core::MutexLock lock(&mu_);
       conn_fd_ = fd;
       if (hangup_) ::shutdown(fd, SHUT_RDWR);
     }
@@ -81,10 +82,10 @@ class FakeSrun {
       if (!frame.ok()) break;
       v1::StepIo m;
       if (!m.ParseFromString(*frame)) break;
-      std::lock_guard<std::mutex> lock(mu_);
+      core::MutexLock lock(&mu_);
       messages_.push_back(m);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     closed_ = true;
     if (fd >= 0) ::close(fd);
     conn_fd_ = -1;
@@ -93,11 +94,11 @@ class FakeSrun {
   int listen_fd_ = -1;
   int port_ = 0;
   std::thread thread_;
-  std::mutex mu_;
-  int conn_fd_ = -1;
-  bool hangup_ = false;
-  bool closed_ = false;
-  std::vector<v1::StepIo> messages_;
+  core::Mutex mu_;
+  int conn_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  bool hangup_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<v1::StepIo> messages_ ABSL_GUARDED_BY(mu_);
 };
 
 // What srun would print: each task's stdout and stderr, and each task's status.
