@@ -149,6 +149,7 @@ struct SchedulerParams {
   int32_t partition_job_depth = 0;  // 0: no limit
   int32_t sched_interval_s = 60;    // -1 disables the main loop
   int32_t sched_max_job_start = 0;  // 0: no limit
+  int32_t sched_min_interval_us = 2;  // microseconds between two event-driven main passes
 
   // Options Slurm knows that Loom does not act on yet, in file order ("defer", "").
   std::vector<std::pair<std::string, std::string>> other_options;

@@ -40,7 +40,8 @@ TEST(SchedulerParameters, TypedOptions) {
   auto c = ParseBody(
       "SchedulerParameters=bf_interval=60,bf_window=2880,bf_resolution=300,bf_max_job_test=100,"
       "bf_max_job_start=10,bf_max_job_part=50,bf_continue,bf_min_age_reserve=600,"
-      "default_queue_depth=200,sched_interval=-1,sched_max_job_start=20,bf_max_time=90\n");
+      "default_queue_depth=200,sched_interval=-1,sched_max_job_start=20,bf_max_time=90,"
+      "sched_min_interval=1000000\n");
   ASSERT_TRUE(c.ok()) << ErrorText(c);
   const SchedulerParams& s = c->scheduler;
   EXPECT_EQ(s.bf_interval_s, 60);
@@ -54,6 +55,7 @@ TEST(SchedulerParameters, TypedOptions) {
   EXPECT_EQ(s.default_queue_depth, 200);
   EXPECT_EQ(s.sched_interval_s, -1);
   EXPECT_EQ(s.sched_max_job_start, 20);
+  EXPECT_EQ(s.sched_min_interval_us, 1000000);
   EXPECT_EQ(s.EffectiveBfMaxTime(), 90);
 }
 

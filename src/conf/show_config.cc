@@ -37,6 +37,7 @@ std::string SchedulerParameters(const SchedulerParams& p) {
   num("default_queue_depth", p.default_queue_depth, d.default_queue_depth);
   num("partition_job_depth", p.partition_job_depth, d.partition_job_depth);
   num("sched_interval", p.sched_interval_s, d.sched_interval_s);
+  num("sched_min_interval", p.sched_min_interval_us, d.sched_min_interval_us);
   num("sched_max_job_start", p.sched_max_job_start, d.sched_max_job_start);
   for (const auto& [k, v] : p.other_options) out.push_back(v.empty() ? k : StrCat(k, "=", v));
   return OrNull(core::Join(out, ","));

@@ -36,6 +36,7 @@ constexpr SchedOption kSchedOptions[] = {
     {"partition_job_depth", &SchedulerParams::partition_job_depth, 0, kMaxI32, false},
     {"sched_interval", &SchedulerParams::sched_interval_s, 0, kMaxI32, true},
     {"sched_max_job_start", &SchedulerParams::sched_max_job_start, 0, kMaxI32, false},
+    {"sched_min_interval", &SchedulerParams::sched_min_interval_us, 0, 1000000, false},
 };
 
 }  // namespace
