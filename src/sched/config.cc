@@ -118,6 +118,8 @@ PolicyOptions PolicyOptionsFromConfig(const conf::ClusterConfig& config) {
   o.bf_max_job_part = s.bf_max_job_part;
   o.bf_min_age_reserve_s = s.bf_min_age_reserve_s;
   o.default_queue_depth = s.default_queue_depth;
+  o.sched_interval_s = s.sched_interval_s;
+  o.sched_min_interval_us = s.sched_min_interval_us;
   return o;
 }
 

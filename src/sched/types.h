@@ -93,7 +93,12 @@ struct PendingJob {
 };
 
 // What caused a pass; reference policies act differently on each (SIM-CONVENTIONS.md).
-enum class PassTrigger : uint8_t { kSubmit, kTermination, kPeriodic };
+// kSubmit: a job arrived (or became eligible: released, its dependency or begin time met);
+// kTermination: resources were freed (a job ended, a node came back); kPeriodic: the
+// policy's periodic cycle (the `slurm` policy's backfill, every bf_interval); kMain: the
+// main pass over the whole queue without backfill (Slurm's sched_interval). When each
+// falls is decided by one Cadence (cadence.h) in both drivers.
+enum class PassTrigger : uint8_t { kSubmit, kTermination, kPeriodic, kMain };
 
 struct PassInput {
   const Cluster* cluster = nullptr;

@@ -9,8 +9,9 @@
 //   fcfs          strict priority order, no backfill
 //   easy          EASY backfilling: only the first blocked job holds a reservation
 //   conservative  every waiting job holds a reservation, kept and compressed across passes
-//   slurm         Slurm's sched/backfill: a main pass in priority order on every event, and
-//                 every bf_interval a backfill pass that reserves each tested job that
+//   slurm         Slurm's sched/backfill: a main pass in priority order on every event (the
+//                 first default_queue_depth jobs) and every sched_interval (all of them),
+//                 and every bf_interval a backfill pass that reserves each tested job that
 //                 cannot start at its earliest start (bf_window, bf_resolution,
 //                 bf_max_job_test, bf_max_job_start, bf_max_job_part, bf_min_age_reserve)
 #pragma once
@@ -42,6 +43,8 @@ struct PolicyOptions {
   int32_t bf_max_job_part = 0;    // 0: no limit
   int64_t bf_min_age_reserve_s = 0;
   int32_t default_queue_depth = 100;  // jobs the event-driven main pass looks at; 0: all
+  int64_t sched_interval_s = 60;      // the main pass over the whole queue; <= 0: none
+  int64_t sched_min_interval_us = 2;  // the least time between two event-driven passes
 };
 
 class Policy {
@@ -50,6 +53,10 @@ class Policy {
   virtual std::string_view name() const = 0;
   // Seconds between periodic passes the driver should run (0: only event-driven passes).
   virtual int64_t periodic_interval() const { return 0; }
+  // Seconds between main passes over the whole queue (kMain; 0: none).
+  virtual int64_t main_interval() const { return 0; }
+  // Whole seconds an event-driven pass waits after the last one (0: none).
+  virtual int64_t min_event_gap() const { return 0; }
   // Runs one pass. `out` is overwritten.
   virtual void Pass(const PassInput& in, PassOutput* out) = 0;
 };

@@ -1,13 +1,15 @@
 // slurm: the behaviour of Slurm's sched/backfill.
 //  - Event-driven passes (submission, termination) run Slurm's main scheduler: jobs in
 //    priority order, at most default_queue_depth of them, start where they fit now; the
-//    first job of a partition that does not fit blocks the rest of that partition.
+//    first job of a partition that does not fit blocks the rest of that partition. Every
+//    sched_interval (kMain) the main scheduler runs over the whole queue.
 //  - Periodic passes (every bf_interval) run the main scheduler and then the backfill
 //    scheduler: every tested job (at most bf_max_job_test, bf_max_job_part per partition)
 //    starts if it fits now without delaying a reservation made earlier in the pass, and
 //    otherwise is reserved at its earliest start within bf_window, with start times
 //    rounded to bf_resolution. At most bf_max_job_start jobs start this way per pass.
 //    Reservations live only for the pass, as in Slurm.
+#include <algorithm>
 #include <vector>
 
 #include "sched/backfill/policy.h"
@@ -21,6 +23,8 @@ class SlurmPolicy final : public Policy {
   explicit SlurmPolicy(const PolicyOptions& opts) : opts_(opts) {}
   std::string_view name() const override { return "slurm"; }
   int64_t periodic_interval() const override { return opts_.bf_interval_s; }
+  int64_t main_interval() const override { return std::max<int64_t>(0, opts_.sched_interval_s); }
+  int64_t min_event_gap() const override { return opts_.sched_min_interval_us / 1'000'000; }
 
   void Pass(const PassInput& in, PassOutput* out) override {
     policy_internal::BeginPass(in, out);
@@ -51,7 +55,7 @@ class SlurmPolicy final : public Policy {
         continue;
       }
       if (opts_.default_queue_depth > 0 && depth >= opts_.default_queue_depth &&
-          in.trigger != PassTrigger::kPeriodic) {
+          (in.trigger == PassTrigger::kSubmit || in.trigger == PassTrigger::kTermination)) {
         out->reasons[idx] = PendingReason::kPriority;
         continue;
       }
