@@ -47,7 +47,6 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   co.slurm_user_name = cfg.slurm_user;
   co.config_overrides = cfg.ConfigOverrides();
   co.max_array_size = cfg.max_array_size;
-  co.sched_interval_s = cfg.scheduler.sched_interval_s;
   return co;
 }
 

@@ -33,6 +33,7 @@ ControllerCore::ControllerCore(const conf::SiteConfig& site, CoreOptions options
                                   sched::PolicyOptionsFromConfig(site.cluster));
   policy_ = policy.ok() ? std::move(*policy) : nullptr;
   if (!policy_) policy_ = std::move(*sched::MakePolicy("easy", sched::PolicyOptions{}));
+  cadence_ = sched::Cadence(*policy_);
   node_alive_.assign(cluster_.nodes.size(), 0);
   last_seen_.assign(cluster_.nodes.size(), 0);
   node_admin_.assign(cluster_.nodes.size(), NodeAdmin{});

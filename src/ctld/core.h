@@ -23,6 +23,7 @@
 #include "model/job_request.h"
 #include "model/step.h"
 #include "sched/backfill/policy.h"
+#include "sched/cadence.h"
 #include "sched/types.h"
 
 namespace loom::ctld {
@@ -285,9 +286,6 @@ struct CoreOptions {
   bool config_overrides = false;   // SlurmdParameters=config_overrides: trust slurm.conf
   bool requeue_by_default = true;  // JobRequeue
   int64_t max_array_size = 1001;
-  // SchedulerParameters=sched_interval: the longest time between two passes when nothing
-  // calls for one (-1: only when something does).
-  int64_t sched_interval_s = 60;
 };
 
 class ControllerCore {
@@ -414,11 +412,19 @@ class ControllerCore {
 
   // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
-  // One scheduling pass; started jobs become RUNNING and appear in fx->launches. Skipped,
-  // returning false, when nothing it looks at changed since the last pass (no job but new
-  // held ones, no node), no job's begin time or `after:` delay has come, and the last pass
-  // is less than sched_interval ago.
+  // The scheduling passes due at `now`; started jobs become RUNNING and appear in
+  // fx->launches. First an event pass, when something it looks at changed since the last
+  // pass (a job but new held ones, a node) or a job's begin time or `after:` delay has come:
+  // kTermination when jobs released nodes or nodes changed, else kSubmit; not sooner than
+  // sched_min_interval after the last one. Then the policy's timed pass when its tick came
+  // (sched::Cadence: the `slurm` policy's backfill every bf_interval, its main pass every
+  // sched_interval), as the simulator runs them. Returns whether any pass ran.
   bool Schedule(Time now, Effects* fx);
+  // Its two halves: the event pass, and the timed pass with the look that ends a second's
+  // events. A driver that orders events as the simulator does (one pass per event, then the
+  // timed pass) calls them apart.
+  bool ScheduleEvents(Time now, Effects* fx);
+  bool ScheduleTimed(Time now, Effects* fx);
 
   // After a restart: the jobs the store held and the next job id.
   // A job that ended while its processes were still being killed keeps its nodes until
@@ -476,13 +482,11 @@ class ControllerCore {
   void RememberStaleRun(JobId id, int32_t node);
   // A started job goes back to the queue (without counting a restart).
   void BackToQueue(JobEntry& e, Effects* fx);
-  // Why `e` may not start now for a reason other than resources, or kNone.
-  // When the reason is one that time alone ends (a begin time, an `after:job+delay`),
-  // lowers `*wake` to the time it does.
-  model::PendingReason Blocked(const JobEntry& e, Time now, Time* wake) const;
-  // Dependency state: satisfied, waiting, or never satisfiable; `*wake` as for Blocked.
-  enum class DepState { kSatisfied, kWaiting, kNever };
-  DepState Dependencies(const JobEntry& e, Time now, Time* wake) const;
+  // The scheduling pass (core_schedule.cc): one pass of `trigger` at `now`; the job table
+  // as dependencies see it; how many jobs hold nodes now.
+  void RunPass(sched::PassTrigger trigger, Time now, Effects* fx);
+  class TableView;
+  int64_t HoldingJobs() const;
   std::vector<const JobEntry*> JobsWithId(JobId id) const;
   // Whether any job made from the submission `submission` is still in the table.
   bool AnyJobOf(JobId submission) const;
@@ -511,7 +515,14 @@ class ControllerCore {
   size_t next_recent_ = 0;
   sched::PassStats last_pass_;
   bool pass_due_ = true;  // something a pass looks at changed since the last one
-  Time last_pass_time_ = 0;
+  // When passes run (sched/cadence.h): the time of the last look and whether jobs waited
+  // then, whether jobs waited after the last pass, how many jobs held nodes then (fewer now:
+  // resources were freed).
+  sched::Cadence cadence_;
+  Time last_look_ = 0;
+  bool look_waiting_ = false;
+  bool waiting_ = false;
+  int64_t holding_after_pass_ = 0;
   Time wake_ = 0;  // when the earliest wait that time alone ends is over (from the last pass)
   uint64_t last_pass_generation_ = 0;
   uint64_t decision_seq_ = 0;

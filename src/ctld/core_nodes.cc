@@ -250,6 +250,7 @@ Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions opt
   cluster_ = std::move(next);
   cluster_.generation = generation + 1;
   policy_ = std::move(*policy);
+  cadence_ = sched::Cadence(*policy_);
   node_alive_ = std::move(alive);
   last_seen_ = std::move(seen);
   node_admin_ = std::move(admin);

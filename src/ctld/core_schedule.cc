@@ -1,125 +1,102 @@
-// ControllerCore's scheduling pass: what keeps a pending job waiting besides resources
-// (a hold, its dependencies, its begin time, its array's throttle), and the policy's pass
-// over the jobs nothing else blocks. Split from core.cc by concept; same class, same rules.
+// ControllerCore's scheduling pass: the controller's side of "one scheduler, two drivers".
+// It gathers what the scheduler needs from the job table: what keeps each pending job
+// waiting besides resources (judged by sched::deps::Gate, as in the simulator), the running
+// jobs and the pending ones the pass may start, and it passes each pass the trigger that
+// caused it at the time sched::Cadence says, as the simulator does. Split from core.cc by
+// concept; same class, same rules.
 #include <algorithm>
-#include <map>
 #include <vector>
 
 #include "core/time_format.h"
 #include "ctld/core.h"
+#include "sched/deps/gate.h"
 
 namespace loom::ctld {
 
 using model::JobState;
 using model::PendingReason;
 
-ControllerCore::DepState ControllerCore::Dependencies(const JobEntry& e, Time now,
-                                                     Time* wake) const {
-  const model::Dependency& dep = e.request->dependency;
-  if (dep.empty()) return DepState::kSatisfied;
-  auto clause_state = [&](const model::DependencyClause& c) {
-    if (c.type == model::DependencyType::kSingleton) {
-      for (JobId id : live_) {
-        auto it = jobs_.find(id);
-        if (it == jobs_.end()) continue;
-        const JobEntry& other = it->second;
-        if (id == e.job.id || other.job.uid != e.job.uid ||
-            other.request->name != e.request->name) {
-          continue;
-        }
-        if (model::IsFinal(other.job.state)) continue;
-        if (other.job.state == JobState::kRunning || id < e.job.id) return DepState::kWaiting;
-      }
-      return DepState::kSatisfied;
-    }
-    DepState all = DepState::kSatisfied;
-    for (const model::DependencyTarget& t : c.jobs) {
-      for (const JobEntry* other : JobsWithId(t.job_id)) {
-        if (t.array_task && other->array_task_id() != t.array_task) continue;
-        const model::Job& o = other->job;
-        const bool final = model::IsFinal(o.state);
-        const bool ok = o.state == JobState::kCompleted && o.exit_code == 0;
-        DepState s = DepState::kWaiting;
-        switch (c.type) {
-          case model::DependencyType::kAfter:
-            if ((o.start_time > 0 && now >= o.start_time + t.delay_s) || final) {
-              s = DepState::kSatisfied;
-            } else if (o.start_time > 0) {
-              *wake = std::min(*wake, o.start_time + t.delay_s);
-            }
-            break;
-          case model::DependencyType::kAfterAny:
-            if (final) s = DepState::kSatisfied;
-            break;
-          case model::DependencyType::kAfterOk:
-          case model::DependencyType::kAfterCorr:
-            if (final) s = ok ? DepState::kSatisfied : DepState::kNever;
-            break;
-          case model::DependencyType::kAfterNotOk:
-            if (final) s = ok ? DepState::kNever : DepState::kSatisfied;
-            break;
-          default:
-            s = DepState::kSatisfied;
-            break;
-        }
-        if (s == DepState::kNever) return DepState::kNever;
-        if (s == DepState::kWaiting) all = DepState::kWaiting;
-      }
-    }
-    return all;
-  };
-  bool waiting = false, any_satisfied = false, all_never = true;
-  for (const model::DependencyClause& c : dep.clauses) {
-    DepState s = clause_state(c);
-    if (dep.combine == model::Dependency::Combine::kAll) {
-      if (s == DepState::kNever) return DepState::kNever;
-      waiting = waiting || s == DepState::kWaiting;
-    } else {
-      any_satisfied = any_satisfied || s == DepState::kSatisfied;
-      all_never = all_never && s == DepState::kNever;
-    }
-  }
-  if (dep.combine == model::Dependency::Combine::kAll) {
-    return waiting ? DepState::kWaiting : DepState::kSatisfied;
-  }
-  if (any_satisfied) return DepState::kSatisfied;
-  return all_never ? DepState::kNever : DepState::kWaiting;
+namespace {
+
+sched::deps::JobView ViewOf(const JobEntry& e) {
+  sched::deps::JobView v;
+  v.id = e.job.id;
+  if (auto task = e.array_task_id()) v.array_task = *task;
+  v.uid = e.job.uid;
+  v.name = e.request->name;
+  v.state = e.job.state;
+  v.exit_code = e.job.exit_code;
+  v.started = e.job.start_time > 0;
+  v.start_time = e.job.start_time;
+  return v;
 }
 
-PendingReason ControllerCore::Blocked(const JobEntry& e, Time now, Time* wake) const {
-  if (e.job.priority == 0) {
-    return e.job.reason == PendingReason::kJobHeldAdmin ? PendingReason::kJobHeldAdmin
-                                                        : PendingReason::kJobHeldUser;
+}  // namespace
+
+// The job table as dependencies see it.
+class ControllerCore::TableView final : public sched::deps::JobsView {
+ public:
+  TableView(const ControllerCore& core, const std::vector<JobEntry*>& live)
+      : core_(core), live_(live) {}
+  void ForEachNamed(JobId id,
+                    const std::function<void(const sched::deps::JobView&)>& fn) const override {
+    for (const JobEntry* e : core_.JobsWithId(id)) fn(ViewOf(*e));
   }
-  switch (Dependencies(e, now, wake)) {
-    case DepState::kWaiting:
-      return PendingReason::kDependency;
-    case DepState::kNever:
-      return PendingReason::kDependencyNeverSatisfied;
-    case DepState::kSatisfied:
-      break;
+  void ForEachLive(const std::function<void(const sched::deps::JobView&)>& fn) const override {
+    for (const JobEntry* e : live_) fn(ViewOf(*e));
   }
-  if (e.job.eligible_time > now) {
-    *wake = std::min(*wake, e.job.eligible_time);
-    return PendingReason::kBeginTime;
-  }
-  return PendingReason::kNone;
-}
+
+ private:
+  const ControllerCore& core_;
+  const std::vector<JobEntry*>& live_;
+};
 
 bool ControllerCore::Schedule(Time now, Effects* fx) {
-  const bool periodic = opt_.sched_interval_s >= 0 &&
-                        now >= last_pass_time_ + std::max<int64_t>(1, opt_.sched_interval_s);
-  if (!pass_due_ && cluster_.generation == last_pass_generation_ && now < wake_ && !periodic) {
-    return false;
+  const bool event = ScheduleEvents(now, fx);
+  const bool timed = ScheduleTimed(now, fx);
+  return event || timed;
+}
+
+bool ControllerCore::ScheduleEvents(Time now, Effects* fx) {
+  const bool due = pass_due_ || cluster_.generation != last_pass_generation_ || now >= wake_;
+  // An event pass sooner than sched_min_interval after the last one waits for its turn.
+  if (!due || !cadence_.EventPassAllowed(now)) return false;
+  // Resources were freed when fewer jobs hold nodes than after the last pass (jobs start
+  // only in passes) or the nodes changed.
+  const bool freed =
+      HoldingJobs() < holding_after_pass_ || cluster_.generation != last_pass_generation_;
+  RunPass(freed ? sched::PassTrigger::kTermination : sched::PassTrigger::kSubmit, now, fx);
+  cadence_.EventPassRan(now);
+  return true;
+}
+
+bool ControllerCore::ScheduleTimed(Time now, Effects* fx) {
+  // The timed pass goes by the last look: when it was, and whether jobs waited then.
+  const std::optional<sched::PassTrigger> timed =
+      cadence_.TimedPass(last_look_, now, look_waiting_);
+  if (timed) RunPass(*timed, now, fx);
+  if (now > last_look_) last_look_ = now;
+  look_waiting_ = waiting_;
+  return timed.has_value();
+}
+
+int64_t ControllerCore::HoldingJobs() const {
+  int64_t n = 0;
+  for (JobId id : live_) {
+    auto it = jobs_.find(id);
+    n += it != jobs_.end() && it->second.holds_nodes();
   }
-  last_pass_time_ = now;
+  return n;
+}
+
+void ControllerCore::RunPass(sched::PassTrigger trigger, Time now, Effects* fx) {
   last_pass_generation_ = cluster_.generation;
-  wake_ = sched::kNever;
   std::vector<sched::RunningJob> running;
   std::vector<sched::PendingJob> pending;
   std::vector<JobEntry*> pending_entry;
-  std::map<JobId, int64_t> array_running;  // running tasks per array
   const std::vector<JobEntry*> live = LiveMutable();
+  const TableView table(*this, live);
+  sched::deps::Gate gate(table, now);
   for (JobEntry* entry : live) {
     const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
@@ -129,24 +106,28 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     // A job being killed holds its nodes until it is gone.
     running.push_back(sched::RunningJob{e.job.id, e.alloc(), e.job.start_time,
                                         e.completing ? sched::kNever : end});
-    if (e.array_place != 0 && e.job.state == JobState::kRunning) ++array_running[e.array_job_id()];
+    if (e.array_place != 0 && e.job.state == JobState::kRunning) gate.Running(e.array_job_id());
   }
-  std::map<JobId, int64_t> array_budget;
+  int64_t waiting_jobs = 0;
   for (JobEntry* entry : live) {
     JobEntry& e = *entry;
+    if (e.job.state != JobState::kPending) continue;
+    ++waiting_jobs;
     // A requeued job whose processes are still being killed waits for them.
-    if (e.job.state != JobState::kPending || e.completing) continue;
-    PendingReason blocked = Blocked(e, now, &wake_);
-    if (blocked == PendingReason::kNone && e.array_place != 0 && e.request->array &&
-        e.request->array->max_running > 0) {
-      auto [it, fresh] = array_budget.try_emplace(
-          e.array_job_id(), e.request->array->max_running - array_running[e.array_job_id()]);
-      if (it->second <= 0) {
-        blocked = PendingReason::kJobArrayTaskLimit;
-      } else {
-        --it->second;  // this task may start in this pass
-      }
+    if (e.completing) continue;
+    sched::deps::Candidate c;
+    c.id = e.job.id;
+    c.uid = e.job.uid;
+    c.name = e.request->name;
+    c.held = e.job.priority == 0;
+    c.admin_hold = e.job.reason == PendingReason::kJobHeldAdmin;
+    c.dependency = &e.request->dependency;
+    c.eligible_time = e.job.eligible_time;
+    if (e.array_place != 0 && e.request->array) {
+      c.array_id = e.array_job_id();
+      c.array_max_running = e.request->array->max_running;
     }
+    const PendingReason blocked = gate.Judge(c);
     if (blocked != PendingReason::kNone) {
       // Every policy only reports a blocked job's reason: it need not enter the pass.
       if (e.job.reason != blocked && fx) fx->touched.push_back(e.job.id);
@@ -184,7 +165,7 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
   in.running = running;
   in.pending = pending;
   in.now = now;
-  in.trigger = sched::PassTrigger::kPeriodic;
+  in.trigger = trigger;
   in.next_decision_seq = decision_seq_;
   sched::PassOutput out;
   policy_->Pass(in, &out);
@@ -208,9 +189,9 @@ bool ControllerCore::Schedule(Time now, Effects* fx) {
     fx->launches.push_back(Launch{e.job.id});
   }
   pass_due_ = false;  // what this pass started needs no pass of its own
-  // But jobs waiting `after:` one it started learn when their wait ends in the next one.
-  if (!out.starts.empty()) wake_ = std::min(wake_, now + 1);
-  return true;
+  waiting_ = waiting_jobs > static_cast<int64_t>(out.starts.size());
+  holding_after_pass_ = static_cast<int64_t>(running.size() + out.starts.size());
+  wake_ = gate.wake(!out.starts.empty());
 }
 
 }  // namespace loom::ctld
