@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
 #include "core/strings.h"
+#include "sched/cadence.h"
+#include "sched/deps/gate.h"
 #include "sched/select/constraint.h"
 #include "sched/select/devices.h"
 
@@ -28,7 +31,8 @@ class Engine {
  public:
   Engine(const sched::Cluster& cluster, std::span<const SimJob> jobs, sched::Policy& policy,
          const SimOptions& opts)
-      : cluster_(cluster), jobs_(jobs), policy_(policy), opts_(opts) {
+      : cluster_(cluster), jobs_(jobs), policy_(policy), opts_(opts), cadence_(policy),
+        jobs_view_(*this) {
     result_.policy = std::string(policy.name());
     result_.jobs.resize(jobs_.size());
     for (size_t i = 0; i < jobs_.size(); ++i) {
@@ -44,12 +48,23 @@ class Engine {
     }
     node_used_.assign(cluster.nodes.size(), sched::Resources{});
     running_pos_.assign(jobs_.size(), -1);
+    submitted_.assign(jobs_.size(), 0);
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      if (!jobs_[i].gated()) continue;
+      gated_ = true;
+      break;
+    }
+    if (gated_) {
+      for (size_t i = 0; i < jobs_.size(); ++i) {
+        index_of_.emplace(jobs_[i].id, static_cast<int32_t>(i));
+        if (jobs_[i].array_id != 0) array_tasks_[jobs_[i].array_id].push_back(static_cast<int32_t>(i));
+      }
+    }
     InitDevices();
     result_.samples.reserve(2 * jobs_.size() + 1);
   }
 
   StatusOr<SimResult> Run() {
-    const int64_t interval = policy_.periodic_interval();
     size_t next = 0;
     Time last = jobs_.empty() ? 0 : jobs_.front().submit;
     int64_t events = 0;
@@ -57,9 +72,10 @@ class Engine {
       Time t = kNever;
       if (next < jobs_.size()) t = std::min(t, jobs_[next].submit);
       if (!terms_.empty()) t = std::min(t, terms_.top().time);
-      Time tick = kNever;
-      if (interval > 0 && !pending_.empty()) tick = (last / interval + 1) * interval;
-      t = std::min({t, tick, wakeup_});
+      // Timed passes fall on the policy's grid while jobs wait (sched/cadence.h).
+      const bool waiting = !pending_.empty();
+      t = std::min({t, cadence_.NextTick(last, waiting), wakeup_,
+                    deferred_ ? cadence_.allowed_at() : gate_wake_});
       if (t >= kNever) {
         return absl::FailedPreconditionError(core::StrCat(
             pending_.size(), " jobs can never start under policy ", policy_.name(),
@@ -68,19 +84,29 @@ class Engine {
       now_ = t;
       while (next < jobs_.size() && jobs_[next].submit == t) {
         Submit(static_cast<int32_t>(next++));
-        RETURN_IF_ERROR(Pass(sched::PassTrigger::kSubmit));
+        RETURN_IF_ERROR(EventPass(sched::PassTrigger::kSubmit));
       }
       while (!terms_.empty() && terms_.top().time == t) {
         Terminate(terms_.top().job);
         terms_.pop();
-        RETURN_IF_ERROR(Pass(sched::PassTrigger::kTermination));
+        RETURN_IF_ERROR(EventPass(sched::PassTrigger::kTermination));
       }
-      if (t == tick || t == wakeup_) {
+      // An event pass that waited for sched_min_interval, or a wait that time alone ended
+      // (a begin time, a release, an `after:` delay): the job is as good as submitted.
+      if (deferred_) {
+        if (cadence_.EventPassAllowed(t)) RETURN_IF_ERROR(EventPass(*deferred_));
+      } else if (gate_wake_ <= t) {
+        RETURN_IF_ERROR(EventPass(sched::PassTrigger::kSubmit));
+      }
+      const std::optional<sched::PassTrigger> timed = cadence_.TimedPass(last, t, waiting);
+      if (timed == sched::PassTrigger::kPeriodic || t == wakeup_) {
         RETURN_IF_ERROR(Pass(sched::PassTrigger::kPeriodic));
+      } else if (timed) {
+        RETURN_IF_ERROR(Pass(*timed));
       }
       // An idle periodic policy with nothing left to wait for would tick forever.
-      if (t == tick && next == jobs_.size() && terms_.empty() && wakeup_ >= kNever &&
-          !started_in_pass_ && !pending_.empty()) {
+      if (timed && next == jobs_.size() && terms_.empty() && wakeup_ >= kNever &&
+          gate_wake_ >= kNever && !deferred_ && !started_in_pass_ && !pending_.empty()) {
         return absl::FailedPreconditionError(core::StrCat(
             pending_.size(), " jobs can never start under policy ", policy_.name(),
             " (first: job ", jobs_[pending_job_.front()].id, ")"));
@@ -109,6 +135,74 @@ class Engine {
     p.estimate = job.estimate;
     pending_.push_back(std::move(p));
     pending_job_.push_back(j);
+    submitted_[j] = 1;
+  }
+
+  // ------------------------------------------------------------------ what keeps jobs waiting
+
+  // Judges every waiting job of a gated workload as the controller does (sched/deps), in
+  // queue order, and marks the blocked ones for the pass.
+  void JudgeWaits(sched::deps::Gate* gate) {
+    for (int32_t j : running_job_) {
+      if (jobs_[j].array_id != 0) gate->Running(jobs_[j].array_id);
+    }
+    release_wake_ = kNever;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const SimJob& job = jobs_[pending_job_[i]];
+      if (!job.gated()) continue;
+      sched::deps::Candidate c;
+      c.id = job.id;
+      c.uid = job.uid;
+      c.name = job.name;
+      c.held = now_ < job.release_at;
+      if (c.held) release_wake_ = std::min(release_wake_, job.release_at);
+      c.dependency = &job.dependency;
+      c.eligible_time = job.begin;
+      c.array_id = job.array_id;
+      c.array_max_running = job.array_max_running;
+      pending_[i].blocked = gate->Judge(c);
+    }
+  }
+
+  // The workload's jobs as dependencies see them: those submitted so far.
+  class JobsView final : public sched::deps::JobsView {
+   public:
+    explicit JobsView(const Engine& e) : e_(e) {}
+    void ForEachNamed(sched::JobId id,
+                      const std::function<void(const sched::deps::JobView&)>& fn) const override {
+      if (auto a = e_.array_tasks_.find(id); a != e_.array_tasks_.end()) {
+        for (int32_t j : a->second) {
+          if (e_.submitted_[j]) fn(e_.ViewOf(j));
+        }
+      } else if (auto it = e_.index_of_.find(id); it != e_.index_of_.end() && e_.submitted_[it->second]) {
+        fn(e_.ViewOf(it->second));
+      }
+    }
+    void ForEachLive(const std::function<void(const sched::deps::JobView&)>& fn) const override {
+      for (int32_t j : e_.pending_job_) fn(e_.ViewOf(j));
+      for (int32_t j : e_.running_job_) fn(e_.ViewOf(j));
+    }
+
+   private:
+    const Engine& e_;
+  };
+
+  sched::deps::JobView ViewOf(int32_t j) const {
+    const SimJob& job = jobs_[j];
+    const JobRecord& r = result_.jobs[j];
+    sched::deps::JobView v;
+    v.id = job.id;
+    if (job.array_id != 0) v.array_task = job.array_task;
+    v.uid = job.uid;
+    v.name = job.name;
+    v.started = r.start >= 0;
+    v.start_time = r.start;
+    v.exit_code = job.exit_status;
+    v.state = r.end >= 0 ? (job.exit_status == 0 ? model::JobState::kCompleted
+                                                  : model::JobState::kFailed)
+              : v.started ? model::JobState::kRunning
+                          : model::JobState::kPending;
+    return v;
   }
 
   void Terminate(int32_t j) {
@@ -131,7 +225,21 @@ class Engine {
     running_pos_[j] = -1;
   }
 
+  // A pass for an event, unless sched_min_interval defers it (then the strongest deferred
+  // trigger runs when the gap has passed).
+  Status EventPass(sched::PassTrigger trigger) {
+    if (!cadence_.EventPassAllowed(now_)) {
+      deferred_ = deferred_ ? sched::Stronger(*deferred_, trigger) : trigger;
+      return absl::OkStatus();
+    }
+    deferred_.reset();
+    cadence_.EventPassRan(now_);
+    return Pass(trigger);
+  }
+
   Status Pass(sched::PassTrigger trigger) {
+    std::optional<sched::deps::Gate> gate;
+    if (gated_) JudgeWaits(&gate.emplace(jobs_view_, now_));
     sched::PassInput in;
     in.cluster = &cluster_;
     in.running = running_;
@@ -147,6 +255,7 @@ class Engine {
     result_.totals.started += out_.stats.started;
     result_.totals.backfilled += out_.stats.backfilled;
     started_in_pass_ = !out_.starts.empty();
+    if (gate) gate_wake_ = std::min(gate->wake(started_in_pass_), release_wake_);
 
     for (const auto& [idx, res] : out_.transient_reservations) {
       JobRecord& r = result_.jobs[pending_job_[idx]];
@@ -437,7 +546,18 @@ class Engine {
   std::span<const SimJob> jobs_;  // sorted by submit time
   sched::Policy& policy_;
   const SimOptions& opts_;
+  sched::Cadence cadence_;
   SimResult result_;
+  // An event pass sched_min_interval deferred, with the trigger it will run with.
+  std::optional<sched::PassTrigger> deferred_;
+  // Jobs that something but resources may keep waiting (sched/deps), when any job may be.
+  bool gated_ = false;
+  std::vector<char> submitted_;
+  std::unordered_map<sched::JobId, int32_t> index_of_;
+  std::unordered_map<sched::JobId, std::vector<int32_t>> array_tasks_;
+  JobsView jobs_view_;
+  Time gate_wake_ = kNever;     // when a wait that time alone ends is over
+  Time release_wake_ = kNever;  // the earliest release of a held job
 
   Time now_ = 0;
   uint64_t start_seq_ = 0;

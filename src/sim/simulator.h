@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "sched/backfill/policy.h"
+#include "model/job_request.h"
 #include "sched/types.h"
 
 namespace loom::sim {
@@ -30,6 +31,28 @@ struct SimJob {
   std::string constraint;
   model::JobShape shape;
   int64_t priority = 0;
+
+  // What may keep it waiting besides resources, judged as the controller judges it
+  // (sched/deps): its user and name (singleton), its dependencies on other jobs of the
+  // workload (by id; SWF's preceding job becomes afterany), a begin time (--begin), a hold
+  // from its submission until `release_at` (sbatch -H, then scontrol release; 0: not
+  // held), and its array's `%N` throttle (array_id: the array's id, 0 for none).
+  uint32_t uid = 0;
+  std::string name;
+  model::Dependency dependency;
+  Time begin = 0;
+  Time release_at = 0;
+  sched::JobId array_id = 0;
+  int64_t array_task = 0;
+  int64_t array_max_running = 0;
+  // How it ends: its wait(2) status (0: COMPLETED, else FAILED), for afterok/afternotok.
+  int32_t exit_status = 0;
+
+  // Whether anything but resources may keep it waiting.
+  bool gated() const {
+    return !dependency.empty() || begin > submit || release_at > submit ||
+           (array_id != 0 && array_max_running > 0);
+  }
 };
 
 // What happened to one job.

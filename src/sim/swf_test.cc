@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
 namespace loom::sim {
 namespace {
 
@@ -44,6 +47,37 @@ TEST(Swf, FilterRulesInOrder) {
   EXPECT_EQ(t->jobs[2].run, 200);
   EXPECT_EQ(t->jobs[3].run, 1);
   EXPECT_EQ(t->jobs[0].estimate, 200);
+}
+
+// Field 17, the preceding job: the job must wait until that one has ended (afterany),
+// in the simulator as a dependency would in the controller.
+TEST(Swf, PrecedingJobBecomesADependencyTheSimulatorHonours) {
+  std::string text = "; MaxProcs: 8\n";
+  text += Line(10, 0, 100, 8, 8, 200);  // fills the machine for 100 s
+  text += Line(11, 1, 50, 1, 1, -1);    // dropped: no requested time
+  std::string follower = Line(12, 5, 10, 1, 1, 60);
+  follower.replace(follower.rfind("-1 -1"), 5, "10 0");  // field 17: job 10
+  text += follower;
+  text += Line(13, 6, 10, 1, 1, 60);  // no dependency
+  auto t = ParseSwf(text, "deps.swf", {});
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->jobs.size(), 3u);
+  EXPECT_EQ(t->jobs[1].preceding, 10);
+  EXPECT_EQ(t->jobs[2].preceding, -1);
+  const std::vector<SimJob> jobs = SwfJobs(*t, EstimateKind::kRequested);
+  ASSERT_EQ(jobs[1].dependency.ToString(), "afterany:1");  // renumbered: job 10 is 1
+  EXPECT_TRUE(jobs[2].dependency.empty());
+
+  // On a machine with room for all three, job 12 still waits for job 10's end.
+  sched::Cluster cluster = SwfCluster(*t);
+  cluster.nodes[0].capacity.cpus = 16;
+  auto policy = sched::MakePolicy("easy", {});
+  ASSERT_TRUE(policy.ok());
+  auto r = Simulate(cluster, jobs, **policy, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[0].start, 0);
+  EXPECT_EQ(r->jobs[1].start, 100);
+  EXPECT_EQ(r->jobs[2].start, 6);
 }
 
 TEST(Swf, MalformedLineIsAnErrorNamingTheLineOrIsSkipped) {

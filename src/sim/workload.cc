@@ -1,5 +1,7 @@
 #include "sim/workload.h"
 
+#include <unordered_map>
+
 namespace loom::sim {
 
 sched::Cluster SwfCluster(const SwfTrace& trace) {
@@ -19,13 +21,25 @@ sched::Cluster SwfCluster(const SwfTrace& trace) {
 std::vector<SimJob> SwfJobs(const SwfTrace& trace, EstimateKind estimate) {
   std::vector<SimJob> jobs;
   jobs.reserve(trace.jobs.size());
+  std::unordered_map<int64_t, sched::JobId> renumbered;  // SWF job number -> SimJob id
   for (const SwfJob& s : trace.jobs) {
     SimJob j;
     j.id = static_cast<sched::JobId>(jobs.size() + 1);
+    renumbered.emplace(s.id, j.id);
     j.submit = s.submit;
     j.run = s.run;
     j.estimate = estimate == EstimateKind::kExact ? s.run : s.estimate;
     j.shape.ntasks = s.procs;
+    j.uid = s.user >= 0 ? static_cast<uint32_t>(s.user) : 0;
+    // The preceding job must end first (afterany). A job the filter dropped, or one that
+    // comes later in the trace, holds nothing back.
+    if (auto before = renumbered.find(s.preceding);
+        s.preceding > 0 && before != renumbered.end() && before->second != j.id) {
+      model::DependencyClause c;
+      c.type = model::DependencyType::kAfterAny;
+      c.jobs.push_back(model::DependencyTarget{before->second, std::nullopt, false, 0});
+      j.dependency.clauses.push_back(std::move(c));
+    }
     jobs.push_back(std::move(j));
   }
   return jobs;
