@@ -148,7 +148,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
                    unreachable = absl::IsUnavailable(why), collided = absl::IsAlreadyExists(why)](
                       ControllerCore& core, Effects& fx, Time now) {
       if (collided) {
-        core.LaunchCollided(id, node, &fx);
+        core.LaunchCollided(id, node, now, &fx);
       } else {
         core.LaunchFailed(id, message, now, &fx, unreachable, node);
       }

@@ -137,7 +137,9 @@ struct JobEntry {
   int32_t array_task = 0;
   int32_t partition = -1;  // index into the cluster's partitions
   // Ended (cancelled, timed out) but its processes may still run: it keeps its nodes
-  // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag).
+  // until loomd reports them gone or KillWait passes twice (Slurm's COMPLETING flag). The
+  // one place COMPLETING lives: no job's state is ever kCompleting, queries show it
+  // (shown_state()).
   bool completing = false;
 
   // The array it is a task of (0: none) and its index there; `job.id` must be set.
@@ -167,6 +169,11 @@ struct JobEntry {
   // Where it runs, or where it ran once it ended.
   const sched::Allocation& placement() const { return alloc().empty() ? history().ran : alloc(); }
 
+  // The state queries show: COMPLETING while its processes are being killed, as Slurm
+  // prints a job with its COMPLETING flag; else its state.
+  model::JobState shown_state() const {
+    return completing ? model::JobState::kCompleting : job.state;
+  }
   // Whether it holds its nodes: running, or ended with its processes still being killed.
   bool holds_nodes() const { return job.state == model::JobState::kRunning || completing; }
   // Not over yet: pending, running, or ended with its processes still being killed.
@@ -338,7 +345,7 @@ class ControllerCore {
   // run from before a requeue, on a node that was away). Not the job's fault: it goes back
   // to the queue, and is not launched on that node again until the node stops reporting the
   // earlier run (which NodeReportsJobs kills).
-  void LaunchCollided(JobId id, const std::string& node, Effects* fx);
+  void LaunchCollided(JobId id, const std::string& node, Time now, Effects* fx);
 
   // srun inside the allocation of job `ask.job_id`: a new step on all or part of its nodes.
   // Only the job's owner, root and SlurmUser; the job must be running. Errors in Slurm's
@@ -442,6 +449,8 @@ class ControllerCore {
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != 0; }
   const sched::PassStats& last_pass() const { return last_pass_; }
+  // State changes the state machine refused (Move): each one is a bug.
+  int64_t refused_transitions() const { return refused_transitions_; }
 
  private:
   JobEntry* FindMutable(JobId id);
@@ -481,7 +490,11 @@ class ControllerCore {
   // Keeps job `id` off node `node` until the node stops reporting an earlier run of it.
   void RememberStaleRun(JobId id, int32_t node);
   // A started job goes back to the queue (without counting a restart).
-  void BackToQueue(JobEntry& e, Effects* fx);
+  void BackToQueue(JobEntry& e, Time now, Effects* fx);
+  // Every change of a job's state goes through here (model::Job::Transition): a step the
+  // state machine forbids is refused, counted and logged as the bug it is. Returns whether
+  // the job moved.
+  bool Move(JobEntry& e, model::JobState to, Time now);
   // The scheduling pass (core_schedule.cc): one pass of `trigger` at `now`; the job table
   // as dependencies see it; how many jobs hold nodes now.
   void RunPass(sched::PassTrigger trigger, Time now, Effects* fx);
@@ -514,6 +527,7 @@ class ControllerCore {
   std::array<std::shared_ptr<const model::JobRequest>, 16> recent_requests_;
   size_t next_recent_ = 0;
   sched::PassStats last_pass_;
+  int64_t refused_transitions_ = 0;
   bool pass_due_ = true;  // something a pass looks at changed since the last one
   // When passes run (sched/cadence.h): the time of the last look and whether jobs waited
   // then, whether jobs waited after the last pass, how many jobs held nodes then (fewer now:

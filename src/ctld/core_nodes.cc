@@ -102,7 +102,7 @@ void ControllerCore::LoseJob(JobEntry& e, Time now, Effects* fx) {
     Release(e, fx);  // whatever it ran died with the node
   } else if (e.request->requeue.value_or(opt_.requeue_by_default)) {
     ++e.mutable_history().restarts;  // Slurm counts a requeue for a failed node too
-    BackToQueue(e, fx);
+    BackToQueue(e, now, fx);
   } else {
     End(e, JobState::kNodeFail, 0, now, fx);
   }

@@ -179,7 +179,7 @@ void ControllerCore::RunPass(sched::PassTrigger trigger, Time now, Effects* fx) 
   }
   for (const sched::JobStart& s : out.starts) {
     JobEntry& e = *pending_entry[s.pending_index];
-    (void)e.job.Transition(JobState::kRunning, now);
+    if (!Move(e, JobState::kRunning, now)) continue;
     e.job.end_time = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? 0
                          : sched::SaturatingAdd(now, e.job.time_limit_s);

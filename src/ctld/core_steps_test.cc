@@ -47,6 +47,7 @@ class StepsTest : public testing::Test {
     core_.NodeAlive("n1", 0, &fx);
     core_.NodeAlive("n2", 0, &fx);
   }
+  void TearDown() override { EXPECT_EQ(core_.refused_transitions(), 0); }
   // A running job of two whole nodes (8 CPUs each), alice's.
   JobId RunningJob(bool allocation_only = false) {
     model::JobRequest r;

@@ -228,7 +228,7 @@ TEST_F(EarlierRunTest, ARequeuedJobMeetsNoEarlierRunOfItselfWhenItsNodeReturns) 
 TEST_F(EarlierRunTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
   const JobId id = RunningOnN1();
   Effects fx;
-  core_.LaunchCollided(id, "n1", &fx);
+  core_.LaunchCollided(id, "n1", 0, &fx);
   EXPECT_EQ(State(id), JobState::kPending);  // not FAILED
   ASSERT_EQ(fx.signals.size(), 1u);
   EXPECT_EQ(fx.signals[0].signal, SIGKILL);

@@ -82,7 +82,7 @@ Row RowOf(const JobEntry& e, const sched::Cluster& cluster, const JobInfoOptions
   if (e.array_place != 0 && e.job.state == JobState::kPending && e.job.start_time == 0) {
     row.fold_task = e.array_task;
   }
-  row.state = e.completing ? JobState::kCompleting : e.job.state;
+  row.state = e.shown_state();
   JobFieldsOf(e, cluster, options).SerializeToString(own);
   return row;
 }

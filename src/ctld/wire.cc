@@ -23,7 +23,7 @@ using model::PendingReason;
 // Whether the job holds its nodes: running, or ended with its processes still being killed.
 bool HoldsNodes(const JobEntry& e) {
   return e.job.state == JobState::kRunning || e.job.state == JobState::kSuspended ||
-         e.job.state == JobState::kCompleting || e.completing;
+         e.completing;
 }
 
 // "0-1,3": the indices of the set bits.
@@ -175,9 +175,7 @@ void AddSharedFields(const JobEntry& e, const JobInfoOptions& options, v1::JobIn
   if (options.group_name) info->set_group_name(options.group_name(j.gid));
   info->set_cluster_name(options.cluster_name);
   info->set_partition(j.partition);
-  // A job that ended while its processes are still being killed is COMPLETING, as Slurm
-  // prints a job with its COMPLETING flag.
-  info->set_state(std::string(model::JobStateName(e.completing ? JobState::kCompleting : j.state)));
+  info->set_state(std::string(model::JobStateName(e.shown_state())));
   info->set_reason(std::string(ReasonText(j)));
   const model::JobShape& sh = r.shape;
   info->set_tres_req(core::FormatTres(RequestTres(sh, options.gpu_tres)));

@@ -68,7 +68,7 @@ JobState EndedState(int32_t wait_status, bool out_of_memory) {
 
 bool CanTransition(JobState from, JobState to) {
   using S = JobState;
-  if (from == to) return false;
+  if (from == to || from == S::kCompleting || to == S::kCompleting) return false;
   switch (from) {
     case S::kPending:
       // Starts, is cancelled before running, or is rejected at launch.
@@ -79,9 +79,7 @@ bool CanTransition(JobState from, JobState to) {
       return to != S::kBootFail;
     case S::kSuspended:
       return to == S::kRunning || to == S::kCancelled || to == S::kPreempted || to == S::kPending ||
-             to == S::kNodeFail || to == S::kCompleting;
-    case S::kCompleting:
-      return IsFinal(to) && to != S::kBootFail;
+             to == S::kNodeFail;
     default:
       // Final states: only a requeue makes a job PENDING again.
       return to == S::kPending;

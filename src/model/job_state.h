@@ -12,6 +12,9 @@ enum class JobState : uint8_t {
   kPending,
   kRunning,
   kSuspended,
+  // Shown, never a job's state: what queries print for a job that ended while its
+  // processes are still being killed (Slurm's COMPLETING flag on its final state). The
+  // state machine never moves a job to or from it.
   kCompleting,
   kCompleted,
   kCancelled,

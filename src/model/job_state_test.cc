@@ -26,8 +26,9 @@ TEST(JobState, StateMachine) {
   EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kCompleted));
   EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kTimeout));
   EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kTimeout));
-  EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kCompleting));
-  EXPECT_TRUE(CanTransition(JobState::kCompleting, JobState::kCompleted));
+  // COMPLETING is shown for a job whose processes are being killed, never a state.
+  EXPECT_FALSE(CanTransition(JobState::kRunning, JobState::kCompleting));
+  EXPECT_FALSE(CanTransition(JobState::kCompleting, JobState::kCompleted));
   EXPECT_FALSE(CanTransition(JobState::kCompleted, JobState::kRunning));
   EXPECT_TRUE(CanTransition(JobState::kNodeFail, JobState::kPending));  // requeue
   for (JobState s : {JobState::kCompleted, JobState::kCancelled, JobState::kFailed}) {

@@ -193,6 +193,7 @@ std::map<JobId, Start> RunController(const conf::SiteConfig& site, const std::ve
     core.ScheduleTimed(t, &fx);
     record(fx, t);
   }
+  EXPECT_EQ(core.refused_transitions(), 0);
   return starts;
 }
 
