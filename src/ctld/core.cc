@@ -12,7 +12,7 @@
 #include "ctld/job_defaults.h"
 #include "sched/config.h"
 #include "sched/plan/planner.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 #include "sched/select/selector.h"
 
 namespace loom::ctld {
@@ -196,7 +196,7 @@ StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest reque
   const model::JobRequest& r = *filled;
 
   // Some node of the partition, idle, must be able to run it.
-  auto expr = sched::FeatureExpr::Parse(r.constraint);
+  auto expr = model::FeatureExpr::Parse(r.constraint);
   if (!expr.ok()) return absl::InvalidArgumentError("Invalid feature specification");
   const bool only_named =
       !named.empty() && r.shape.max_nodes <= static_cast<int32_t>(named.size());

@@ -6,7 +6,7 @@
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "ctld/core.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 
 namespace loom::ctld {
 namespace {
@@ -70,7 +70,7 @@ StatusOr<JobEdit> ParseJobEdit(const std::vector<std::pair<std::string, std::str
       if (value.empty()) return absl::InvalidArgumentError("Invalid partition name specified");
       edit.partition = value;
     } else if (IsKey(key, {"Features", "Constraints"})) {
-      if (!sched::FeatureExpr::Parse(value).ok()) {
+      if (!model::FeatureExpr::Parse(value).ok()) {
         return absl::InvalidArgumentError("Invalid feature specification");
       }
       edit.features = value;

@@ -11,7 +11,7 @@
 
 #include "core/strings.h"
 #include "model/gpu_topology.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 
 namespace loom::sim {
 namespace {
@@ -263,9 +263,9 @@ StatusOr<GpuWorkload> ReadAlibabaGpuTrace(const std::string& path) {
     ASSIGN_OR_RETURN(int64_t num_gpu, Whole(csv, row, col[2]));
     ASSIGN_OR_RETURN(int64_t gpu_milli, Whole(csv, row, col[3]));
     std::string constraint = spec_col >= 0 ? row.fields[spec_col] : "";
-    sched::FeatureExpr expr;
+    model::FeatureExpr expr;
     if (!constraint.empty()) {
-      StatusOr<sched::FeatureExpr> e = sched::FeatureExpr::Parse(constraint);
+      StatusOr<model::FeatureExpr> e = model::FeatureExpr::Parse(constraint);
       if (!e.ok()) {
         return absl::InvalidArgumentError(StrCat(csv.Where(row), ": gpu_spec '", constraint,
                                                  "': ", std::string(e.status().message())));

@@ -10,7 +10,7 @@
 #include "core/strings.h"
 #include "sched/cadence.h"
 #include "sched/deps/gate.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 #include "sched/select/devices.h"
 
 namespace loom::sim {
@@ -492,7 +492,7 @@ class Engine {
                                    job.shape.gpu_type);
     auto [it, inserted] = largest_domain_.try_emplace(std::move(key), 0);
     if (!inserted) return it->second;
-    auto expr = sched::FeatureExpr::Parse(job.constraint);
+    auto expr = model::FeatureExpr::Parse(job.constraint);
     const auto& parts = cluster_.partitions;
     if (!expr.ok() || job.partition < 0 || job.partition >= static_cast<int32_t>(parts.size())) {
       return 0;

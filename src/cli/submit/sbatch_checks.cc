@@ -8,7 +8,7 @@
 
 #include "cli/submit/internal/sbatch_values.h"
 #include "core/strings.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 
 namespace loom::cli::submit::internal {
 namespace {
@@ -113,7 +113,7 @@ Status CheckRequest(const SbatchSettings& settings, int error_exit, State* state
     return Fail(StrCat("sbatch: error: Batch job submission failed: ", why), error_exit);
   };
   if (!r.constraint.empty()) {
-    StatusOr<sched::FeatureExpr> features = sched::FeatureExpr::Parse(r.constraint);
+    StatusOr<model::FeatureExpr> features = model::FeatureExpr::Parse(r.constraint);
     if (!features.ok()) {
       std::string why(features.status().message());
       // Valid for Slurm, but beyond Loom's feature expressions: say so rather than "invalid".

@@ -4,7 +4,7 @@
 #include <queue>
 
 #include "core/hostlist.h"
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 #include "sched/select/devices.h"
 
 namespace loom::sched {
@@ -222,7 +222,7 @@ const std::vector<int32_t>& Planner::Eligible(const PendingJob& job, model::Pend
 void Planner::Fill(EligibleSet& set) const {
   const Cluster& c = *cluster_;
   set.member.assign(c.nodes.size(), 0);
-  StatusOr<FeatureExpr> expr = FeatureExpr::Parse(set.constraint);
+  StatusOr<model::FeatureExpr> expr = model::FeatureExpr::Parse(set.constraint);
   if (set.partition < 0 || set.partition >= static_cast<int32_t>(c.partitions.size())) {
     set.reason = model::PendingReason::kPartitionDown;
     return;

@@ -11,7 +11,7 @@
 
 #include "core/status.h"
 
-namespace loom::sched {
+namespace loom::model {
 
 class FeatureExpr {
  public:
@@ -30,4 +30,4 @@ class FeatureExpr {
   friend class FeatureParser;
 };
 
-}  // namespace loom::sched
+}  // namespace loom::model

@@ -1,11 +1,11 @@
-#include "sched/select/constraint.h"
+#include "model/constraint.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "core/strings.h"
 
-namespace loom::sched {
+namespace loom::model {
 
 // Recursive-descent parser producing disjunctive normal form.
 //   expr := term ('|' term)*      term := factor ('&' factor)*
@@ -115,4 +115,4 @@ bool FeatureExpr::Matches(std::span<const std::string> features) const {
   return false;
 }
 
-}  // namespace loom::sched
+}  // namespace loom::model
