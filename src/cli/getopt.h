@@ -22,6 +22,10 @@
 namespace loom::cli {
 
 enum class ArgKind { kNone, kRequired, kOptional };
+// Shorthands for the tables.
+inline constexpr ArgKind kNoArg = ArgKind::kNone;
+inline constexpr ArgKind kArg = ArgKind::kRequired;
+inline constexpr ArgKind kOptArg = ArgKind::kOptional;
 
 // One row of a command's option table. Rows sharing `id` and `arg` are one option under two
 // names (sbatch's --cluster and --clusters): an abbreviation of both is not ambiguous.
