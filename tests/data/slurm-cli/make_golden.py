@@ -12,16 +12,8 @@ import subprocess
 import sys
 import tempfile
 
-CONF = """ClusterName=ref
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=16999
-AuthType=auth/none
-CredType=cred/none
-SlurmUser=root
-NodeName=n[001-004] CPUs=8 RealMemory=16000 State=UNKNOWN
-PartitionName=batch Nodes=ALL Default=YES
-MessageTimeout=1
-"""
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sbatch"))
+from make_golden import CONF  # noqa: E402  (sbatch's minimal slurm.conf)
 
 COMMANDS = ["squeue", "sinfo", "scancel", "scontrol", "sstat", "sdiag"]
 
