@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/submit/salloc_options.h"
 #include "core/hostlist.h"
@@ -309,8 +310,7 @@ int RunSalloc(int argc, char** argv) {
     case submit::SallocInput::Action::kAllocate:
       break;
     case submit::SallocInput::Action::kVersion:
-      std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
-      return 0;
+      return PrintText(kSlurmVersion);
     case submit::SallocInput::Action::kHelp:
     case submit::SallocInput::Action::kUsage:
       std::printf("%s", submit::SallocHelpText().c_str());

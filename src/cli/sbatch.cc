@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
 #include "cli/submit/batch_script.h"
@@ -63,9 +64,7 @@ int RunSbatch(int argc, char** argv) {
     case submit::SbatchInput::Action::kSubmit:
       break;
     case submit::SbatchInput::Action::kVersion:
-      // Scripts test the version the way they test Slurm's; Loom reports what it follows.
-      std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
-      return 0;
+      return PrintText(kSlurmVersion);
     case submit::SbatchInput::Action::kGresHelp:
       std::printf("%s", submit::GresHelpText(settings.gres_types).c_str());
       return 0;

@@ -1,6 +1,4 @@
 // scancel: cancels (or signals) jobs: ids ("123", "123_4"), or -u/-p/-n/-t filters.
-#include <CLI/CLI.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -8,11 +6,71 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/slurm_help.h"
 #include "core/strings.h"
 
 namespace loom::cli {
 namespace {
+
+// Slurm 22.05's scancel options; rows of one option share an id.
+enum class Opt {
+  kAccount,
+  kBatch,
+  kCtld,
+  kClusters,
+  kFull,
+  kHelp,
+  kHurry,
+  kInteractive,
+  kName,
+  kMe,
+  kNodelist,
+  kPartition,
+  kQos,
+  kQuiet,
+  kReservation,
+  kSibling,
+  kSignal,
+  kState,
+  kUsage,
+  kUser,
+  kVerbose,
+  kVersion,
+  kWckey,
+};
+
+// In scancel's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"account", 'A', kArg, Opt::kAccount},
+    {"batch", 'b', kNoArg, Opt::kBatch},
+    {"ctld", 0, kNoArg, Opt::kCtld},
+    {"cluster", 0, kArg, Opt::kClusters},
+    {"clusters", 'M', kArg, Opt::kClusters},
+    {"full", 'f', kNoArg, Opt::kFull},
+    {"help", 0, kNoArg, Opt::kHelp},
+    {"hurry", 'H', kNoArg, Opt::kHurry},
+    {"interactive", 'i', kNoArg, Opt::kInteractive},
+    {"jobname", 0, kArg, Opt::kName},
+    {"me", 0, kNoArg, Opt::kMe},
+    {"name", 'n', kArg, Opt::kName},
+    {"nodelist", 'w', kArg, Opt::kNodelist},
+    {"partition", 'p', kArg, Opt::kPartition},
+    {"qos", 'q', kArg, Opt::kQos},
+    {"quiet", 'Q', kNoArg, Opt::kQuiet},
+    {"reservation", 'R', kArg, Opt::kReservation},
+    {"sibling", 0, kArg, Opt::kSibling},
+    {"signal", 's', kArg, Opt::kSignal},
+    {"state", 't', kArg, Opt::kState},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"user", 'u', kArg, Opt::kUser},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},
+    {"version", 'V', kNoArg, Opt::kVersion},
+    {"wckey", 0, kArg, Opt::kWckey},
+};
+
+constexpr CommandText kText{"scancel", kScancelHelp, kScancelUsage};
 
 // "TERM", "SIGTERM", "15" -> 15; -1 for an unknown name.
 int SignalNumber(std::string s) {
@@ -31,19 +89,34 @@ int SignalNumber(std::string s) {
 }  // namespace
 
 int RunScancel(int argc, char** argv) {
-  CLI::App app{"cancel jobs", "scancel"};
-  std::vector<std::string> ids;
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
+  const std::vector<std::string>& ids = scan.rest;
   std::string user, partition, name, state, signal;
-  app.add_option("job_id", ids);
-  app.add_option("-u,--user", user);
-  app.add_option("-p,--partition", partition);
-  app.add_option("-n,--name,--jobname", name);
-  app.add_option("-t,--state", state);
-  app.add_option("-s,--signal", signal);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  for (const ParsedOption<Opt>& o : scan.options) {
+    const std::string value = o.value.value_or("");
+    switch (o.id) {
+      case Opt::kUser:
+        user = value;
+        break;
+      case Opt::kMe:
+        user = CurrentUserName();
+        break;
+      case Opt::kPartition:
+        partition = value;
+        break;
+      case Opt::kName:
+        name = value;
+        break;
+      case Opt::kState:
+        state = value;
+        break;
+      case Opt::kSignal:
+        signal = value;
+        break;
+      default:
+        return NotSupported("scancel", LongName<Opt>(kOptions, o.id));
+    }
   }
   if (ids.empty() && user.empty() && partition.empty() && name.empty() && state.empty()) {
     std::fprintf(stderr, "scancel: error: No job identification provided\n");

@@ -3,6 +3,8 @@
 // Slurm 22.05's byte for byte; tests/data has the reference), and the commands that change
 // the controller's state (scontrol_actions.cc). A command Loom does not have yet says so.
 // Runs on the calling thread; writes to stdout and stderr only.
+#include "cli/scontrol.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -19,13 +21,14 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
-#include "cli/scontrol.h"
 #include "cli/format/scontrol_format.h"
 #include "cli/format/sinfo_format.h"
+#include "cli/slurm_help.h"
+#include "cli/wire_views.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
-#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
@@ -36,150 +39,76 @@ using scontrol::Options;
 using scontrol::Print;
 using scontrol::PrintError;
 
-constexpr std::string_view kVersion = "loom 0.1.0 (scontrol, Slurm 22.05 compatible)";
 // Slurm reads at most this much of a host file.
 constexpr size_t kMaxHostFileBytes = 1024 * 1024;
 
-void PrintUsage(FILE* out) {
-  Print(out,
-        "Usage: scontrol [OPTIONS] COMMAND [ARGUMENTS]\n"
-        "\n"
-        "Commands that work without the controller:\n"
-        "  show hostnames [HOSTLIST]   one host name per line (default: $SLURM_NODELIST)\n"
-        "  show hostlist HOSTS         the ranged form of HOSTS, keeping their order\n"
-        "  show hostlistsorted HOSTS   the ranged form of HOSTS, sorted\n"
-        "  help, version\n"
-        "HOSTS is a host list or the path of a file of host names starting with '/'.\n"
-        "Entity and command names may be abbreviated as in Slurm (show hostn, show hostl).\n"
-        "\n"
-        "Commands that ask the controller (loomctld, found through slurm.conf):\n"
-        "  show job|node|partition|config [NAME]\n"
-        "  hold|release|requeue|requeue_hold JOBID...   update JobId=ID TimeLimit=T\n"
-        "  update NodeName=NODES State=DRAIN|DOWN|RESUME|UNDRAIN [Reason=TEXT]\n"
-        "  reconfigure, ping\n"
-        "\n"
-        "Options:\n"
-        "  -a, --all            -d, --details        -o, --oneliner\n"
-        "  -Q, --quiet          hide \"too many arguments\"-style messages\n"
-        "  -v, --verbose        -M, --clusters=NAME  -u, --uid=UID\n"
-        "      --federation         --local              --sibling       --hide\n"
-        "  -h, --help, --usage  this text            -V, --version\n");
-}
-
-
-struct LongOption {
-  std::string_view name;
-  char short_name;  // 0 when there is none
-  bool takes_argument;
+// Slurm 22.05's scontrol options; rows of one option share an id.
+enum class Opt {
+  kAll,
+  kClusters,
+  kDetails,
+  kFederation,
+  kFuture,
+  kHelp,
+  kHide,
+  kLocal,
+  kOneliner,
+  kQuiet,
+  kSibling,
+  kUid,
+  kUsage,
+  kVerbose,
+  kVersion,
 };
 
-constexpr LongOption kLongOptions[] = {
-    {"all", 'a', false},      {"clusters", 'M', true},  {"details", 'd', false},
-    {"federation", 0, false}, {"help", 'h', false},     {"hide", 0, false},
-    {"local", 0, false},      {"oneliner", 'o', false}, {"quiet", 'Q', false},
-    {"sibling", 0, false},    {"uid", 'u', true},       {"usage", 0, false},
-    {"verbose", 'v', false},  {"version", 'V', false},
+// In scontrol's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"all", 'a', kNoArg, Opt::kAll},
+    {"cluster", 0, kArg, Opt::kClusters},
+    {"clusters", 'M', kArg, Opt::kClusters},
+    {"details", 'd', kNoArg, Opt::kDetails},
+    {"federation", 0, kNoArg, Opt::kFederation},
+    {"future", 'F', kNoArg, Opt::kFuture},
+    {"help", 'h', kNoArg, Opt::kHelp},
+    {"hide", 0, kNoArg, Opt::kHide},
+    {"local", 0, kNoArg, Opt::kLocal},
+    {"oneliner", 'o', kNoArg, Opt::kOneliner},
+    {"quiet", 'Q', kNoArg, Opt::kQuiet},
+    {"sibling", 0, kNoArg, Opt::kSibling},
+    {"uid", 'u', kArg, Opt::kUid},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},
+    {"version", 'V', kNoArg, Opt::kVersion},
 };
 
-// Applies one option; `name` is the long name when the option was given in long form.
-std::optional<int> ApplyOption(char short_name, std::string_view name,
-                               const std::optional<std::string>& argument, Options* opts) {
-  if (short_name == 'h' || name == "help" || name == "usage") {
-    PrintUsage(stdout);
-    return 0;
-  }
-  if (short_name == 'V' || name == "version") {
-    Print(stdout, StrCat(kVersion, "\n"));
-    return 0;
-  }
-  if (short_name == 'Q' || name == "quiet") opts->quiet = true;
-  if (short_name == 'o' || name == "oneliner") opts->oneliner = true;
-  if (short_name == 'd' || name == "details") opts->details = true;
-  if (short_name == 'M' || name == "clusters") opts->clusters = argument;
-  return std::nullopt;
-}
-
-int UsageError(const Options& opts, std::string_view message) {
-  Print(stderr, StrCat(opts.program, ": ", message, "\nTry \"", opts.program,
-                       " --help\" for more information\n"));
-  return 1;
-}
-
-// GNU getopt_long's rules, which Slurm's scontrol uses: options may come anywhere, "--" ends
-// them, short options cluster ("-Qo"), long options may be abbreviated to a unique prefix.
-// Returns an exit status when the options alone decide the outcome.
+// glibc's getopt_long rules, which Slurm's scontrol uses: options may come anywhere, "--" ends
+// them. Returns an exit status when the options alone decide the outcome.
 std::optional<int> ParseOptions(int argc, char** argv, Options* opts) {
-  bool options_done = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (options_done || arg.size() < 2 || arg[0] != '-') {
-      opts->words.emplace_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_done = true;
-      continue;
-    }
-    if (arg.substr(0, 2) == "--") {
-      std::string_view body = arg.substr(2);
-      size_t eq = body.find('=');
-      std::string_view name = body.substr(0, eq);
-      const LongOption* match = nullptr;
-      int prefix_matches = 0;
-      for (const LongOption& o : kLongOptions) {
-        if (o.name == name) {
-          match = &o;
-          prefix_matches = 1;
-          break;
-        }
-        if (o.name.substr(0, name.size()) == name) {
-          match = &o;
-          ++prefix_matches;
-        }
-      }
-      if (match == nullptr || prefix_matches != 1) {
-        return UsageError(*opts, StrCat(prefix_matches > 1 ? "option '" : "unrecognized option '",
-                                        arg, prefix_matches > 1 ? "' is ambiguous" : "'"));
-      }
-      std::optional<std::string> argument;
-      if (eq != std::string_view::npos) {
-        if (!match->takes_argument) {
-          return UsageError(*opts,
-                            StrCat("option '--", match->name, "' doesn't allow an argument"));
-        }
-        argument = std::string(body.substr(eq + 1));
-      } else if (match->takes_argument) {
-        if (i + 1 >= argc) {
-          return UsageError(*opts, StrCat("option '--", match->name, "' requires an argument"));
-        }
-        argument = argv[++i];
-      }
-      if (std::optional<int> done = ApplyOption(match->short_name, match->name, argument, opts)) {
-        return done;
-      }
-      continue;
-    }
-    for (size_t j = 1; j < arg.size(); ++j) {
-      char c = arg[j];
-      const LongOption* match = nullptr;
-      for (const LongOption& o : kLongOptions) {
-        if (o.short_name == c) match = &o;
-      }
-      if (match == nullptr) return UsageError(*opts, StrCat("invalid option -- '", c, "'"));
-      std::optional<std::string> argument;
-      if (match->takes_argument) {
-        if (j + 1 < arg.size()) {
-          argument = std::string(arg.substr(j + 1));
-        } else if (i + 1 < argc) {
-          argument = argv[++i];
-        } else {
-          return UsageError(*opts, StrCat("option requires an argument -- '", c, "'"));
-        }
-        j = arg.size();
-      }
-      if (std::optional<int> done = ApplyOption(c, "", argument, opts)) return done;
+  const CommandText text{opts->program, kScontrolHelp, kScontrolUsage};
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, text, &scan)) return done;
+  for (const ParsedOption<Opt>& o : scan.options) {
+    switch (o.id) {
+      case Opt::kQuiet:
+        opts->quiet = true;
+        break;
+      case Opt::kOneliner:
+        opts->oneliner = true;
+        break;
+      case Opt::kDetails:
+        opts->details = true;
+        break;
+      case Opt::kClusters:
+        opts->clusters = o.value;
+        break;
+      case Opt::kFuture:
+        return NotSupported(opts->program, "future");
+      // Loom has no hidden partitions, federation or users to act for: these change nothing.
+      default:
+        break;
     }
   }
+  opts->words = std::move(scan.rest);
   return std::nullopt;
 }
 
@@ -255,7 +184,7 @@ int ShowHostnames(const Options& opts, const char* value) {
 int ShowHostlist(const Options& opts, const char* value, bool sorted) {
   if (value == nullptr) {
     Print(stderr, "invalid encode argument\n");
-    PrintUsage(stdout);
+    PrintText(kScontrolHelp);
     return 1;
   }
   std::string text = value;
@@ -455,14 +384,8 @@ int RunScontrol(int argc, char** argv) {
   const std::vector<std::string>& words = opts.words;
   const std::string& keyword = words[0];
   if (Names(keyword, keyword.size(), "show", 3)) return Show(opts, words);
-  if (Names(keyword, keyword.size(), "help", 2)) {
-    PrintUsage(stdout);
-    return 0;
-  }
-  if (Names(keyword, keyword.size(), "version", 4)) {
-    Print(stdout, StrCat(kVersion, "\n"));
-    return 0;
-  }
+  if (Names(keyword, keyword.size(), "help", 2)) return PrintText(kScontrolHelp);
+  if (Names(keyword, keyword.size(), "version", 4)) return PrintText(kSlurmVersion);
   for (std::string_view k : kModeKeywords) {
     if (Names(keyword, keyword.size(), k, std::min<size_t>(k.size(), 3))) return 0;
   }

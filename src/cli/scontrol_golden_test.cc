@@ -2,11 +2,8 @@
 // standard output, standard error and exit status with Slurm 22.05.8's for every row of
 // tests/data/slurm-22.05.8-scontrol-hostlist-golden.tsv, plus the offline scontrol outputs of the
 // reference cluster.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,81 +11,24 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/strings.h"
-
-extern char** environ;
+#include "tests/support/run_command.h"
 
 namespace loom::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = ::loom::testing::CommandResult;
+using ::loom::testing::ReadWholeFile;
 
 // Runs scontrol with `args`, without SLURM_NODELIST unless `env` sets it.
 Result Scontrol(const std::vector<std::string>& args,
                 const std::map<std::string, std::string>& env = {}) {
-  char out_path[] = "/tmp/scontrol_test_out_XXXXXX";
-  char err_path[] = "/tmp/scontrol_test_err_XXXXXX";
-  int out_fd = mkstemp(out_path);
-  int err_fd = mkstemp(err_path);
-  EXPECT_GE(out_fd, 0);
-  EXPECT_GE(err_fd, 0);
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry = *e;
-    if (entry.substr(0, 15) == "SLURM_NODELIST=") continue;
-    env_strings.emplace_back(entry);
-  }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  std::vector<std::string> argv_strings = {LOOM_SCONTROL_BIN};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  pid_t pid = 0;
-  Result r;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(rc, 0) << "cannot run " << argv[0] << ": " << std::strerror(rc);
-  if (rc == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  close(out_fd);
-  close(err_fd);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
-  unlink(out_path);
-  unlink(err_path);
-  return r;
+  return ::loom::testing::RunCommand(LOOM_BIN_DIR "/scontrol", args, env, {"SLURM_NODELIST"});
 }
 
 // "a b c" joined by `sep` in the TSV -> "a\nb\nc\n" as printed.

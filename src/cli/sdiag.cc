@@ -4,10 +4,41 @@
 #include <string>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/slurm_help.h"
 
 namespace loom::cli {
 namespace {
+
+// Slurm 22.05's sdiag options; rows of one option share an id.
+enum class Opt {
+  kAll,
+  kClusters,
+  kHelp,
+  kReset,
+  kSortById,
+  kSortByTime,
+  kSortByTime2,
+  kUsage,
+  kVersion,
+};
+
+// In sdiag's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"all", 'a', kNoArg, Opt::kAll},
+    {"cluster", 0, kArg, Opt::kClusters},
+    {"clusters", 'M', kArg, Opt::kClusters},
+    {"help", 'h', kNoArg, Opt::kHelp},
+    {"reset", 'r', kNoArg, Opt::kReset},
+    {"sort-by-id", 'i', kNoArg, Opt::kSortById},
+    {"sort-by-time", 't', kNoArg, Opt::kSortByTime},
+    {"sort-by-time2", 'T', kNoArg, Opt::kSortByTime2},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"version", 'V', kNoArg, Opt::kVersion},
+};
+
+constexpr CommandText kText{"sdiag", kSdiagHelp, kSdiagUsage};
 
 // "Sun Nov 29 18:57:20 2026 (1795978640)", in local time as Slurm prints it.
 std::string When(int64_t t) {
@@ -22,8 +53,12 @@ std::string When(int64_t t) {
 }  // namespace
 
 int RunSdiag(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
+  // Operands are ignored, as Slurm's sdiag ignores them. -a asks for what sdiag prints anyway.
+  for (const ParsedOption<Opt>& o : scan.options) {
+    if (o.id != Opt::kAll) return NotSupported("sdiag", LongName<Opt>(kOptions, o.id));
+  }
   auto client = Client::Connect("sdiag");
   if (!client.ok()) {
     std::fprintf(stderr, "sdiag: error: %s\n", std::string(client.status().message()).c_str());

@@ -1,38 +1,127 @@
 // sinfo: partitions and nodes as loomctld sees them, in Slurm's layouts.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <ctime>
 #include <string>
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/sinfo_format.h"
+#include "cli/slurm_help.h"
+#include "cli/wire_views.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
-#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
+namespace {
+
+// Slurm 22.05's sinfo options; rows of one option share an id.
+enum class Opt {
+  kAll,
+  kClusters,
+  kDead,
+  kExact,
+  kFederation,
+  kFormat,
+  kLongFormat,
+  kHelp,
+  kHide,
+  kIterate,
+  kJson,
+  kLocal,
+  kLong,
+  kListReasons,
+  kNode,
+  kNodes,
+  kNoConvert,
+  kNoHeader,
+  kPartition,
+  kResponding,
+  kReservation,
+  kSummarize,
+  kSort,
+  kStates,
+  kUsage,
+  kVerbose,
+  kVersion,
+  kYaml,
+};
+
+// In sinfo's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"all", 'a', kNoArg, Opt::kAll},
+    {"cluster", 0, kArg, Opt::kClusters},
+    {"clusters", 'M', kArg, Opt::kClusters},
+    {"dead", 'd', kNoArg, Opt::kDead},
+    {"exact", 'e', kNoArg, Opt::kExact},
+    {"federation", 0, kNoArg, Opt::kFederation},
+    {"format", 'o', kArg, Opt::kFormat},
+    {"Format", 'O', kArg, Opt::kLongFormat},
+    {"help", 0, kNoArg, Opt::kHelp},
+    {"hide", 0, kNoArg, Opt::kHide},
+    {"iterate", 'i', kArg, Opt::kIterate},
+    {"json", 0, kNoArg, Opt::kJson},
+    {"local", 0, kNoArg, Opt::kLocal},
+    {"long", 'l', kNoArg, Opt::kLong},
+    {"list-reasons", 'R', kNoArg, Opt::kListReasons},
+    {"Node", 'N', kNoArg, Opt::kNode},
+    {"nodes", 'n', kArg, Opt::kNodes},
+    {"noconvert", 0, kNoArg, Opt::kNoConvert},
+    {"noheader", 'h', kNoArg, Opt::kNoHeader},
+    {"partition", 'p', kArg, Opt::kPartition},
+    {"responding", 'r', kNoArg, Opt::kResponding},
+    {"reservation", 'T', kNoArg, Opt::kReservation},
+    {"summarize", 's', kNoArg, Opt::kSummarize},
+    {"sort", 'S', kArg, Opt::kSort},
+    {"states", 't', kArg, Opt::kStates},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},
+    {"version", 'V', kNoArg, Opt::kVersion},
+    {"yaml", 0, kNoArg, Opt::kYaml},
+};
+
+constexpr CommandText kText{"sinfo", kSinfoHelp, kSinfoUsage};
+
+}  // namespace
 
 int RunSinfo(int argc, char** argv) {
-  CLI::App app{"view information about nodes and partitions", "sinfo"};
-  app.set_help_flag("--help");
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   format::SinfoOptions opts;
   std::string nodes, partitions;
-  app.add_flag("-N,--Node", opts.node_oriented);
-  app.add_flag("-l,--long", opts.long_listing);
-  app.add_flag("-R,--list-reasons", opts.list_reasons);
-  app.add_flag("-h,--noheader", opts.no_header);
-  app.add_flag("-e,--exact", opts.exact);
-  app.add_option("-o,--format", opts.format);
-  app.add_option("-n,--nodes", nodes);
-  app.add_option("-p,--partition", partitions);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  // Operands are ignored, as Slurm's sinfo ignores them.
+  for (const ParsedOption<Opt>& o : scan.options) {
+    const std::string value = o.value.value_or("");
+    switch (o.id) {
+      case Opt::kNode:
+        opts.node_oriented = true;
+        break;
+      case Opt::kLong:
+        opts.long_listing = true;
+        break;
+      case Opt::kListReasons:
+        opts.list_reasons = true;
+        break;
+      case Opt::kNoHeader:
+        opts.no_header = true;
+        break;
+      case Opt::kExact:
+        opts.exact = true;
+        break;
+      case Opt::kFormat:
+        opts.format = value;
+        break;
+      case Opt::kNodes:
+        nodes = value;
+        break;
+      case Opt::kPartition:
+        partitions = value;
+        break;
+      default:
+        return NotSupported("sinfo", LongName<Opt>(kOptions, o.id));
+    }
   }
   if (!nodes.empty()) {
     auto expanded = core::ExpandHostlist(nodes);

@@ -1,6 +1,4 @@
 // squeue: the jobs loomctld holds, in Slurm's layouts (cli/format/squeue_format.h).
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -10,14 +8,102 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/squeue_format.h"
+#include "cli/slurm_help.h"
 #include "cli/step_views.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
 namespace {
+
+// Slurm 22.05's squeue options; rows of one option share an id.
+enum class Opt {
+  kAccounts,
+  kAll,
+  kArray,
+  kArrayUnique,
+  kClusters,
+  kFormat,
+  kFederation,
+  kLongFormat,
+  kHelp,
+  kHide,
+  kIterate,
+  kJobs,
+  kJson,
+  kLocal,
+  kLong,
+  kLicenses,
+  kMe,
+  kName,
+  kNoConvert,
+  kNodelist,
+  kNoHeader,
+  kPartitions,
+  kPriority,
+  kQos,
+  kReservation,
+  kSibling,
+  kSort,
+  kStart,
+  kSteps,
+  kStates,
+  kUsage,
+  kUser,
+  kVerbose,
+  kVersion,
+  kYaml,
+};
+
+// In squeue's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"accounts", 'A', kArg, Opt::kAccounts},
+    {"", 'U', kArg, Opt::kAccounts},
+    {"all", 'a', kNoArg, Opt::kAll},
+    {"array", 'r', kNoArg, Opt::kArray},
+    {"array-unique", 0, kNoArg, Opt::kArrayUnique},
+    {"cluster", 0, kArg, Opt::kClusters},
+    {"clusters", 'M', kArg, Opt::kClusters},
+    {"format", 'o', kArg, Opt::kFormat},
+    {"federation", 0, kNoArg, Opt::kFederation},
+    {"Format", 'O', kArg, Opt::kLongFormat},
+    {"help", 0, kNoArg, Opt::kHelp},
+    {"hide", 0, kNoArg, Opt::kHide},
+    {"iterate", 'i', kArg, Opt::kIterate},
+    {"jobs", 'j', kOptArg, Opt::kJobs},
+    {"json", 0, kNoArg, Opt::kJson},
+    {"local", 0, kNoArg, Opt::kLocal},
+    {"long", 'l', kNoArg, Opt::kLong},
+    {"licenses", 'L', kArg, Opt::kLicenses},
+    {"me", 0, kNoArg, Opt::kMe},
+    {"name", 'n', kArg, Opt::kName},
+    {"noconvert", 0, kNoArg, Opt::kNoConvert},
+    {"node", 0, kArg, Opt::kNodelist},
+    {"nodes", 0, kArg, Opt::kNodelist},
+    {"nodelist", 'w', kArg, Opt::kNodelist},
+    {"noheader", 'h', kNoArg, Opt::kNoHeader},
+    {"partitions", 'p', kArg, Opt::kPartitions},
+    {"priority", 'P', kNoArg, Opt::kPriority},
+    {"qos", 'q', kArg, Opt::kQos},
+    {"reservation", 'R', kArg, Opt::kReservation},
+    {"sib", 0, kNoArg, Opt::kSibling},
+    {"sibling", 0, kNoArg, Opt::kSibling},
+    {"sort", 'S', kArg, Opt::kSort},
+    {"start", 0, kNoArg, Opt::kStart},
+    {"steps", 's', kOptArg, Opt::kSteps},
+    {"states", 't', kArg, Opt::kStates},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"user", 'u', kArg, Opt::kUser},
+    {"users", 0, kArg, Opt::kUser},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},
+    {"version", 'V', kNoArg, Opt::kVersion},
+    {"yaml", 0, kNoArg, Opt::kYaml},
+};
+
+constexpr CommandText kText{"squeue", kSqueueHelp, kSqueueUsage};
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -30,30 +116,78 @@ std::vector<std::string> SplitList(const std::string& s) {
 }  // namespace
 
 int RunSqueue(int argc, char** argv) {
-  CLI::App app{"view information about jobs", "squeue"};
-  app.set_help_flag("--help");
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   format::SqueueOptions opts;
   std::string jobs, users, partitions, states, names;
   bool json = false;
   bool steps = false;
-  app.add_flag("-h,--noheader", opts.no_header);
-  app.add_flag("-l,--long", opts.long_listing);
-  app.add_option("-o,--format", opts.format);
-  app.add_option("-O,--Format", opts.long_format);
-  app.add_option("-S,--sort", opts.sort);
-  app.add_option("-j,--jobs", jobs);
-  app.add_option("-u,--user", users);
-  app.add_option("-p,--partition", partitions);
-  app.add_option("-t,--states", states);
-  app.add_option("-n,--name", names);
-  app.add_flag("-r,--array", opts.expand_arrays);
-  app.add_flag("--start", opts.start);
-  app.add_flag("--json", json);
-  app.add_flag("-s,--steps", steps);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  bool jobs_flag = false;  // -j without a list: the first operand is the list
+  for (const ParsedOption<Opt>& o : scan.options) {
+    const std::string value = o.value.value_or("");
+    switch (o.id) {
+      case Opt::kNoHeader:
+        opts.no_header = true;
+        break;
+      case Opt::kLong:
+        opts.long_listing = true;
+        break;
+      case Opt::kFormat:
+        opts.format = value;
+        break;
+      case Opt::kLongFormat:
+        opts.long_format = value;
+        break;
+      case Opt::kSort:
+        opts.sort = value;
+        break;
+      case Opt::kJobs:
+        jobs_flag = !o.value.has_value();
+        if (o.value) jobs = value;
+        break;
+      case Opt::kUser:
+        users = value;
+        break;
+      case Opt::kMe:
+        users = CurrentUserName();
+        break;
+      case Opt::kPartitions:
+        partitions = value;
+        break;
+      case Opt::kStates:
+        states = value;
+        break;
+      case Opt::kName:
+        names = value;
+        break;
+      case Opt::kArray:
+        opts.expand_arrays = true;
+        break;
+      case Opt::kStart:
+        opts.start = true;
+        break;
+      case Opt::kJson:
+        json = true;
+        break;
+      case Opt::kSteps:
+        // Loom lists the running steps of the jobs -j names; a list of steps is not narrowed.
+        if (o.value) return NotSupported("squeue", "steps=STEPS");
+        steps = true;
+        break;
+      default:
+        return NotSupported("squeue", LongName<Opt>(kOptions, o.id));
+    }
+  }
+  // Slurm's squeue takes the list of a bare -j from the next operand; any other is an error.
+  std::span<const std::string> operands = scan.rest;
+  if (jobs_flag && !operands.empty()) {
+    jobs = operands.front();
+    operands = operands.subspan(1);
+  }
+  if (!operands.empty()) {
+    std::fprintf(stderr, "squeue: error: Unrecognized option: %s\n", operands.front().c_str());
+    PrintText(kSqueueUsage);
+    return 1;
   }
   for (const std::string& j : SplitList(jobs)) {
     auto id = core::ParseInt(j);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
 #include "cli/srun_in_job.h"
@@ -332,8 +333,7 @@ int RunSrun(int argc, char** argv) {
     case submit::SrunInput::Action::kRun:
       break;
     case submit::SrunInput::Action::kVersion:
-      std::printf("slurm-wlm 22.05.8 (loom 0.1.0)\n");
-      return 0;
+      return PrintText(kSlurmVersion);
     case submit::SrunInput::Action::kCpuBindHelp:
       std::printf("%s", submit::CpuBindHelpText().c_str());
       return 0;

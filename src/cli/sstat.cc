@@ -1,7 +1,5 @@
 // sstat: what the running steps of jobs use now, in sacct's layout (cli/format/sstat_format.h).
 // The controller asks each node of a job for its tasks' usage (/proc, when asked).
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -9,12 +7,52 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/sstat_format.h"
+#include "cli/slurm_help.h"
 #include "core/strings.h"
 
 namespace loom::cli {
 namespace {
+
+// Slurm 22.05's sstat options; rows of one option share an id.
+enum class Opt {
+  kAllSteps,
+  kFormat,
+  kHelpFormat,
+  kHelp,
+  kPidFormat,
+  kJobs,
+  kNoHeader,
+  kNoConvert,
+  kParsable,
+  kParsable2,
+  kUsage,
+  kVerbose,
+  kVersion,
+};
+
+// In sstat's order within each first letter (its "ambiguous" messages list them so).
+constexpr OptionSpec<Opt> kOptions[] = {
+    {"allsteps", 'a', kNoArg, Opt::kAllSteps},
+    {"fields", 0, kArg, Opt::kFormat},
+    {"format", 'o', kArg, Opt::kFormat},
+    {"helpformat", 'e', kNoArg, Opt::kHelpFormat},
+    {"help", 'h', kNoArg, Opt::kHelp},
+    {"pidformat", 'i', kNoArg, Opt::kPidFormat},
+    {"jobs", 'j', kArg, Opt::kJobs},
+    {"noheader", 'n', kNoArg, Opt::kNoHeader},
+    {"noconvert", 0, kNoArg, Opt::kNoConvert},
+    {"parsable", 'p', kNoArg, Opt::kParsable},
+    {"parsable2", 'P', kNoArg, Opt::kParsable2},
+    {"usage", 0, kNoArg, Opt::kUsage},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},
+    {"version", 'V', kNoArg, Opt::kVersion},
+};
+
+// Slurm's sstat adds no "Try --help" line after a malformed option.
+constexpr CommandText kText{"sstat", kSstatHelp, kSstatUsage, /*try_help=*/false};
 
 // "batch" first, then the numbered steps in order.
 bool StepBefore(const std::string& a, const std::string& b) {
@@ -25,30 +63,44 @@ bool StepBefore(const std::string& a, const std::string& b) {
 }  // namespace
 
 int RunSstat(int argc, char** argv) {
-  CLI::App app{"display the status of running job steps", "sstat"};
-  app.set_help_flag("--help");
+  ScanResult<Opt> scan;
+  if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   std::string jobs, fields;
   bool all_steps = false, parsable = false, parsable2 = false, no_header = false;
   bool help_format = false;
-  app.add_option("-j,--jobs", jobs);
-  app.add_option("-o,--format,--fields", fields);
-  app.add_flag("-a,--allsteps", all_steps);
-  app.add_flag("-p,--parsable", parsable);
-  app.add_flag("-P,--parsable2", parsable2);
-  app.add_flag("-n,--noheader", no_header);
-  app.add_flag("-e,--helpformat", help_format);
-  app.allow_extras();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  for (const ParsedOption<Opt>& o : scan.options) {
+    switch (o.id) {
+      case Opt::kJobs:
+        jobs = *o.value;
+        break;
+      case Opt::kFormat:
+        fields = *o.value;
+        break;
+      case Opt::kAllSteps:
+        all_steps = true;
+        break;
+      case Opt::kParsable:
+        parsable = true;
+        break;
+      case Opt::kParsable2:
+        parsable2 = true;
+        break;
+      case Opt::kNoHeader:
+        no_header = true;
+        break;
+      case Opt::kHelpFormat:
+        help_format = true;
+        break;
+      default:
+        return NotSupported("sstat", LongName<Opt>(kOptions, o.id));
+    }
   }
   if (help_format) {
     std::printf("%s\n", core::Join(format::SstatFields(), " ").c_str());
     return 0;
   }
   // A bare argument names jobs as -j does (sstat 123).
-  for (const std::string& extra : app.remaining()) jobs += (jobs.empty() ? "" : ",") + extra;
+  for (const std::string& extra : scan.rest) jobs += (jobs.empty() ? "" : ",") + extra;
   if (jobs.empty()) {
     std::fprintf(stderr, "sstat: error: You didn't give me any jobs to stat.\n");
     return 1;

@@ -1,11 +1,8 @@
 #include "cli/submit/internal/sbatch_getopt.h"
 
-#include "core/strings.h"
-
 namespace loom::cli::submit::internal {
 namespace {
 
-using core::StrCat;
 constexpr ArgKind kNo = ArgKind::kNone;
 constexpr ArgKind kReq = ArgKind::kRequired;
 constexpr ArgKind kOpt = ArgKind::kOptional;
@@ -245,42 +242,8 @@ constexpr OptionSpec kSrunTable[] = {
     {"wckey", 0, kReq, Opt::kWckey},
 };
 
-Status Error(std::string_view line) { return absl::InvalidArgumentError(std::string(line)); }
-
-// Resolves "--name[=value]" (without the dashes) to its table entry. Exact names win; then a
-// unique prefix, where entries for the same option with the same argument kind count once.
-StatusOr<const OptionSpec*> FindLong(std::string_view text, std::span<const OptionSpec> table,
-                                     std::string_view program) {
-  std::string_view name = text.substr(0, text.find('='));
-  const OptionSpec* found = nullptr;
-  std::vector<const OptionSpec*> listed;
-  for (const OptionSpec& o : table) {
-    if (o.name == name) return &o;
-  }
-  for (const OptionSpec& o : table) {
-    if (o.name.substr(0, name.size()) != name) continue;
-    if (found == nullptr) {
-      found = &o;
-    } else if (found->id != o.id || found->arg != o.arg) {
-      if (listed.empty()) listed.push_back(found);
-      listed.push_back(&o);
-    }
-  }
-  if (!listed.empty()) {
-    std::string line = StrCat(program, ": option '--", text, "' is ambiguous; possibilities:");
-    for (const OptionSpec* o : listed) line += StrCat(" '--", o->name, "'");
-    return Error(line);
-  }
-  if (found == nullptr) return Error(StrCat(program, ": unrecognized option '--", text, "'"));
-  return found;
-}
-
-const OptionSpec* FindShort(char c, std::span<const OptionSpec> table) {
-  for (const OptionSpec& o : table) {
-    if (o.short_name == c && c != 0) return &o;
-  }
-  return nullptr;
-}
+// The options after which sbatch, srun and salloc act at once.
+constexpr Opt kFinal[] = {Opt::kHelp, Opt::kUsage, Opt::kVersion};
 
 }  // namespace
 
@@ -288,13 +251,8 @@ std::span<const OptionSpec> OptionTable() { return kTable; }
 std::span<const OptionSpec> SrunOptionTable() { return kSrunTable; }
 
 std::string_view LongName(Opt id) {
-  for (const OptionSpec& o : kTable) {
-    if (o.id == id) return o.name;
-  }
-  for (const OptionSpec& o : kSrunTable) {
-    if (o.id == id) return o.name;
-  }
-  return "";
+  std::string_view name = ::loom::cli::LongName<Opt>(kTable, id);
+  return name.empty() ? ::loom::cli::LongName<Opt>(kSrunTable, id) : name;
 }
 
 ScanResult ScanOptions(std::span<const std::string> words) {
@@ -303,70 +261,7 @@ ScanResult ScanOptions(std::span<const std::string> words) {
 
 ScanResult ScanOptions(std::span<const std::string> words, std::span<const OptionSpec> table,
                        std::string_view program) {
-  ScanResult out;
-  size_t i = 0;
-  auto fail = [&out](Status s) {
-    out.error = std::move(s);
-    return std::move(out);
-  };
-  auto ends_scan = [](Opt id) {
-    return id == Opt::kHelp || id == Opt::kUsage || id == Opt::kVersion;
-  };
-  for (; i < words.size(); ++i) {
-    if (!out.options.empty() && ends_scan(out.options.back().id)) return out;
-    const std::string& w = words[i];
-    if (w == "--") {
-      ++i;
-      break;
-    }
-    if (w.size() < 2 || w[0] != '-') break;  // the script (or "-")
-    if (w[1] == '-') {
-      std::string_view text = std::string_view(w).substr(2);
-      StatusOr<const OptionSpec*> found = FindLong(text, table, program);
-      if (!found.ok()) return fail(found.status());
-      const OptionSpec* o = *found;
-      size_t eq = text.find('=');
-      ParsedOption p{o->id, std::nullopt};
-      if (eq != std::string_view::npos) {
-        if (o->arg == ArgKind::kNone) {
-          return fail(
-              Error(StrCat(program, ": option '--", o->name, "' doesn't allow an argument")));
-        }
-        p.value = std::string(text.substr(eq + 1));
-      } else if (o->arg == ArgKind::kRequired) {
-        if (i + 1 >= words.size()) {
-          return fail(Error(StrCat(program, ": option '--", o->name, "' requires an argument")));
-        }
-        p.value = words[++i];
-      }
-      out.options.push_back(std::move(p));
-      continue;
-    }
-    // A bundle of short options: "-Hv", "-N2", "-J name".
-    for (size_t k = 1; k < w.size(); ++k) {
-      const OptionSpec* o = FindShort(w[k], table);
-      if (o == nullptr) return fail(Error(StrCat(program, ": invalid option -- '", w[k], "'")));
-      ParsedOption p{o->id, std::nullopt};
-      if (o->arg == ArgKind::kNone) {
-        out.options.push_back(std::move(p));
-        if (ends_scan(o->id)) return out;
-        continue;
-      }
-      if (k + 1 < w.size()) {
-        p.value = w.substr(k + 1);
-      } else if (o->arg == ArgKind::kRequired) {
-        if (i + 1 >= words.size()) {
-          return fail(Error(StrCat(program, ": option requires an argument -- '", w[k], "'")));
-        }
-        p.value = words[++i];
-      }
-      out.options.push_back(std::move(p));
-      break;
-    }
-  }
-  if (!out.options.empty() && ends_scan(out.options.back().id)) return out;
-  out.rest.assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
-  return out;
+  return ::loom::cli::ScanOptions<Opt>(words, table, program, Ordering::kRequireOrder, kFinal);
 }
 
 }  // namespace loom::cli::submit::internal

@@ -1,9 +1,7 @@
-// sbatch's and srun's option tables and an argument scanner with the rules of glibc's
-// getopt_long as they use it: short options may be bundled ("-Hv", "-N2"); long options may be
-// abbreviated to any unambiguous prefix; a required argument is "=value" or the next word;
-// an optional one only "=value" (or attached, for short options); scanning stops at "--"
-// or at the first word that is not an option (the script). Error texts are glibc's, as
-// sbatch prints them. Pure functions over an immutable table; thread-safe.
+// sbatch's and srun's option tables, scanned with glibc's getopt_long rules (cli/getopt.h) as
+// they use them: scanning stops at "--" or at the first word that is not an option (the
+// script), whatever POSIXLY_CORRECT says. Error texts are glibc's, as sbatch prints them. Pure
+// functions over immutable tables; thread-safe.
 #pragma once
 
 #include <optional>
@@ -12,11 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/getopt.h"
 #include "core/status.h"
 
 namespace loom::cli::submit::internal {
 
-enum class ArgKind { kNone, kRequired, kOptional };
+using ::loom::cli::ArgKind;
 
 // Every option sbatch 22.05 knows (`--cluster` and `--clusters` are one option, as are
 // `--tasks-per-node` and `--ntasks-per-node`), and `--segment`, which later Slurm releases
@@ -157,12 +156,9 @@ enum class Opt {
   kWaitSeconds,
 };
 
-struct OptionSpec {
-  std::string_view name;  // long name without "--"
-  char short_name;        // 0: none
-  ArgKind arg;
-  Opt id;
-};
+using OptionSpec = ::loom::cli::OptionSpec<Opt>;
+using ParsedOption = ::loom::cli::ParsedOption<Opt>;
+using ScanResult = ::loom::cli::ScanResult<Opt>;
 
 // sbatch's table, in sbatch's order (which decides how ambiguous abbreviations are listed).
 std::span<const OptionSpec> OptionTable();
@@ -171,22 +167,6 @@ std::span<const OptionSpec> SrunOptionTable();
 
 // The long name of an option ("time" for Opt::kTime), from either table.
 std::string_view LongName(Opt id);
-
-struct ParsedOption {
-  Opt id;
-  std::optional<std::string> value;  // unset: no argument given
-  friend bool operator==(const ParsedOption&, const ParsedOption&) = default;
-};
-
-struct ScanResult {
-  // The options in order, up to a malformed one or to --help, --usage or --version (which
-  // end the scan, as sbatch acts on them at once).
-  std::vector<ParsedOption> options;
-  std::vector<std::string> rest;  // the first non-option word and everything after it
-  // A malformed option after `options`: InvalidArgumentError whose message is the line
-  // glibc prints, e.g. "sbatch: unrecognized option '--foo'".
-  Status error;
-};
 
 // Scans `words` (without the program name) against sbatch's table.
 ScanResult ScanOptions(std::span<const std::string> words);
