@@ -3,29 +3,19 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <future>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "cli/commands.h"
 #include "cli/sim_gpu.h"
-#include "conf/slurm_conf.h"
 #include "core/mutex.h"
 #include "core/strings.h"
-#include "sched/backfill/policy.h"
-#include "sched/config.h"
-#include "sim/builtin_trace.h"
-#include "sim/metrics.h"
 #include "sim/report.h"
-#include "sim/simulator.h"
-#include "sim/swf.h"
-#include "sim/workload.h"
+#include "sim/study.h"
 
 namespace loom::cli {
 namespace {
@@ -74,7 +64,7 @@ int RunSim(int argc, char** argv) {
   std::string order = "queue", jobs_out, plot_dir, config_path;
   bool json = false, skip_bad = false, from_runtime = false, check = false;
   int64_t machine_procs = 0;
-  sched::PolicyOptions popts;
+  sim::PolicyOptions popts;
   app.add_option("--trace", trace_path,
                  "SWF trace file (plain or .gz), or a GPU trace (the Alibaba GPU trace "
                  "directory or one of its pod CSV files); default: the built-in KTH SP2 trace");
@@ -139,11 +129,11 @@ int RunSim(int argc, char** argv) {
     return app.exit(e);
   }
   if (!config_path.empty()) {
-    std::vector<conf::Diagnostic> warnings;
-    auto config = conf::LoadSlurmConf(config_path, &warnings);
-    if (!warnings.empty()) std::fprintf(stderr, "%s\n", conf::JoinDiagnostics(warnings).c_str());
+    std::string warnings;
+    auto config = sim::PolicyOptionsFromFile(config_path, &warnings);
+    if (!warnings.empty()) std::fprintf(stderr, "%s\n", warnings.c_str());
     if (!config.ok()) return Fail(std::string(config.status().message()));
-    sched::PolicyOptions from = sched::PolicyOptionsFromConfig(*config);
+    sim::PolicyOptions from = *config;
     if (app.count("--bf-window")) from.bf_window_s = popts.bf_window_s;
     if (app.count("--bf-resolution")) from.bf_resolution_s = popts.bf_resolution_s;
     if (app.count("--bf-interval")) from.bf_interval_s = popts.bf_interval_s;
@@ -151,9 +141,9 @@ int RunSim(int argc, char** argv) {
     popts = from;
   }
   popts.order =
-      order == "sjf" ? sched::BackfillOrder::kShortestFirst : sched::BackfillOrder::kQueue;
+      order == "sjf" ? sim::BackfillOrder::kShortestFirst : sim::BackfillOrder::kQueue;
 
-  if (!gpu.synthetic.empty() || (!trace_path.empty() && IsGpuTrace(trace_path))) {
+  if (!gpu.synthetic.empty() || (!trace_path.empty() && sim::IsGpuTrace(trace_path))) {
     if (!gpu.synthetic.empty() && !trace_path.empty()) {
       return Fail("give either --trace or --synthetic, not both");
     }
@@ -180,63 +170,32 @@ int RunSim(int argc, char** argv) {
     }
   }
 
-  std::vector<std::string> names;
-  std::vector<std::unique_ptr<sched::Policy>> policy_objs;
-  for (std::string_view n : core::Split(policies, ',')) {
-    auto p = sched::MakePolicy(core::Trim(n), popts);
-    if (!p.ok()) return Fail(std::string(p.status().message()));
-    names.emplace_back(core::Trim(n));
-    policy_objs.push_back(std::move(*p));
-  }
-
-  sim::SwfReadOptions ropts;
-  ropts.skip_bad_lines = skip_bad;
-  ropts.machine_procs = machine_procs;
-  ropts.estimate_from_runtime = from_runtime;
-  auto trace = trace_path.empty() ? sim::DecodeSwf(std::string(sim::BuiltinTraceGz()),
-                                                   sim::BuiltinTraceName(), ropts)
-                                  : sim::ReadSwfFile(trace_path, ropts);
-  if (!trace.ok()) return Fail(std::string(trace.status().message()));
-  if (trace->jobs.empty()) {
-    return Fail(
-        core::StrCat("no job of '", trace->name, "' passes the input filter (", trace->dropped,
-                     " dropped); traces without requested times need --estimate-from-runtime"));
-  }
-  sched::Cluster cluster = sim::SwfCluster(*trace);
-  auto kind = estimate == "exact" ? sim::EstimateKind::kExact : sim::EstimateKind::kRequested;
-  std::vector<sim::SimJob> jobs = sim::SwfJobs(*trace, kind);
-
-  Progress progress(names, ::isatty(STDERR_FILENO) != 0);
-  std::vector<std::future<StatusOr<sim::SimResult>>> futures;
-  for (size_t i = 0; i < policy_objs.size(); ++i) {
-    futures.push_back(std::async(std::launch::async, [&, i] {
-      sim::SimOptions so;
-      so.progress = [&progress, i](double f) { progress.Update(i, f); };
-      return sim::Simulate(cluster, jobs, *policy_objs[i], so);
-    }));
-  }
-  std::vector<sim::SimResult> results;
-  std::vector<sim::Summary> rows;
-  for (auto& f : futures) {
-    auto r = f.get();
-    if (!r.ok()) {
-      progress.Finish();
-      return Fail(std::string(r.status().message()));
-    }
-    rows.push_back(sim::Summarize(*r));
-    results.push_back(std::move(*r));
-  }
+  sim::SwfStudy study;
+  study.trace_path = trace_path;
+  study.read.skip_bad_lines = skip_bad;
+  study.read.machine_procs = machine_procs;
+  study.read.estimate_from_runtime = from_runtime;
+  study.estimate = estimate == "exact" ? sim::EstimateKind::kExact : sim::EstimateKind::kRequested;
+  for (std::string_view n : core::Split(policies, ',')) study.policies.emplace_back(core::Trim(n));
+  study.policy_options = popts;
+  Progress progress(study.policies, ::isatty(STDERR_FILENO) != 0);
+  study.progress = [&progress](size_t i, double f) { progress.Update(i, f); };
+  auto ran = sim::RunSwfStudy(study);
   progress.Finish();
+  if (!ran.ok()) return Fail(std::string(ran.status().message()));
+  const sim::SwfTrace& trace = ran->trace;
+  const std::vector<sim::SimResult>& results = ran->results;
+  const std::vector<sim::Summary>& rows = ran->rows;
 
   sim::ReportHeader h;
-  h.trace = trace->name;
-  h.machine_cpus = trace->machine_procs;
-  h.jobs_in_trace = trace->job_lines;
-  h.dropped = trace->dropped;
-  h.bad_lines = trace->bad_lines;
+  h.trace = trace.name;
+  h.machine_cpus = trace.machine_procs;
+  h.jobs_in_trace = trace.job_lines;
+  h.dropped = trace.dropped;
+  h.bad_lines = trace.bad_lines;
   h.estimate = estimate;
   h.backfill_order = order;
-  h.estimates_from_runtime = trace->estimates_from_runtime;
+  h.estimates_from_runtime = trace.estimates_from_runtime;
   if (json) {
     sim::WriteJson(std::cout, h, rows);
   } else {
@@ -253,23 +212,13 @@ int RunSim(int argc, char** argv) {
     if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (check) {
-    int64_t late = 0;
-    for (const sim::SimResult& r : results) {
-      for (const sim::JobRecord& j : r.jobs) {
-        // Under slurm, reservations last one backfill cycle and the main scheduler starts
-        // nothing behind a partition's first waiting job, so only the promise made to that
-        // job binds (docs/sim.md).
-        if (r.policy == "slurm" && !j.promised_as_head) continue;
-        if (j.start > j.promised_start) {
-          if (late++ < 5) {
-            std::fprintf(stderr, "loom sim: %s: job %llu started at %lld, reserved for %lld\n",
-                         r.policy.c_str(), static_cast<unsigned long long>(j.id),
-                         static_cast<long long>(j.start), static_cast<long long>(j.promised_start));
-          }
-        }
-      }
+    const std::vector<sim::LateStart> late = sim::LateStarts(results);
+    for (size_t i = 0; i < late.size() && i < 5; ++i) {
+      std::fprintf(stderr, "loom sim: %s: job %llu started at %lld, reserved for %lld\n",
+                   late[i].policy.c_str(), static_cast<unsigned long long>(late[i].id),
+                   static_cast<long long>(late[i].start), static_cast<long long>(late[i].promised));
     }
-    if (late > 0) return Fail(core::StrCat(late, " jobs started later than reserved"));
+    if (!late.empty()) return Fail(core::StrCat(late.size(), " jobs started later than reserved"));
   }
   return 0;
 }

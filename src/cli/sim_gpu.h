@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sched/backfill/policy.h"
+#include "sim/study.h"
 
 namespace loom::cli {
 
@@ -19,15 +19,13 @@ struct GpuSimArgs {
   double load = 0;              // 0: the generator's default
   std::vector<std::string> policies;
   std::vector<std::string> placements;  // "first-fit", "topo"
-  sched::PolicyOptions popts;
+  sim::PolicyOptions popts;
   double comm_fraction = 0.3;
   double arrival_scale = 1.0;   // submit times pulled toward the first by this factor
   bool json = false;
   std::string jobs_out;
 };
 
-// Whether `path` names a GPU trace rather than an SWF file (a directory or a .csv file).
-bool IsGpuTrace(const std::string& path);
 int RunGpuSim(const GpuSimArgs& args);
 
 }  // namespace loom::cli
