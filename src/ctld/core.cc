@@ -549,6 +549,7 @@ void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Ef
   if (e->request->srun) return EndStep(*e, failed, node, 1 << 8, now, fx);
   if (e->job.state != JobState::kRunning) return;
   if (node_unreachable) {
+    if (const int32_t n = NodeIndex(node); n >= 0) Unreachable(n, now);
     LoseJob(*e, now, fx);
     return;
   }
@@ -556,11 +557,25 @@ void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Ef
   (void)why;  // loomd logs the cause; the job's record keeps the state
 }
 
+void ControllerCore::Unreachable(int32_t n, Time now) {
+  if (node_alive_[n] != kNodeAlive) return;
+  node_alive_[n] = kNodeUnreachable;
+  model::Node& m = cluster_.nodes[n];
+  if (!node_admin_[n].down) {
+    m.state = model::NodeState::kDown;
+    if (!m.drain) {
+      m.reason = "Not responding";
+      node_admin_[n] = NodeAdmin{false, opt_.slurm_user_uid, opt_.slurm_user_name, now};
+    }
+  }
+  ++cluster_.generation;
+}
+
 void ControllerCore::Tick(Time now, Effects* fx) {
   // Nodes that stopped reporting: DOWN, and their jobs fail or go back to the queue.
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
-    if (!node_alive_[n] || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;
-    node_alive_[n] = 0;
+    if (node_alive_[n] == kNodeSilent || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;
+    node_alive_[n] = kNodeSilent;
     if (!node_admin_[n].down) {
       model::Node& m = cluster_.nodes[n];
       m.state = model::NodeState::kDown;

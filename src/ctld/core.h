@@ -447,7 +447,7 @@ class ControllerCore {
   const conf::SiteConfig& site() const { return site_; }
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
-  bool NodeUp(int32_t node) const { return node_alive_[node] != 0; }
+  bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
   const sched::PassStats& last_pass() const { return last_pass_; }
   // State changes the state machine refused (Move): each one is a bug.
   int64_t refused_transitions() const { return refused_transitions_; }
@@ -483,6 +483,8 @@ class ControllerCore {
   // Node `n` is gone (daemon silent, or set DOWN): its jobs fail or go back to the queue.
   void LoseJobsOn(int32_t n, Time now, Effects* fx);
   void LoseJob(JobEntry& e, Time now, Effects* fx);
+  // Node `n`'s daemon refused a connection: no new work there until it reports again.
+  void Unreachable(int32_t n, Time now);
   // The index of the node named `node`; -1 when there is none.
   int32_t NodeIndex(std::string_view node) const;
   // Whether `e` holds node `node` (an index) now.
@@ -518,6 +520,11 @@ class ControllerCore {
   // job is kept off those nodes until they stop reporting it. Not durable: after a restart
   // the nodes' reports rebuild it.
   absl::btree_map<JobId, std::vector<int32_t>> stale_runs_;
+  // Per node: kNodeSilent (never registered, or SlurmdTimeout passed without a word),
+  // kNodeAlive, or kNodeUnreachable: it reports, but its daemon refused a launch's
+  // connection, so it takes no new work until it reports again (else a requeued job would be
+  // sent back to it in a loop); its jobs go on until SlurmdTimeout says otherwise.
+  static constexpr char kNodeSilent = 0, kNodeAlive = 1, kNodeUnreachable = 2;
   std::vector<char> node_alive_;
   std::vector<Time> last_seen_;
   std::vector<NodeAdmin> node_admin_;

@@ -22,8 +22,8 @@ void ControllerCore::NodeAlive(const std::string& node, Time now, Effects* fx) {
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
     if (cluster_.nodes[n].name != node) continue;
     last_seen_[n] = now;
-    if (!node_alive_[n]) {
-      node_alive_[n] = 1;
+    if (node_alive_[n] != kNodeAlive) {
+      node_alive_[n] = kNodeAlive;
       model::Node& m = cluster_.nodes[n];
       if (m.state == model::NodeState::kDown && !node_admin_[n].down) {
         m.state = model::NodeState::kIdle;
@@ -156,7 +156,7 @@ Status ControllerCore::UpdateNodes(const std::vector<std::string>& names, std::s
       case Op::kResume:
         node.drain = false;
         admin.down = false;
-        node.state = node_alive_[n] ? model::NodeState::kIdle : model::NodeState::kDown;
+        node.state = node_alive_[n] == kNodeAlive ? model::NodeState::kIdle : model::NodeState::kDown;
         break;
       case Op::kUndrain:
         node.drain = false;
@@ -168,7 +168,7 @@ Status ControllerCore::UpdateNodes(const std::vector<std::string>& names, std::s
       admin.reason_user = who.user;
       admin.reason_time = now;
     } else if (!node.drain && !admin.down) {
-      node.reason = node_alive_[n] ? "" : "Not responding";
+      node.reason = node_alive_[n] == kNodeAlive ? "" : "Not responding";
       admin = NodeAdmin{};
     }
     if (fx) fx->nodes_changed.push_back(n);

@@ -478,6 +478,33 @@ TEST_F(CoreTest, UnreachableNodeAtLaunchIsANodeFailureNotAJobFailure) {
   EXPECT_EQ(State(c), JobState::kFailed);
 }
 
+// A node whose daemon refuses the launch's connection takes no new work until it reports
+// again: the requeued job is not sent back to it over and over (each time counting a
+// restart) while SlurmdTimeout has not yet passed.
+TEST_F(CoreTest, ANodeThatRefusedALaunchTakesNoWorkUntilItReports) {
+  Up(0);
+  model::JobRequest on_n1 = Req();
+  on_n1.nodelist = "n1";
+  const JobId a = Submit(on_n1);
+  const JobId other = Submit(Req(8));  // fills n2
+  Schedule(1);
+  ASSERT_EQ(State(a), JobState::kRunning);
+  ASSERT_EQ(State(other), JobState::kRunning);
+  Effects fx;
+  core_.LaunchFailed(a, "node 127.0.0.1:1: connection refused", 2, &fx, true, "n1");
+  EXPECT_EQ(State(a), JobState::kPending);
+  EXPECT_EQ(core_.cluster().nodes[0].state, model::NodeState::kDown);
+  EXPECT_EQ(core_.cluster().nodes[0].reason, "Not responding");
+  for (Time t = 2; t < 10; ++t) Schedule(t);
+  EXPECT_EQ(State(a), JobState::kPending);
+  EXPECT_EQ(core_.Find(a)->history().restarts, 1);
+  // Its daemon reports again: the job goes back there.
+  core_.NodeAlive("n1", 10, &fx);
+  Schedule(10);
+  EXPECT_EQ(State(a), JobState::kRunning);
+  EXPECT_EQ(core_.Find(a)->history().restarts, 1);
+}
+
 
 conf::SiteConfig SiteFrom(const std::string& name, const std::string& text) {
   auto site = conf::testing::SiteFromText("ctld_core_test_" + name, text);
