@@ -497,11 +497,11 @@ class ControllerCore {
   // state machine forbids is refused, counted and logged as the bug it is. Returns whether
   // the job moved.
   bool Move(JobEntry& e, model::JobState to, Time now);
-  // The scheduling pass (core_schedule.cc): one pass of `trigger` at `now`; the job table
-  // as dependencies see it; how many jobs hold nodes now.
-  void RunPass(sched::PassTrigger trigger, Time now, Effects* fx);
+  // The scheduling pass (core_schedule.cc): one pass at `now`, of the `timed` trigger, or
+  // for events (nullopt: kTermination when resources were freed, else kSubmit); and the
+  // job table as dependencies see it.
+  void RunPass(std::optional<sched::PassTrigger> timed, Time now, Effects* fx);
   class TableView;
-  int64_t HoldingJobs() const;
   std::vector<const JobEntry*> JobsWithId(JobId id) const;
   // Whether any job made from the submission `submission` is still in the table.
   bool AnyJobOf(JobId submission) const;

@@ -5,6 +5,7 @@
 // caused it at the time sched::Cadence says, as the simulator does. Split from core.cc by
 // concept; same class, same rules.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/time_format.h"
@@ -61,11 +62,7 @@ bool ControllerCore::ScheduleEvents(Time now, Effects* fx) {
   const bool due = pass_due_ || cluster_.generation != last_pass_generation_ || now >= wake_;
   // An event pass sooner than sched_min_interval after the last one waits for its turn.
   if (!due || !cadence_.EventPassAllowed(now)) return false;
-  // Resources were freed when fewer jobs hold nodes than after the last pass (jobs start
-  // only in passes) or the nodes changed.
-  const bool freed =
-      HoldingJobs() < holding_after_pass_ || cluster_.generation != last_pass_generation_;
-  RunPass(freed ? sched::PassTrigger::kTermination : sched::PassTrigger::kSubmit, now, fx);
+  RunPass(std::nullopt, now, fx);
   cadence_.EventPassRan(now);
   return true;
 }
@@ -80,16 +77,8 @@ bool ControllerCore::ScheduleTimed(Time now, Effects* fx) {
   return timed.has_value();
 }
 
-int64_t ControllerCore::HoldingJobs() const {
-  int64_t n = 0;
-  for (JobId id : live_) {
-    auto it = jobs_.find(id);
-    n += it != jobs_.end() && it->second.holds_nodes();
-  }
-  return n;
-}
-
-void ControllerCore::RunPass(sched::PassTrigger trigger, Time now, Effects* fx) {
+void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, Effects* fx) {
+  const bool nodes_changed = cluster_.generation != last_pass_generation_;
   last_pass_generation_ = cluster_.generation;
   std::vector<sched::RunningJob> running;
   std::vector<sched::PendingJob> pending;
@@ -108,6 +97,13 @@ void ControllerCore::RunPass(sched::PassTrigger trigger, Time now, Effects* fx) 
                                         e.completing ? sched::kNever : end});
     if (e.array_place != 0 && e.job.state == JobState::kRunning) gate.Running(e.array_job_id());
   }
+  // An event pass: resources were freed when fewer jobs hold nodes than after the last pass
+  // (jobs start only in passes) or the nodes changed.
+  const sched::PassTrigger trigger =
+      timed ? *timed
+      : nodes_changed || static_cast<int64_t>(running.size()) < holding_after_pass_
+          ? sched::PassTrigger::kTermination
+          : sched::PassTrigger::kSubmit;
   int64_t waiting_jobs = 0;
   for (JobEntry* entry : live) {
     JobEntry& e = *entry;
