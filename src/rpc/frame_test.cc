@@ -121,6 +121,15 @@ class FrameServerTest : public ::testing::Test {
     }
   }
 
+  // The server counts a connection closed after the peer may already see it closed: waits
+  // up to `ms` for the count of open connections to come down to `open`.
+  bool OpenComesTo(int64_t open, int ms) {
+    for (int waited = 0; server_->stats().open != open && waited < ms; waited += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return server_->stats().open == open;
+  }
+
   std::unique_ptr<FrameServer> server_;
   std::atomic<bool> handed_over_{false};
   std::atomic<size_t> admitted_prefix_{0};
@@ -235,6 +244,7 @@ TEST_F(FrameServerTest, AnUnauthenticatedConnectionHasADeadline) {
   ASSERT_EQ(::write(slow, partial, sizeof partial), 5);
   EXPECT_TRUE(ClosedWithin(silent, 2000));
   EXPECT_TRUE(ClosedWithin(slow, 2000));
+  EXPECT_TRUE(OpenComesTo(0, 2000));
   EXPECT_EQ(server_->stats().timed_out, 2);
   EXPECT_EQ(server_->stats().open, 0);
   ::close(silent);
