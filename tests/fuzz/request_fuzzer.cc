@@ -156,7 +156,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 6:
-        core.LaunchCollided(ids.empty() ? 1 : ids[len % ids.size()], len % 2 ? "n1" : "n2", &fx);
+        core.LaunchCollided(ids.empty() ? 1 : ids[len % ids.size()], len % 2 ? "n1" : "n2", now,
+                            &fx);
         break;
       case 7: {
         loom::v1::Frame frame;  // the envelope every request comes in
