@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace loom::core {
 
@@ -129,14 +130,6 @@ void LogInfo(fmt::format_string<Args...> f, Args&&... args) {
   LogAt(LogLevel::kInfo, f, std::forward<Args>(args)...);
 }
 template <typename... Args>
-void LogVerbose(fmt::format_string<Args...> f, Args&&... args) {
-  LogAt(LogLevel::kVerbose, f, std::forward<Args>(args)...);
-}
-template <typename... Args>
-void LogDebug(fmt::format_string<Args...> f, Args&&... args) {
-  LogAt(LogLevel::kDebug, f, std::forward<Args>(args)...);
-}
-template <typename... Args>
 void LogDebug2(fmt::format_string<Args...> f, Args&&... args) {
   LogAt(LogLevel::kDebug2, f, std::forward<Args>(args)...);
 }
@@ -148,6 +141,17 @@ void LogFlagged(DebugFlag flag, fmt::format_string<Args...> f, Args&&... args) {
 }
 
 }  // namespace loom::core
+
+#ifndef ABSL_USES_STD_STRING_VIEW
+// Debian's Abseil has a string_view of its own (a Status's message is one): written as text.
+template <>
+struct fmt::formatter<absl::string_view> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(absl::string_view s, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(std::string_view(s.data(), s.size()), ctx);
+  }
+};
+#endif
 
 template <>
 struct fmt::formatter<loom::core::JobId> : fmt::formatter<std::string_view> {
