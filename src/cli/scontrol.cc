@@ -396,6 +396,7 @@ int RunScontrol(int argc, char** argv) {
         return scontrol::JobAction(opts, k, words);
       }
       if (k == "reconfigure") return scontrol::Reconfigure(opts);
+      if (k == "setdebug" || k == "setdebugflags") return scontrol::SetDebug(opts, k, words);
       return NeedsController(opts, k);
     }
   }

@@ -32,6 +32,8 @@ std::optional<Client> ConnectOrSay(const Options& opts);
 int JobAction(const Options& opts, std::string_view keyword, const std::vector<std::string>& words);
 // reconfigure
 int Reconfigure(const Options& opts);
+// setdebug LEVEL, setdebugflags +FLAG,-FLAG: the controller's log, changed live.
+int SetDebug(const Options& opts, std::string_view keyword, const std::vector<std::string>& words);
 // show config
 int ShowConfig(const Options& opts);
 // show step [JOBID[.STEPID]] (scontrol_actions.cc)

@@ -9,6 +9,7 @@
 #include "cli/step_views.h"
 #include "cli/submit/begin_time.h"
 #include "conf/show_config.h"
+#include "core/log.h"
 #include "core/strings.h"
 
 namespace loom::cli::scontrol {
@@ -158,6 +159,41 @@ int Reconfigure(const Options& opts) {
   for (const std::string& w : reply.warnings()) Print(stderr, StrCat(opts.program, ": warning: ", w, "\n"));
   if (!s.ok()) {
     Print(stderr, StrCat("slurm_reconfigure error: ", std::string(s.message()), "\n"));
+    return 1;
+  }
+  return 0;
+}
+
+int SetDebug(const Options& opts, std::string_view keyword, const std::vector<std::string>& words) {
+  if (words.size() < 2) {
+    Print(stderr, StrCat("too few arguments for keyword:", keyword, "\n"));
+    return 1;
+  }
+  if (words.size() > 2) {
+    Print(stderr, StrCat("too many arguments for keyword:", keyword, "\n"));
+    return 1;
+  }
+  // Checked here first, as scontrol does, so a typo never reaches the controller.
+  v1::SetDebugRequest req;
+  if (keyword == "setdebug") {
+    if (!core::ParseLogLevel(words[1])) {
+      Print(stderr, StrCat("invalid debug level: ", words[1], "\n"));
+      return 1;
+    }
+    req.set_level(words[1]);
+  } else {
+    if (StatusOr<uint32_t> f = core::ApplyDebugFlagChanges(0, words[1]); !f.ok()) {
+      Print(stderr, StrCat("invalid debug flag: ", words[1], " (", std::string(f.status().message()), ")\n"));
+      return 1;
+    }
+    req.set_flag_changes(words[1]);
+  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
+  v1::SetDebugReply reply;
+  if (Status s = client->Call("SetDebug", req, &reply); !s.ok()) {
+    const char* what = keyword == "setdebug" ? "slurm_set_debug_level" : "slurm_set_debugflags";
+    Print(stderr, StrCat(what, " error: ", std::string(s.message()), "\n"));
     return 1;
   }
   return 0;

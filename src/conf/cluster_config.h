@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "conf/diagnostic.h"
+#include "core/log.h"
 #include "core/time_format.h"
 #include "core/tres.h"
 
@@ -275,6 +276,17 @@ struct ClusterConfig {
   // =SECONDS: how long such a connection has to deliver its first whole frame.
   int32_t max_unauthenticated_connections = 4096;
   int32_t unauthenticated_deadline_s = 5;
+
+  // The daemons' logs: SlurmctldDebug and SlurmdDebug, the *SyslogDebug levels (unset: no
+  // syslog), the LogFile keys as written (the daemon expands %n and %h; empty: stderr) and
+  // DebugFlags (core::DebugFlag bits).
+  core::LogLevel slurmctld_debug = core::LogLevel::kInfo;
+  core::LogLevel slurmd_debug = core::LogLevel::kInfo;
+  std::optional<core::LogLevel> slurmctld_syslog_debug;
+  std::optional<core::LogLevel> slurmd_syslog_debug;
+  std::string slurmctld_log_file;
+  std::string slurmd_log_file;
+  uint32_t debug_flags = 0;
 
   // Keys Slurm accepts that Loom does not act on yet: canonical key -> raw value, for
   // `scontrol show config`.

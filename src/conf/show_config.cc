@@ -87,7 +87,18 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
     kv["PriorityWeightQOS"] = StrCat(c.priority.weight_qos);
     kv["PriorityWeightTRES"] = OrNull(c.priority.weight_tres_text);
   }
+  kv["DebugFlags"] = OrNull(core::DebugFlagsString(c.debug_flags));
   kv["ReturnToService"] = StrCat(c.return_to_service);
+  kv["SlurmctldDebug"] = std::string(core::LogLevelName(c.slurmctld_debug));
+  kv["SlurmctldLogFile"] = OrNull(c.slurmctld_log_file);
+  kv["SlurmdDebug"] = std::string(core::LogLevelName(c.slurmd_debug));
+  kv["SlurmdLogFile"] = OrNull(c.slurmd_log_file);
+  if (c.slurmctld_syslog_debug) {
+    kv["SlurmctldSyslogDebug"] = std::string(core::LogLevelName(*c.slurmctld_syslog_debug));
+  }
+  if (c.slurmd_syslog_debug) {
+    kv["SlurmdSyslogDebug"] = std::string(core::LogLevelName(*c.slurmd_syslog_debug));
+  }
   kv["SchedulerParameters"] = SchedulerParameters(c.scheduler);
   kv["SchedulerType"] = std::string(SchedulerTypeName(c.scheduler_type));
   kv["SelectType"] = std::string(SelectTypeName(c.select_type));

@@ -27,6 +27,9 @@ TEST(ShowConfigTest, ListsSettingsAsSlurmDoes) {
   EXPECT_THAT(out, HasSubstr("SchedulerParameters     = bf_interval=10,bf_continue\n"));
   EXPECT_THAT(out, HasSubstr("ProctrackType           = proctrack/cgroup\n"));  // kept as written
   EXPECT_THAT(out, HasSubstr("SlurmUser               = root(0)\n"));
+  EXPECT_THAT(out, HasSubstr("SlurmctldDebug          = info\n"));  // Slurm's defaults
+  EXPECT_THAT(out, HasSubstr("DebugFlags              = (null)\n"));
+  EXPECT_THAT(out, HasSubstr("SlurmctldLogFile        = (null)\n"));
   // Sorted by key, ignoring case, as Slurm lists them.
   EXPECT_LT(out.find("KillWait"), out.find("MaxArraySize"));
   EXPECT_LT(out.find("SlurmctldHost"), out.find("SlurmUser"));

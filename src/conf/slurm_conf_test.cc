@@ -283,11 +283,38 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
     if (kv.starts_with("AuthType=") || kv.starts_with("AuthInfo=") ||
         kv == "SlurmdParameters=config_overrides" || kv.starts_with("TreeWidth=") ||
         kv.starts_with("TaskPlugin=") || kv.starts_with("TaskPluginParam=") ||
-        kv.starts_with("JobAcctGatherFrequency=")) {
+        kv.starts_with("JobAcctGatherFrequency=") || kv.starts_with("DebugFlags=") ||
+        kv.starts_with("SlurmctldDebug=") || kv.starts_with("SlurmctldLogFile=") ||
+        kv.starts_with("SlurmdDebug=") || kv.starts_with("SlurmdLogFile=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;
   }
+}
+
+TEST(SlurmConfKeys, LoggingKeysSetLevelsFilesAndFlags) {
+  std::vector<Diagnostic> warnings;
+  auto c = ParseBody(
+      "SlurmctldDebug=debug2\nSlurmdDebug=3\nSlurmctldSyslogDebug=error\n"
+      "SlurmctldLogFile=/var/log/slurmctld.log\nSlurmdLogFile=/var/log/slurmd.%n.log\n"
+      "DebugFlags=backfill,Scheduling\n",
+      &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(WarningText(warnings), "");
+  EXPECT_EQ(c->slurmctld_debug, core::LogLevel::kDebug2);
+  EXPECT_EQ(c->slurmd_debug, core::LogLevel::kInfo);
+  EXPECT_EQ(c->slurmctld_syslog_debug, core::LogLevel::kError);
+  EXPECT_EQ(c->slurmd_syslog_debug, std::nullopt);
+  EXPECT_EQ(c->slurmctld_log_file, "/var/log/slurmctld.log");
+  EXPECT_EQ(c->slurmd_log_file, "/var/log/slurmd.%n.log");
+  EXPECT_EQ(core::DebugFlagsString(c->debug_flags), "Backfill,Scheduling");
+
+  auto bad = ParseBody("SlurmctldDebug=loud\n", &warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(ErrorText(bad), HasSubstr("debug2"));
+  bad = ParseBody("DebugFlags=Backfill,Shoes\n", &warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(ErrorText(bad), HasSubstr("Invalid DebugFlag: Shoes"));
 }
 
 TEST(SlurmConfKeys, SlurmctldParametersSetThePortsDefenses) {

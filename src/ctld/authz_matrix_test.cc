@@ -82,6 +82,7 @@ const std::map<std::string, Row>& Matrix() {
       // The cluster: SlurmUser and root only.
       {"UpdateNode", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"Reconfigure", {{kDenied, kDenied, kDenied, kOk, kOk}}},
+      {"SetDebug", {{kDenied, kDenied, kDenied, kOk, kOk}}},  // an empty request: no change
       // What only node daemons say.
       {"RegisterNode", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"Heartbeat", {{kDenied, kDenied, kDenied, kOk, kOk}}},
@@ -276,7 +277,7 @@ class AuthzMatrix : public testing::Test {
       req.set_job_id(job);
       return bytes(req);
     }
-    return "";  // the queries, Ping, Reconfigure, Diag: an empty request
+    return "";  // the queries, Ping, Reconfigure, SetDebug, Diag: an empty request
   }
 
   std::unique_ptr<test_support::MungedFixture> munged_;

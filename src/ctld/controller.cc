@@ -10,6 +10,7 @@
 #include <grpcpp/server_posix.h>
 
 #include "auth/identity.h"
+#include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "ctld/durable.h"
@@ -97,8 +98,7 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
     StatusOr<StoredSteps> steps =
         DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", store_->Location()));
     if (!steps.ok()) {
-      std::fprintf(stderr, "loomctld: %s; they are forgotten\n",
-                   std::string(steps.status().message()).c_str());
+      core::LogError("{}; they are forgotten", steps.status().message());
       continue;
     }
     core->RestoreSteps(*job, std::move(steps->steps), std::move(steps->srun));
@@ -139,9 +139,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
   NodeLinksOptions lo;
   lo.launch_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
-    std::fprintf(stderr, "loomctld: job %llu: launch on %s failed: %s\n",
-                 static_cast<unsigned long long>(id), node.c_str(),
-                 std::string(why.message()).c_str());
+    core::LogError("{} launch on {} failed: {}", core::JobId{id}, node, why.message());
     // Unavailable: the node's daemon did not answer; AlreadyExists: an earlier run of the job
     // is still there; anything else: it refused the job.
     p->PostNoWait([id, node, message = std::string(why.message()),
@@ -157,9 +155,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   };
   lo.tasks_failed = [p = c.get()](JobId id, std::optional<uint32_t> step, const std::string& node,
                                   const Status& why) {
-    std::fprintf(stderr, "loomctld: job %llu: launch on %s failed: %s\n",
-                 static_cast<unsigned long long>(id), node.c_str(),
-                 std::string(why.message()).c_str());
+    core::LogError("{} launch on {} failed: {}", core::JobId{id}, node, why.message());
     p->PostNoWait(
         [id, step, node, message = std::string(why.message()),
          unreachable = absl::IsUnavailable(why)](ControllerCore& core, Effects& fx, Time now) {
@@ -275,7 +271,15 @@ void Controller::OwnerLoop() {
       stats_.last_pass_us = us;
       stats_.max_pass_us = std::max(stats_.max_pass_us, us);
       stats_.total_pass_us += us;
-      stats_.backfilled += core_->last_pass().backfilled;
+      const sched::PassStats& pass = core_->last_pass();
+      stats_.backfilled += pass.backfilled;
+      core::LogFlagged(core::DebugFlag::kScheduling,
+                       "sched: pass tested {} pending jobs, started {}, reserved {} in {} us",
+                       pass.jobs_tested, pass.started, pass.reservations, us);
+      if (pass.backfilled > 0) {
+        core::LogFlagged(core::DebugFlag::kBackfill, "backfill: started {} jobs ahead of others",
+                         pass.backfilled);
+      }
     }
     Status persisted = Persist(fx);
     if (persisted.ok()) site_before_batch_.reset();
@@ -286,7 +290,7 @@ void Controller::OwnerLoop() {
       if (Status back = ForgetRefusedBatch(persisted, now); !back.ok()) {
         // Not even the store's own contents can be read: a restart recovers exactly what
         // was acknowledged.
-        std::fprintf(stderr, "loomctld: %s; stopping\n", std::string(back.message()).c_str());
+        core::LogAt(core::LogLevel::kFatal, "{}; stopping", back.message());
         core::MutexLock lock(&mu_);
         stop_ = true;
         break;
@@ -328,7 +332,7 @@ Status Controller::Persist(const Effects& fx) {
   }
   Status s = store_->Commit(batch);
   if (s.ok() && !store_error_.ok()) {
-    std::fprintf(stderr, "loomctld: the store takes changes again\n");
+    core::LogInfo("the store takes changes again");
     store_error_ = absl::OkStatus();
     store_backoff_ms_ = 0;
   }
@@ -338,9 +342,9 @@ Status Controller::Persist(const Effects& fx) {
 Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
   CheckOwner("ForgetRefusedBatch");
   if (store_error_.ok()) {
-    std::fprintf(stderr, "loomctld: the store refused a change: %s; refusing changes until it "
-                 "takes them again, queries are still answered\n",
-                 std::string(why.message()).c_str());
+    core::LogError("the store refused a change: {}; refusing changes until it takes them "
+                   "again, queries are still answered",
+                   why.message());
   }
   // A refusal during the pause is the same failure; only a failed try lengthens the pause.
   if (store_error_.ok() || std::chrono::steady_clock::now() >= store_retry_at_) {
@@ -415,9 +419,7 @@ void Controller::CarryOut(const Effects& fx) {
     // The script and environment are only in the store.
     StatusOr<model::JobRequest> full = ReadSubmission(*store_, e.submission_id());
     if (!full.ok()) {
-      std::fprintf(stderr, "loomctld: job %llu: cannot launch: %s\n",
-                   static_cast<unsigned long long>(e.job.id),
-                   std::string(full.status().message()).c_str());
+      core::LogError("{} cannot launch: {}", core::JobId{e.job.id}, full.status().message());
       PostNoWait([id = e.job.id, why = std::string(full.status().message())](
                      ControllerCore& core, Effects& fx, Time now) {
         core.LaunchFailed(id, why, now, &fx);
@@ -461,7 +463,7 @@ void Controller::CheckOwner(const char* what) const {
   const std::thread::id owner = owner_id_.load();
   if (owner == std::thread::id() || owner == std::this_thread::get_id()) return;
   // A bug, not a condition to recover from: the state below is the owner thread's alone.
-  std::fprintf(stderr, "loomctld: BUG: %s called off the owner thread; aborting\n", what);
+  core::LogAt(core::LogLevel::kFatal, "BUG: {} called off the owner thread; aborting", what);
   std::abort();
 }
 

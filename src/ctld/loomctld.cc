@@ -1,6 +1,7 @@
 // loomctld: the controller daemon. Reads slurm.conf (-f, or $SLURM_CONF, or
 // /etc/slurm/slurm.conf), recovers its state from StateSaveLocation and serves until
-// SIGTERM or SIGINT.
+// SIGTERM or SIGINT. It logs as SlurmctldDebug, SlurmctldLogFile and SlurmctldSyslogDebug
+// say (stderr too with -D, or when there is no file); SIGUSR2 reopens the file.
 #include <malloc.h>
 #include <pthread.h>
 
@@ -13,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "conf/log_settings.h"
+#include "core/log.h"
 #include "ctld/controller.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +31,7 @@ int main(int argc, char** argv) {
   // MALLOC_ARENA_MAX in the environment decides instead.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
   loom::ctld::ControllerOptions opts;
+  bool foreground = false;
   if (const char* env = std::getenv("SLURM_CONF")) opts.slurm_conf = env;
   if (opts.slurm_conf.empty()) opts.slurm_conf = "/etc/slurm/slurm.conf";
   for (int i = 1; i < argc; ++i) {
@@ -46,7 +50,9 @@ int main(int argc, char** argv) {
     } else if (a == "--munge-socket") {
       opts.munge_socket = value("--munge-socket");
     } else if (a == "-D") {
-      // Always in the foreground; `loom cluster up` runs it in the background.
+      // Always in the foreground (`loom cluster up` runs it in the background); -D also
+      // keeps the log on stderr when SlurmctldLogFile names a file, as slurmctld -D does.
+      foreground = true;
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: loomctld [-D] [-f slurm.conf] [--listen HOST:PORT] [--munge-socket PATH]\n");
       return 0;
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   // Every client, node stream and hostile peer is a descriptor: as many as the system allows
@@ -71,13 +78,26 @@ int main(int argc, char** argv) {
 
   auto controller = loom::ctld::Controller::Start(opts);
   if (!controller.ok()) {
-    std::fprintf(stderr, "loomctld: %s\n", std::string(controller.status().message()).c_str());
+    loom::core::LogAt(loom::core::LogLevel::kFatal, "{}", controller.status().message());
     return 1;
   }
-  std::fprintf(stderr, "loomctld: serving on %s\n", (*controller)->address().c_str());
+  const loom::core::LogSettings log =
+      loom::conf::SlurmctldLogSettings((*controller)->site().cluster, foreground);
+  if (auto s = loom::core::ConfigureLog(loom::core::Log(), log, "loomctld"); !s.ok()) {
+    loom::core::LogError("{}; logging to stderr", s.message());
+    loom::core::Log().ToStderr(true);
+  }
+  loom::core::LogInfo("serving on {}", (*controller)->address());
+  // The signals are taken here, on a thread of the daemon's own, not in a handler: SIGUSR2
+  // reopens the log file (after logrotate moved it), SIGTERM and SIGINT stop the controller.
   std::thread signals([&] {
-    int sig = 0;
-    sigwait(&set, &sig);
+    for (;;) {
+      int sig = 0;
+      sigwait(&set, &sig);
+      if (sig != SIGUSR2) break;
+      if (auto s = loom::core::Log().Reopen(); !s.ok()) loom::core::LogError("{}", s.message());
+      loom::core::LogInfo("log file reopened on SIGUSR2");
+    }
     (*controller)->Shutdown();
   });
   (*controller)->Wait();

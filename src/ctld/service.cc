@@ -13,6 +13,7 @@
 #include "auth/identity.h"
 #include "conf/show_config.h"
 #include "core/hostlist.h"
+#include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
@@ -32,9 +33,8 @@ void KillOrphans(ControllerCore& core, const std::string& node,
                  const google::protobuf::RepeatedField<uint64_t>& running, Effects* fx) {
   const std::vector<JobId> reported(running.begin(), running.end());
   for (JobId id : core.NodeReportsJobs(node, reported, fx)) {
-    std::fprintf(stderr, "loomctld: node %s still runs job %llu, which does not run there; "
-                         "killing it\n",
-                 node.c_str(), static_cast<unsigned long long>(id));
+    core::LogError("node {} still runs {}, which does not run there; killing it", node,
+                   core::JobId{id});
   }
 }
 
@@ -299,6 +299,26 @@ Status ControllerApi::Reconfigure(const Caller& who, const v1::ReconfigureReques
   return absl::OkStatus();
 }
 
+Status ControllerApi::SetDebug(const Caller& who, const v1::SetDebugRequest& req,
+                               v1::SetDebugReply* reply) {
+  (void)reply;
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  core::Logger& log = core::Log();
+  if (!req.level().empty()) {
+    std::optional<core::LogLevel> level = core::ParseLogLevel(req.level());
+    if (!level) return absl::InvalidArgumentError(core::StrCat("invalid debug level: ", req.level()));
+    log.SetLevel(*level);
+    core::LogInfo("set debug level to {}", core::LogLevelName(*level));
+  }
+  if (!req.flag_changes().empty()) {
+    ASSIGN_OR_RETURN(uint32_t flags,
+                     core::ApplyDebugFlagChanges(log.debug_flags(), req.flag_changes()));
+    log.SetDebugFlags(flags);
+    core::LogInfo("set DebugFlags to '{}'", core::DebugFlagsString(flags));
+  }
+  return absl::OkStatus();
+}
+
 Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigRequest& req,
                                   v1::QueryConfigReply* reply) {
   (void)who;
@@ -310,6 +330,14 @@ Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigReques
     entries.emplace_back("NEXT_JOB_ID", std::to_string(core.next_job_id()));
     return absl::OkStatus();
   }));
+  // The level and flags in force: scontrol setdebug and setdebugflags change them live.
+  for (auto& [k, v] : entries) {
+    if (k == "SlurmctldDebug") v = core::LogLevelName(core::Log().level());
+    if (k == "DebugFlags") {
+      v = core::DebugFlagsString(core::Log().debug_flags());
+      if (v.empty()) v = "(null)";
+    }
+  }
   entries.emplace_back("SLURM_CONF", c_->slurm_conf());
   entries.emplace_back("SLURM_VERSION", "22.05.8 (loom 0.1.0)");
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
@@ -466,7 +494,13 @@ rpc::FrameAnswer ServeFrameWith(ControllerApi& api, const v1::Frame& frame,
   } else {
     auto id = FrameCaller(api, frame, admitted);
     answer.authenticated = id.ok();
-    s = id.ok() ? fn(api.Identify(*id), req, &reply, &bytes) : id.status();
+    if (id.ok()) {
+      const Caller who = api.Identify(*id);
+      core::LogDebug2("Processing RPC: {} from UID={}", frame.method(), who.uid);
+      s = fn(who, req, &reply, &bytes);
+    } else {
+      s = id.status();
+    }
   }
   if (!s.ok()) bytes.clear();
   *reply.mutable_error() = rpc::ToWire(s);

@@ -37,6 +37,7 @@ class Controller;
   X(UpdateNode)                    \
   X(Ping)                          \
   X(Reconfigure)                   \
+  X(SetDebug)                      \
   X(QueryConfig)                   \
   X(Diag)                          \
   X(CreateStep)                    \

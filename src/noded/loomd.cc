@@ -28,6 +28,8 @@
 #include "auth/munge_auth.h"
 #include "conf/site_config.h"
 #include "core/hostlist.h"
+#include "conf/log_settings.h"
+#include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "loom/v1/loom.grpc.pb.h"
@@ -99,14 +101,12 @@ class Daemon {
     found.gpus = opt_.discovered_gpus;
     hardware_ = stepd::HardwareToWire(found);
     if (Status s = launcher_.WriteHardware(hardware_); !s.ok()) {
-      std::fprintf(stderr, "loomd: %s; jobs are bound by the configuration alone\n",
-                   std::string(s.message()).c_str());
+      core::LogError("{}; jobs are bound by the configuration alone", s.message());
     }
     // Scripts and steps an earlier run of loomd started carry on under their supervisors:
     // adopt them before any request about them can come.
     for (const stepd::StepRef& ref : launcher_.Recover()) {
-      std::fprintf(stderr, "loomd: %s: supervisor found from an earlier run\n",
-                   stepd::Describe(ref).c_str());
+      core::LogInfo("{}: supervisor found from an earlier run", stepd::Describe(ref));
     }
   }
 
@@ -397,6 +397,7 @@ int PrintDiscoveredConfig() {
 int main(int argc, char** argv) {
   using namespace loom;
   noded::Options opt;
+  bool foreground = false;
   if (const char* env = std::getenv("SLURM_CONF")) opt.slurm_conf = env;
   if (opt.slurm_conf.empty()) opt.slurm_conf = "/etc/slurm/slurm.conf";
   for (int i = 1; i < argc; ++i) {
@@ -415,6 +416,7 @@ int main(int argc, char** argv) {
     else if (a == "--controller") opt.controller = value();
     else if (a == "-C") return noded::PrintDiscoveredConfig();
     else if (a == "-D") {
+      foreground = true;  // stderr too when SlurmdLogFile names a file, as slurmd -D
     } else {
       std::fprintf(stderr, "loomd: unknown option '%s' (usage: loomd [-D] [-f slurm.conf] -N NODE "
                            "[--spool DIR] [--munge-socket PATH] [--controller HOST:PORT]; "
@@ -431,7 +433,7 @@ int main(int argc, char** argv) {
   std::vector<conf::Diagnostic> warnings;
   auto site = conf::LoadSiteConfig(opt.slurm_conf, &warnings);
   if (!site.ok()) {
-    std::fprintf(stderr, "loomd: %s\n", std::string(site.status().message()).c_str());
+    core::LogAt(core::LogLevel::kFatal, "{}", site.status().message());
     return 1;
   }
   const conf::NodeConfig* me = nullptr;
@@ -439,8 +441,15 @@ int main(int argc, char** argv) {
     if (n.name == opt.node) me = &n;
   }
   if (!me) {
-    std::fprintf(stderr, "loomd: node %s is not in %s; start loomd with -N and a NodeName of it\n",
-                 opt.node.c_str(), opt.slurm_conf.c_str());
+    core::LogAt(core::LogLevel::kFatal,
+                "node {} is not in {}; start loomd with -N and a NodeName of it", opt.node,
+                opt.slurm_conf);
+    return 1;
+  }
+  if (absl::Status s = core::ConfigureLog(
+          core::Log(), conf::SlurmdLogSettings(site->cluster, opt.node, foreground), "loomd");
+      !s.ok()) {
+    core::LogAt(core::LogLevel::kFatal, "{}", s.message());
     return 1;
   }
   if (opt.controller.empty()) {
@@ -455,8 +464,10 @@ int main(int argc, char** argv) {
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
     opt.stepd = (self.parent_path() / "loom-stepd").string();
     if (ec || ::access(opt.stepd.c_str(), X_OK) != 0) {
-      std::fprintf(stderr, "loomd: cannot run %s, which supervises batch jobs and steps; install "
-                           "loom-stepd beside loomd\n", opt.stepd.c_str());
+      core::LogAt(core::LogLevel::kFatal,
+                  "cannot run {}, which supervises batch jobs and steps; install loom-stepd "
+                  "beside loomd",
+                  opt.stepd);
       return 1;
     }
   }
@@ -465,8 +476,7 @@ int main(int argc, char** argv) {
   if (auto cpus = noded::DiscoverCpus(); cpus.ok()) {
     opt.hardware = *cpus;
   } else {
-    std::fprintf(stderr, "loomd: hardware not discovered: %s\n",
-                 std::string(cpus.status().message()).c_str());
+    core::LogError("hardware not discovered: {}", cpus.status().message());
   }
   const size_t my_index = static_cast<size_t>(me - site->cluster.nodes.data());
   const conf::GresAutoDetect autodetect = my_index < site->gpu_autodetect.size()
@@ -487,18 +497,15 @@ int main(int argc, char** argv) {
         opt.discovered_gpus =
             std::make_shared<const model::NodeTopology>(noded::TopologyFromHardware(
                 *gpus, opt.hardware, by_type.empty() ? "" : by_type.front().first));
-        std::fprintf(stderr, "loomd: AutoDetect=%s: %zu GPUs (%s), %d NVLink domains\n",
-                     mechanism.c_str(), gpus->size(), gpus->front().name.c_str(),
-                     opt.discovered_gpus->num_domains());
+        core::LogInfo("AutoDetect={}: {} GPUs ({}), {} NVLink domains", mechanism, gpus->size(),
+                      gpus->front().name, opt.discovered_gpus->num_domains());
       } else {
-        std::fprintf(stderr, "loomd: AutoDetect=%s: NVML finds no GPU\n", mechanism.c_str());
+        core::LogInfo("AutoDetect={}: NVML finds no GPU", mechanism);
       }
     } else {
-      std::fprintf(stderr, "loomd: AutoDetect=%s: %s; gres.conf's GPUs are used\n",
-                   mechanism.c_str(),
-                   absl::IsNotFound(gpus.status())
-                       ? "NVML (libnvidia-ml.so.1) cannot be loaded"
-                       : std::string(gpus.status().message()).c_str());
+      core::LogError("AutoDetect={}: {}; gres.conf's GPUs are used", mechanism,
+                     absl::IsNotFound(gpus.status()) ? "NVML (libnvidia-ml.so.1) cannot be loaded"
+                                                     : std::string(gpus.status().message()));
     }
   }
   if (opt.munge_socket.empty()) opt.munge_socket = conf::MungeSocketOf(site->cluster);
@@ -509,13 +516,14 @@ int main(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
   // The supervisors read cgroup.conf for every script and step: a broken one stops loomd
   // here, not each launch.
   if (auto cgroups = stepd::LoadNodeCgroups(*site, opt.slurm_conf, opt.node); !cgroups.ok()) {
-    std::fprintf(stderr, "loomd: %s\n", std::string(cgroups.status().message()).c_str());
+    core::LogAt(core::LogLevel::kFatal, "{}", cgroups.status().message());
     return 1;
   }
   noded::Daemon daemon(opt, *site);
@@ -526,14 +534,18 @@ int main(int argc, char** argv) {
   builder.RegisterService(&service);
   auto server = builder.BuildAndStart();
   if (!server || bound == 0) {
-    std::fprintf(stderr, "loomd: cannot listen on %s; is another loomd using Port=%d?\n",
-                 listen.c_str(), port);
+    core::LogAt(core::LogLevel::kFatal, "cannot listen on {}; is another loomd using Port={}?",
+                listen, port);
     return 1;
   }
-  std::fprintf(stderr, "loomd: node %s serving on %s\n", opt.node.c_str(), listen.c_str());
+  core::LogInfo("node {} serving on {}", opt.node, listen);
   std::thread loop([&] { daemon.Run(); });
-  int sig = 0;
-  sigwait(&set, &sig);
+  // Signals are taken here, not in a handler: SIGUSR2 reopens the log file, SIGTERM and
+  // SIGINT stop the daemon.
+  for (int sig = 0; sigwait(&set, &sig) == 0 && sig == SIGUSR2;) {
+    if (absl::Status s = core::Log().Reopen(); !s.ok()) core::LogError("{}", s.message());
+    core::LogInfo("log file reopened on SIGUSR2");
+  }
   daemon.Stop();
   loop.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -24,6 +24,9 @@
 #include <memory>
 #include <string>
 
+#include "conf/log_settings.h"
+#include "conf/site_config.h"
+#include "core/log.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
 #include "stepd/control.h"
@@ -53,7 +56,20 @@ int64_t NowMs() {
 }
 
 void Log(const StepRef& ref, const std::string& message) {
-  std::fprintf(stderr, "loom-stepd[%s]: %s\n", Describe(ref).c_str(), message.c_str());
+  core::LogInfo("[{}] {}", Describe(ref), message);
+}
+
+// Logs as loomd does: SlurmdDebug, SlurmdLogFile (%n, %h expanded) and SlurmdSyslogDebug;
+// stderr (loomd's) when there is no file.
+void ConfigureLogging(const Args& a) {
+  std::vector<conf::Diagnostic> warnings;
+  StatusOr<conf::SiteConfig> site = conf::LoadSiteConfig(a.slurm_conf, &warnings);
+  if (!site.ok()) return;  // the launch reports it
+  const core::LogSettings log = conf::SlurmdLogSettings(site->cluster, a.node, false);
+  if (Status s = core::ConfigureLog(core::Log(), log, "loom-stepd"); !s.ok()) {
+    core::Log().ToStderr(true);
+    core::LogError("{}", s.message());
+  }
 }
 
 void Tell(int& fd, const std::string& line) {
@@ -169,11 +185,12 @@ void Serve(int listen_fd, Supervision& supervisor) {
 
 int Run(Args a, const StepRef& ref) {
   const StepdPaths paths = PathsOf(a.spool, a.node, ref);
+  ConfigureLogging(a);
   (void)!::chdir("/");
   // Signals arrive on a descriptor; what the tasks inherit is reset when they start.
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) sigaddset(&set, sig);
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR2}) sigaddset(&set, sig);
   sigprocmask(SIG_SETMASK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   const int sig_fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -248,6 +265,8 @@ int Run(Args a, const StepRef& ref) {
       if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) {
         Log(ref, "asked to stop: ending it");
         (void)supervisor.Terminate(started->kill_wait_s);
+      } else if (info.ssi_signo == SIGUSR2) {
+        (void)core::Log().Reopen();  // the log file was moved
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "noded/spawn.h"
@@ -305,11 +306,11 @@ std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
         out.push_back(Ended{ref, done});
         continue;
       }
-      std::fprintf(stderr, "loomd: %s\n", std::string(r.status().message()).c_str());
+      core::LogError("{}", r.status().message());
     }
     // The supervisor is gone without a usable result: whatever it left runs no longer.
-    std::fprintf(stderr, "loomd: %s: its loom-stepd (pid %d) ended without a result\n",
-                 Describe(ref).c_str(), entry.pids.stepd.pid);
+    core::LogError("{}: its loom-stepd (pid {}) ended without a result", Describe(ref),
+                   entry.pids.stepd.pid);
     KillLeftovers(paths, entry.pids);
     done.pid = entry.pids.job.pid;
     done.wait_status = SIGKILL;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/log.h"
 #include "core/strings.h"
 #include "core/time_format.h"
 
@@ -129,8 +130,7 @@ StepResult BatchSupervisor::Finish(const noded::FinishedJob& ended) {
     r.max_rss_bytes = usage->memory_peak_bytes;
   }
   if (Status removed = cgroup_->Remove(); !removed.ok()) {
-    std::fprintf(stderr, "loom-stepd: job %llu: %s\n", static_cast<unsigned long long>(r.job_id),
-                 std::string(removed.message()).c_str());
+    core::LogError("{} {}", core::JobId{r.job_id}, removed.message());
   }
   cgroup_.reset();
   return r;

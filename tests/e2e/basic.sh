@@ -16,7 +16,7 @@ trap stop_all EXIT
 # Free loopback ports for the controller and the two nodes.
 read -r cport n1port n2port < <(free_ports 3)
 
-mkdir -p "$dir/state" "$dir/spool" "$dir/work"
+mkdir -p "$dir/state" "$dir/spool" "$dir/work" "$dir/ctld"
 chmod 777 "$dir/work"
 start_munged
 
@@ -25,6 +25,8 @@ SlurmdTimeout=4
 KillWait=2
 MinJobAge=300
 SchedulerType=sched/backfill
+SlurmctldLogFile=$dir/ctld/slurmctld.log
+SlurmctldDebug=info
 SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeAddr=127.0.0.1 Port=$n1port CPUs=4 RealMemory=4000
@@ -331,12 +333,42 @@ kill -0 "$victim_pid" 2>/dev/null || fail "job $victim's script should still run
 pids+=($!)
 for _ in $(seq 100); do kill -0 "$victim_pid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$victim_pid" 2>/dev/null && fail "orphan job $victim (pid $victim_pid) still runs on $node"
-grep -q "node $node still runs job $victim, which does not run there; killing it" "$dir/loomctld.log" ||
+grep -q "node $node still runs JobId=$victim, which does not run there; killing it" "$dir/loomctld.log" ||
   fail "controller log: $(tail -5 "$dir/loomctld.log")"
 [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim after the kill"
 echo "ok: loomd back on $node: the job the controller had ended is killed there"
 
-# 8. A configuration with an error: loomctld says where and does not start.
+# 8. The controller's log file: Slurm's prefix, levels changed live, reopened on SIGUSR2.
+log="$dir/ctld/slurmctld.log"
+grep -Eq '^\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\] serving on ' "$log" ||
+  fail "SlurmctldLogFile: $(tail -3 "$log")"
+! grep -q '\] debug2: ' "$log" || fail "debug2 lines at SlurmctldDebug=info"
+"$bin/scontrol" setdebug debug2 || fail "scontrol setdebug debug2"
+"$bin/scontrol" setdebugflags +SCHEDULING,+BACKFILL || fail "scontrol setdebugflags"
+"$bin/scontrol" show config | grep -Eq '^SlurmctldDebug += debug2$' ||
+  fail "show config: $("$bin/scontrol" show config | grep -i debug)"
+"$bin/scontrol" show config | grep -Eq '^DebugFlags += Backfill,Scheduling$' ||
+  fail "show config: $("$bin/scontrol" show config | grep -i debug)"
+if "$bin/scontrol" setdebug loud 2>"$dir/setdebug.err"; then fail "setdebug loud accepted"; fi
+grep -q "invalid debug level: loud" "$dir/setdebug.err" || fail "setdebug loud: $(cat "$dir/setdebug.err")"
+if [[ $EUID == 0 ]]; then
+  if su -s /bin/sh loomtest1 -c "SLURM_CONF=$SLURM_CONF $bin/scontrol setdebug debug" 2>"$dir/setdebug-user.err"; then
+    fail "a plain user set the controller's debug level"
+  fi
+  grep -q "Access/permission denied" "$dir/setdebug-user.err" || fail "user setdebug: $(cat "$dir/setdebug-user.err")"
+fi
+"$bin/sbatch" -o /dev/null --wrap true >/dev/null || fail "sbatch after setdebug"
+for _ in $(seq 50); do grep -q '\] debug2: ' "$log" && break; sleep 0.1; done
+grep -q '\] debug2: ' "$log" || fail "no debug2 line after scontrol setdebug debug2: $(tail -3 "$log")"
+"$bin/scontrol" setdebug info || fail "scontrol setdebug info"
+mv "$log" "$log.1"
+kill -USR2 "$ctld"
+for _ in $(seq 50); do [[ -s "$log" ]] && break; sleep 0.1; done
+grep -q "log file reopened on SIGUSR2" "$log" || fail "no new log file after SIGUSR2"
+[[ -s "$log.1" ]] || fail "the moved log file is empty"
+echo "ok: SlurmctldLogFile has Slurm's prefix; setdebug/setdebugflags act live; SIGUSR2 reopens it"
+
+# 9. A configuration with an error: loomctld says where and does not start.
 printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=a CPUs=banana\n' >"$dir/bad.conf"
 if "$bin/loomctld" -f "$dir/bad.conf" 2>"$dir/bad.err"; then fail "loomctld started on a bad config"; fi
 grep -q "bad.conf:3" "$dir/bad.err" || fail "bad config error: $(cat "$dir/bad.err")"

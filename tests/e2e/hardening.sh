@@ -170,7 +170,7 @@ for _ in $(seq 150); do
   sleep 0.1
 done
 kill -0 "$first_pid" 2>/dev/null && fail "the earlier run of job $rq (pid $first_pid) still runs"
-[[ "$st" == RUNNING ]] || fail "job $rq after n1 returned: $("$bin/squeue" -h -j "$rq" -t all -o '%T %r'); $(grep "job $rq" "$dir/loomctld.log" | tail -3)"
+[[ "$st" == RUNNING ]] || fail "job $rq after n1 returned: $("$bin/squeue" -h -j "$rq" -t all -o '%T %r'); $(grep "JobId=$rq" "$dir/loomctld.log" | tail -3)"
 sleep 2  # the earlier run's end has been reported by now: it must not end this one
 [[ $("$bin/squeue" -h -j "$rq" -t all -o '%T %N') == "RUNNING n1" ]] || fail "job $rq: $("$bin/squeue" -h -j "$rq" -t all -o '%T %N')"
 "$bin/scancel" "$rq"

@@ -293,7 +293,7 @@ for _ in $(seq 100); do grep -q "srun exit" "slurm-$job.out" 2>/dev/null && brea
 grep -q "srun exit [1-9]" "slurm-$job.out" || fail "srun with a node gone: $(cat "slurm-$job.out" lost.err)"
 grep -Eq "^srun: error: Task launch for StepId=$job\.0 failed on node cpu02: launch not delivered to cpu02 " lost.err ||
   fail "srun said: $(cat lost.err)"
-grep -Eq "job $job: launch on cpu02 failed: launch not delivered to cpu02 \(127\.0\.0\.1:[0-9]+\)" \
-  "$dir/cluster/log/loomctld.log" || fail "controller log: $(grep "job $job" "$dir/cluster/log/loomctld.log")"
+grep -Eq "JobId=$job launch on cpu02 failed: launch not delivered to cpu02 \(127\.0\.0\.1:[0-9]+\)" \
+  "$dir/cluster/log/loomctld.log" || fail "controller log: $(grep "JobId=$job" "$dir/cluster/log/loomctld.log")"
 echo "ok: TreeWidth=2 fans a 4-node step out through the nodes; an undelivered launch is reported"
 echo "PASS"

@@ -286,6 +286,30 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
                                       " is accepted but not acted on by Loom yet"));
       }
     }
+  } else if (key == "SlurmctldDebug" || key == "SlurmdDebug" || key == "SlurmctldSyslogDebug" ||
+             key == "SlurmdSyslogDebug") {
+    std::optional<core::LogLevel> level = core::ParseLogLevel(value);
+    if (!level) {
+      ctx_->BadValue(at, kv.key, kv.value,
+                     "quiet, fatal, error, info, verbose, debug, debug2 .. debug5 (or 0-9)");
+      return;
+    }
+    if (key == "SlurmctldDebug") cfg.slurmctld_debug = *level;
+    if (key == "SlurmdDebug") cfg.slurmd_debug = *level;
+    if (key == "SlurmctldSyslogDebug") cfg.slurmctld_syslog_debug = *level;
+    if (key == "SlurmdSyslogDebug") cfg.slurmd_syslog_debug = *level;
+  } else if (key == "SlurmctldLogFile") {
+    cfg.slurmctld_log_file = std::string(value);
+  } else if (key == "SlurmdLogFile") {
+    cfg.slurmd_log_file = std::string(value);
+  } else if (key == "DebugFlags") {
+    StatusOr<uint32_t> flags = core::ParseDebugFlags(value);
+    if (!flags.ok()) {
+      ctx_->BadValue(at, kv.key, kv.value,
+                     StrCat("a comma list of debug flags; ", std::string(flags.status().message())));
+      return;
+    }
+    cfg.debug_flags = *flags;
   } else if (key == "AuthType") {
     cfg.other_keys[std::string(key)] = kv.value;
     if (core::Trim(kv.value) != "auth/munge") {
