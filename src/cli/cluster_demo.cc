@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace loom::cli {
@@ -103,8 +104,8 @@ int RunDemo(const std::string& dir, const std::string& examples_arg, const std::
   // Done when nothing is left but jobs that can never run.
   std::printf("\n# Waiting for them to finish...\n");
   std::fflush(stdout);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = core::RealClock().Monotonic() + std::chrono::seconds(120);
+  while (core::RealClock().Monotonic() < deadline) {
     Shell("squeue -h -o '%r' 2>/dev/null | grep -vc DependencyNeverSatisfied", &out);
     if (core::Trim(out) == "0") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));

@@ -24,6 +24,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/submit/salloc_options.h"
+#include "core/clock.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "model/step.h"
@@ -301,7 +302,7 @@ int RunSalloc(int argc, char** argv) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
   auto input = submit::ParseSalloc(args, ProcessEnvironment(),
-                                   static_cast<int64_t>(std::time(nullptr)), settings);
+                                   core::RealClock().UnixSeconds(), settings);
   if (!input.ok()) {
     Say(std::string(input.status().message()));
     return submit::SbatchExitCode(input.status());

@@ -20,6 +20,7 @@
 #include "cli/format/text.h"
 #include "cli/submit/batch_script.h"
 #include "cli/submit/sbatch_options.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
 
@@ -43,7 +44,7 @@ int RunSbatch(int argc, char** argv) {
   submit::SbatchSettings settings;
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd))) settings.submit_dir = cwd;
-  auto input = submit::ParseSbatch(args, script, env, static_cast<int64_t>(std::time(nullptr)),
+  auto input = submit::ParseSbatch(args, script, env, core::RealClock().UnixSeconds(),
                                    settings);
   if (!input.ok()) {
     std::fprintf(stderr, "%s\n", std::string(input.status().message()).c_str());

@@ -27,6 +27,7 @@
 #include "cli/format/sinfo_format.h"
 #include "cli/slurm_help.h"
 #include "cli/wire_views.h"
+#include "core/clock.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
@@ -229,7 +230,7 @@ int ShowFromController(const Options& opts, std::string_view entity, const char*
   format::ScontrolOptions so;
   so.one_liner = opts.oneliner;
   so.details = opts.details;
-  format::RenderContext ctx{static_cast<int64_t>(std::time(nullptr)), 0};
+  format::RenderContext ctx{core::RealClock().UnixSeconds(), 0};
   if (entity == "jobs") {
     v1::QueryJobsRequest req;
     if (value) {

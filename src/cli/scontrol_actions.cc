@@ -9,6 +9,7 @@
 #include "cli/step_views.h"
 #include "cli/submit/begin_time.h"
 #include "conf/show_config.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/strings.h"
 
@@ -101,7 +102,7 @@ int JobAction(const Options& opts, std::string_view keyword, const std::vector<s
                  core::EqualsIgnoreCase(key, "BeginTime")) {
         // Slurm's time forms (now+1hour, 16:00, 2026-12-01T08:00, ...) are read here, in the
         // user's time zone; the controller gets Unix seconds.
-        StatusOr<int64_t> t = submit::ParseSlurmDateTime(w.substr(eq + 1), std::time(nullptr),
+        StatusOr<int64_t> t = submit::ParseSlurmDateTime(w.substr(eq + 1), core::RealClock().UnixSeconds(),
                                                          absl::LocalTimeZone());
         if (!t.ok()) {
           PrintError(opts, std::string(t.status().message()));

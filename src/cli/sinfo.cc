@@ -10,6 +10,7 @@
 #include "cli/format/sinfo_format.h"
 #include "cli/slurm_help.h"
 #include "cli/wire_views.h"
+#include "core/clock.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
@@ -155,7 +156,7 @@ int RunSinfo(int argc, char** argv) {
   std::vector<format::NodeView> node_views;
   for (const v1::NodeInfo& n : reply.nodes()) node_views.push_back(ToNodeView(n));
   format::ToNodeTableOrder(&node_views, &parts);
-  format::RenderContext ctx{static_cast<int64_t>(std::time(nullptr)), 0};
+  format::RenderContext ctx{core::RealClock().UnixSeconds(), 0};
   auto out = format::RenderSinfo(parts, node_views, opts, ctx);
   if (!out.ok()) {
     std::fprintf(stderr, "sinfo: error: %s\n", std::string(out.status().message()).c_str());

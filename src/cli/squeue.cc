@@ -13,6 +13,7 @@
 #include "cli/format/squeue_format.h"
 #include "cli/slurm_help.h"
 #include "cli/step_views.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
 
@@ -236,7 +237,7 @@ int RunSqueue(int argc, char** argv) {
       if (user_ok && part_ok) shown.push_back(st);
     }
     std::fputs(
-        RenderStepsSqueue(shown, static_cast<int64_t>(std::time(nullptr)), !opts.no_header).c_str(),
+        RenderStepsSqueue(shown, core::RealClock().UnixSeconds(), !opts.no_header).c_str(),
         stdout);
     return 0;
   }
@@ -250,7 +251,7 @@ int RunSqueue(int argc, char** argv) {
     return 1;
   }
   format::RenderContext ctx{stream->snapshot_time() ? stream->snapshot_time()
-                                                    : static_cast<int64_t>(std::time(nullptr)),
+                                                    : core::RealClock().UnixSeconds(),
                             0};
   if (json) {
     if (!format::WriteSqueueJson([&] { return stream->Next(); }, opts, ctx, stdout) ||

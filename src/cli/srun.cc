@@ -29,6 +29,7 @@
 #include "cli/srun_in_job.h"
 #include "cli/srun_step.h"
 #include "cli/submit/srun_options.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "model/job_request.h"
 #include "model/step.h"
@@ -324,7 +325,7 @@ int RunSrun(int argc, char** argv) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
   auto input = submit::ParseSrun(args, ProcessEnvironment(),
-                                 static_cast<int64_t>(std::time(nullptr)), settings);
+                                 core::RealClock().UnixSeconds(), settings);
   if (!input.ok()) {
     Say(std::string(input.status().message()));
     return submit::SbatchExitCode(input.status());

@@ -120,7 +120,7 @@ struct Logger::Sinks {
   std::shared_ptr<spdlog::sinks::sink> test ABSL_GUARDED_BY(mu);
 };
 
-Logger::Logger(Clock clock) : clock_(std::move(clock)), sinks_(std::make_unique<Sinks>()) {}
+Logger::Logger(const Clock& clock) : clock_(clock), sinks_(std::make_unique<Sinks>()) {}
 Logger::~Logger() = default;
 
 void Logger::SetLevel(LogLevel level) {
@@ -197,7 +197,7 @@ void Logger::Write(LogLevel level, std::string_view message) {
   const spdlog::level::level_enum rank = level <= LogLevel::kError  ? spdlog::level::err
                                          : level <= LogLevel::kVerbose ? spdlog::level::info
                                                                        : spdlog::level::debug;
-  const auto now = clock_ ? clock_() : std::chrono::system_clock::now();
+  const auto now = clock_.Wall();
   const spdlog::details::log_msg msg(now, spdlog::source_loc{}, "", rank, text);
   MutexLock lock(&sinks_->mu);
   const bool at_level = level <= this->level();

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/clock.h"
 
 namespace loom::core {
 
@@ -56,10 +57,9 @@ struct JobId {
 
 class Logger {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
 
-  // `clock` stamps the lines (the system clock when empty).
-  explicit Logger(Clock clock = {});
+  // `clock` stamps the lines; it must outlive the logger.
+  explicit Logger(const Clock& clock = RealClock());
   ~Logger();
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
@@ -92,7 +92,7 @@ class Logger {
   struct Sinks;
   void UpdateThreshold();
 
-  Clock clock_;
+  const Clock& clock_;
   std::atomic<LogLevel> level_{LogLevel::kInfo};
   std::atomic<LogLevel> threshold_{LogLevel::kInfo};
   std::atomic<uint32_t> flags_{0};

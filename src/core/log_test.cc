@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 // 2026-12-01 20:17:02.123 in local time, as the daemons stamp their lines.
-std::chrono::system_clock::time_point FixedTime() {
+const SimulatedClock& FixedTime() {
   std::tm tm{};
   tm.tm_year = 2026 - 1900;
   tm.tm_mon = 11;
@@ -28,11 +28,16 @@ std::chrono::system_clock::time_point FixedTime() {
   tm.tm_min = 17;
   tm.tm_sec = 2;
   tm.tm_isdst = -1;
-  return std::chrono::system_clock::from_time_t(std::mktime(&tm)) + std::chrono::milliseconds(123);
+  static SimulatedClock* const clock = [&] {
+    auto* c = new SimulatedClock(static_cast<int64_t>(std::mktime(&tm)));
+    c->Advance(std::chrono::milliseconds(123));
+    return c;
+  }();
+  return *clock;
 }
 
 struct Captured {
-  Logger logger{FixedTime};
+  Logger logger{FixedTime()};
   std::vector<std::string> lines;
   Captured() {
     logger.ToSink([this](std::string_view l) { lines.emplace_back(l); });
@@ -104,7 +109,7 @@ TEST(Log, ReopenAfterTheFileWasMovedWritesANewFile) {
   const std::string dir = ::testing::TempDir() + "/log_test_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/ctld.log";
-  Logger logger(FixedTime);
+  Logger logger(FixedTime());
   ASSERT_TRUE(logger.ToFile(path).ok());
   logger.Write(LogLevel::kInfo, "before");
   std::filesystem::rename(path, path + ".1");

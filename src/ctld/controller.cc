@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <set>
 
 #include <grpcpp/server_posix.h>
@@ -19,13 +18,13 @@
 #include "rpc/call_auth.h"
 #include "ctld/wire.h"
 #include "rpc/convert.h"
+#include "rpc/deadline.h"
 #include "rpc/launch_tree.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
 namespace {
 
-Time Now() { return static_cast<Time>(std::time(nullptr)); }
 
 // A node's GPU ids as launches carry them: "0,2,3".
 std::string GpuIdList(model::GpuMask gpus) {
@@ -113,6 +112,7 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
 
 StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller());
+  if (options.clock != nullptr) c->clock_ = options.clock;
   std::vector<conf::Diagnostic> warnings;
   ASSIGN_OR_RETURN(c->site_, conf::LoadSiteConfig(options.slurm_conf, &warnings));
   const conf::ClusterConfig& cfg = c->site_.cluster;
@@ -169,8 +169,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   };
   c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
 
-  c->stats_.start_time = Now();
-  c->Publish(Now(), nullptr);
+  c->stats_.start_time = c->clock_->UnixSeconds();
+  c->Publish(c->clock_->UnixSeconds(), nullptr);
   // One port for both transports: gRPC has no listening port of its own and is handed
   // each connection that opens with HTTP/2's preface.
   c->api_ = std::make_unique<ControllerApi>(c.get());
@@ -208,7 +208,7 @@ void Controller::Shutdown() {
       stop_ = true;
     }
     if (frames_) frames_->Shutdown();
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (server_) server_->Shutdown(rpc::DeadlineIn(std::chrono::seconds(2)));
     if (owner_.joinable()) owner_.join();
     // What the last batches started still reaches the nodes.
     if (links_) links_->Drain();
@@ -254,7 +254,9 @@ void Controller::OwnerLoop() {
       batch.swap(queue_);
       if (stop_ && batch.empty()) break;
     }
-    const Time now = Now();
+    // One reading of each clock per batch, so that every decision in it agrees on the time.
+    const Time now = clock_->UnixSeconds();
+    batch_monotonic_ = clock_->Monotonic();
     Effects fx;
     std::vector<Status> results;
     for (Pending& p : batch) results.push_back(p.fn(*core_, fx, now));
@@ -262,10 +264,11 @@ void Controller::OwnerLoop() {
       core_->Tick(now, &fx);
       last_tick = now;
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    // How long the pass took is a measurement of this machine, not a decision: real time.
+    const auto t0 = core::RealClock().Monotonic();
     if (core_->Schedule(now, &fx)) {
       const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now() - t0)
+                             core::RealClock().Monotonic() - t0)
                              .count();
       ++stats_.passes;
       stats_.last_pass_us = us;
@@ -322,7 +325,7 @@ Status Controller::Persist(const Effects& fx) {
   store::Batch batch = BatchFor(fx, *core_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = batch_monotonic_;
   if (!store_error_.ok() && now < store_retry_at_) {
     const auto wait_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(store_retry_at_ - now).count();
@@ -347,9 +350,9 @@ Status Controller::ForgetRefusedBatch(const Status& why, Time now) {
                    why.message());
   }
   // A refusal during the pause is the same failure; only a failed try lengthens the pause.
-  if (store_error_.ok() || std::chrono::steady_clock::now() >= store_retry_at_) {
+  if (store_error_.ok() || batch_monotonic_ >= store_retry_at_) {
     store_backoff_ms_ = std::clamp(store_backoff_ms_ * 2, 100, kMaxStoreBackoffMs);
-    store_retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(store_backoff_ms_);
+    store_retry_at_ = batch_monotonic_ + std::chrono::milliseconds(store_backoff_ms_);
     store_error_ = why;
   }
   if (site_before_batch_) {

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "auth/munge_auth.h"
 #include "conf/site_config.h"
+#include "core/clock.h"
 #include "core/mutex.h"
 #include "core/status.h"
 #include "ctld/core.h"
@@ -40,6 +41,9 @@ struct ControllerOptions {
   std::string listen_address;  // empty: SlurmctldHost's address and SlurmctldPort
   // Opens the store the controller keeps its state in; unset: SQLite in StateSaveLocation.
   std::function<StatusOr<std::unique_ptr<store::Store>>(const conf::ClusterConfig&)> open_store;
+  // What the controller reads the time from: job times, time limits, node timeouts, the
+  // store's retry pause. It must outlive the controller.
+  const core::Clock* clock = &core::RealClock();
 };
 
 // What queries read: the state after the last batch. Successive snapshots share what did
@@ -97,6 +101,7 @@ class Controller {
 
   std::shared_ptr<const Snapshot> snapshot() const;
   auth::MungeCredentials& munge() { return *munge_; }
+  const core::Clock& clock() const { return *clock_; }
   // The configuration as loaded at the start. After a reconfigure, only the owner thread
   // (inside Post) may read it; others keep what they took at the start.
   const conf::SiteConfig& site() const { return site_; }
@@ -139,6 +144,7 @@ class Controller {
   // Sends a step's launches, one per node, through the TreeWidth fan-out (rpc/launch_tree.h).
   void SendLaunches(std::vector<v1::ForwardedLaunch> launches);
 
+  const core::Clock* clock_ = &core::RealClock();
   conf::SiteConfig site_;
   // The configuration before a reconfigure in the batch being run (owner thread only): a
   // refused batch did not happen, its reconfigure included.
@@ -182,6 +188,7 @@ class Controller {
   // After the store refused a batch (owner thread only): its error, and when to try again.
   Status store_error_;
   std::chrono::steady_clock::time_point store_retry_at_;
+  std::chrono::steady_clock::time_point batch_monotonic_;  // when the current batch began
   int store_backoff_ms_ = 0;
   // Launches and signals to the node daemons; in order per node, nodes independent.
   std::unique_ptr<NodeLinks> links_;

@@ -1,6 +1,7 @@
-// The controller's owner loop over a store that can be made to refuse commits: a refused
-// batch is answered with the store's error and forgotten, queries go on, and changes are
-// taken again once the store is back.
+// The controller's owner loop on a simulated clock, over a store that can be made to refuse
+// or hold up commits: a refused batch is answered with the store's error and forgotten,
+// queries go on, changes are taken again once the store is back, and every time the loop
+// decides by (job times, node timeouts, begin times, the store's pause) is the clock's.
 #include "ctld/controller.h"
 
 #include <gtest/gtest.h>
@@ -12,28 +13,45 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "core/clock.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
 namespace {
 
-// A SQLite store whose commits fail while `full` is set, as a full disk makes them fail.
-class FillableStore final : public store::Store {
+// What the tests make a store do.
+struct StoreFaults {
+  std::atomic<bool> full{false};        // commits fail, as on a full disk
+  std::atomic<bool> unreadable{false};  // reading back fails too
+  // While set, a commit waits until it is released: a slow disk.
+  std::atomic<bool> slow{false};
+  absl::Notification* release = nullptr;
+  std::atomic<int> tries{0};     // commits tried
+  std::atomic<int> waiting{0};   // commits waiting for `release`
+};
+
+// A SQLite store with the faults the test switches on.
+class FaultyStore final : public store::Store {
  public:
-  FillableStore(std::unique_ptr<store::Store> real, std::atomic<bool>* full,
-                std::atomic<bool>* unreadable, std::atomic<int>* tries)
-      : real_(std::move(real)), full_(full), unreadable_(unreadable), tries_(tries) {}
+  FaultyStore(std::unique_ptr<store::Store> real, StoreFaults* faults)
+      : real_(std::move(real)), faults_(faults) {}
   Status Open() override { return real_->Open(); }
   Status Commit(const store::Batch& batch) override {
-    ++*tries_;
-    if (*full_) {
+    ++faults_->tries;
+    if (faults_->slow) {
+      ++faults_->waiting;
+      faults_->release->WaitForNotification();
+      --faults_->waiting;
+    }
+    if (faults_->full) {
       return absl::ResourceExhaustedError(
           "loom.db: the disk is full while committing a batch; free space, then retry");
     }
     return real_->Commit(batch);
   }
   StatusOr<store::Snapshot> Recover() override {
-    if (*unreadable_) return absl::DataLossError("loom.db: disk I/O error while reading");
+    if (faults_->unreadable) return absl::DataLossError("loom.db: disk I/O error while reading");
     return real_->Recover();
   }
   StatusOr<std::string> ReadRequest(model::JobId id) override { return real_->ReadRequest(id); }
@@ -41,10 +59,11 @@ class FillableStore final : public store::Store {
 
  private:
   std::unique_ptr<store::Store> real_;
-  std::atomic<bool>* full_;
-  std::atomic<bool>* unreadable_;
-  std::atomic<int>* tries_;
+  StoreFaults* faults_;
 };
+
+// 2026-12-01 00:00:00 UTC.
+constexpr Time kStart = 1'796'083'200;
 
 class ControllerTest : public testing::Test {
  protected:
@@ -64,13 +83,13 @@ class ControllerTest : public testing::Test {
     ControllerOptions o;
     o.slurm_conf = (dir_ / "slurm.conf").string();
     o.listen_address = "127.0.0.1:0";
+    o.clock = &clock_;
     o.open_store = [this](const conf::ClusterConfig& cfg)
         -> StatusOr<std::unique_ptr<store::Store>> {
       store::SqliteStoreOptions so;
       so.state_save_location = cfg.state_save_location;
       ASSIGN_OR_RETURN(auto real, store::OpenSqliteStore(so));
-      return std::make_unique<FillableStore>(std::move(real), &full_, &unreadable_,
-                                                     &tries_);
+      return std::make_unique<FaultyStore>(std::move(real), &faults_);
     };
     return Controller::Start(o);
   }
@@ -96,10 +115,25 @@ class ControllerTest : public testing::Test {
     return n;
   }
 
+  // Runs `fn` on the owner thread in a batch of its own, at the clock's time then.
+  template <typename Fn>
+  static void OnOwner(Controller& c, Fn fn) {
+    ASSERT_TRUE(c.Post([&fn](ControllerCore& core, Effects& fx, Time now) {
+                   fn(core, fx, now);
+                   return absl::OkStatus();
+                 }).ok());
+  }
+
+  // Moves the clock on and runs a batch at the new time, so that what the owner does when
+  // time passes (time limits, node timeouts, begin times, passes) has happened.
+  void Advance(Controller& c, std::chrono::seconds d) {
+    clock_.Advance(d);
+    OnOwner(c, [](ControllerCore&, Effects&, Time) {});
+  }
+
   std::filesystem::path dir_;
-  std::atomic<bool> full_{false};
-  std::atomic<bool> unreadable_{false};
-  std::atomic<int> tries_{0};
+  core::SimulatedClock clock_{kStart};
+  StoreFaults faults_;
 };
 
 TEST_F(ControllerTest, ARefusedCommitIsForgottenAndTheStoreIsTriedAgain) {
@@ -108,7 +142,7 @@ TEST_F(ControllerTest, ARefusedCommitIsForgottenAndTheStoreIsTriedAgain) {
   JobId first = 0;
   ASSERT_TRUE(Submit(**c, &first).ok());
 
-  full_ = true;
+  faults_.full = true;
   JobId refused = 0;
   Status s = Submit(**c, &refused);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
@@ -117,16 +151,17 @@ TEST_F(ControllerTest, ARefusedCommitIsForgottenAndTheStoreIsTriedAgain) {
   EXPECT_EQ(Jobs(**c), 1u);
   EXPECT_EQ((*c)->snapshot()->jobs->size(), 1u);
   // While the store is paused, a change is refused without trying it.
-  const int tries = tries_;
+  const int tries = faults_.tries;
   s = Submit(**c, &refused);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   EXPECT_NE(std::string(s.message()).find("tries the store again in"), std::string::npos) << s;
-  EXPECT_EQ(tries_, tries);
+  EXPECT_EQ(faults_.tries, tries);
 
-  full_ = false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // past the first pause
+  faults_.full = false;
+  clock_.Advance(std::chrono::milliseconds(100));  // past the first pause
   JobId second = 0;
-  ASSERT_TRUE(Submit(**c, &second).ok());
+  s = Submit(**c, &second);
+  ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(second, first + 1);
   EXPECT_EQ(Jobs(**c), 2u);
 
@@ -141,21 +176,25 @@ TEST_F(ControllerTest, ARefusedCommitIsForgottenAndTheStoreIsTriedAgain) {
 TEST_F(ControllerTest, APauseGrowsWhileTheStoreKeepsFailing) {
   auto c = Start();
   ASSERT_TRUE(c.ok()) << c.status();
-  full_ = true;
+  faults_.full = true;
   JobId id = 0;
-  int refused = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  // Half a second of submissions: the store is tried after 0, 100, 300 ms (pauses of 100 and
-  // 200 ms, then 400), not once per submission.
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500)) {
+  // Half a second of submissions, one every 5 ms of the clock: the store is tried at 0, 100
+  // and 300 ms (pauses of 100 and 200 ms, then 400), not once per submission.
+  for (int ms = 0; ms < 500; ms += 5) {
     ASSERT_FALSE(Submit(**c, &id).ok());
-    ++refused;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    clock_.Advance(std::chrono::milliseconds(5));
   }
-  EXPECT_GT(refused, 20);
-  EXPECT_GE(tries_, 3);
-  EXPECT_LE(tries_, 4);
+  EXPECT_EQ(faults_.tries, 3);
   EXPECT_EQ(Jobs(**c), 0u);
+  // The pause stops growing at kMaxStoreBackoffMs.
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(std::chrono::milliseconds(Controller::kMaxStoreBackoffMs));
+    ASSERT_FALSE(Submit(**c, &id).ok());
+  }
+  EXPECT_EQ(faults_.tries, 13);
+  faults_.full = false;
+  clock_.Advance(std::chrono::milliseconds(Controller::kMaxStoreBackoffMs));
+  EXPECT_TRUE(Submit(**c, &id).ok());
 }
 
 TEST_F(ControllerTest, WhenTheStoreCannotEvenBeReadTheControllerStopsCleanly) {
@@ -163,8 +202,8 @@ TEST_F(ControllerTest, WhenTheStoreCannotEvenBeReadTheControllerStopsCleanly) {
   // returns, and Shutdown and the destructor join every thread rather than abort the process.
   auto c = Start();
   ASSERT_TRUE(c.ok()) << c.status();
-  full_ = true;
-  unreadable_ = true;
+  faults_.full = true;
+  faults_.unreadable = true;
   JobId id = 0;
   EXPECT_FALSE(Submit(**c, &id).ok());
   (*c)->Wait();
@@ -178,7 +217,7 @@ TEST_F(ControllerTest, AReconfigureInARefusedBatchDidNotHappen) {
   ASSERT_TRUE(c.ok()) << c.status();
   std::ofstream(dir_ / "slurm.conf", std::ios::app)
       << "NodeName=n3 CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=1\n";
-  full_ = true;
+  faults_.full = true;
   // The owner is held busy so that the submission and the reconfigure queue up behind it
   // and run as one batch, which the store refuses.
   (*c)->PostNoWait([](ControllerCore&, Effects&, Time) {
@@ -210,7 +249,7 @@ TEST_F(ControllerTest, AReconfigureInARefusedBatchDidNotHappen) {
   EXPECT_EQ(configured, 2u);
 
   // In a batch of its own it goes through: it writes nothing to the store.
-  full_ = false;
+  faults_.full = false;
   std::vector<conf::Diagnostic> warnings;
   int64_t timeout_s = 0;
   ASSERT_TRUE((*c)->Reconfigure(&warnings, &timeout_s).ok());
@@ -219,6 +258,81 @@ TEST_F(ControllerTest, AReconfigureInARefusedBatchDidNotHappen) {
                   return absl::OkStatus();
                 }).ok());
   EXPECT_EQ(nodes, 3u);
+}
+
+TEST_F(ControllerTest, JobTimesAreTheClocks) {
+  auto c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  JobId held = 0;
+  ASSERT_TRUE(Submit(**c, &held).ok());
+  JobId later = 0;
+  ASSERT_TRUE((*c)->Post([&later](ControllerCore& core, Effects& fx, Time now) -> Status {
+                  model::JobRequest r;
+                  r.name = "later";
+                  r.shape.ntasks = 1;
+                  r.time_limit_s = 60;
+                  r.begin_time = now + 120;
+                  ASSIGN_OR_RETURN(later, core.Submit(r, Caller{1001, 1001, "alice"}, now, &fx));
+                  return absl::OkStatus();
+                }).ok());
+  model::PendingReason reason{};
+  OnOwner(**c, [&](ControllerCore& core, Effects&, Time now) {
+    EXPECT_EQ(now, kStart);
+    EXPECT_EQ(core.Find(held)->job.submit_time, kStart);
+    reason = core.Find(later)->job.reason;
+  });
+  EXPECT_EQ(reason, model::PendingReason::kBeginTime);
+  EXPECT_EQ((*c)->snapshot()->time, kStart);
+
+  Advance(**c, std::chrono::seconds(119));
+  OnOwner(**c, [&](ControllerCore& core, Effects&, Time) { reason = core.Find(later)->job.reason; });
+  EXPECT_EQ(reason, model::PendingReason::kBeginTime);
+  Advance(**c, std::chrono::seconds(1));
+  OnOwner(**c, [&](ControllerCore& core, Effects&, Time) { reason = core.Find(later)->job.reason; });
+  EXPECT_NE(reason, model::PendingReason::kBeginTime);  // no node has registered: it waits on
+}
+
+TEST_F(ControllerTest, ANodeThatStopsReportingIsDownAfterSlurmdTimeoutOfTheClock) {
+  auto c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  OnOwner(**c, [](ControllerCore& core, Effects& fx, Time now) {
+    core.NodeRegistered("n1", model::Resources{4, 0, 4000}, now, &fx);
+  });
+  auto n1 = [&] {
+    model::Node node;
+    OnOwner(**c, [&](ControllerCore& core, Effects&, Time) { node = core.cluster().nodes[0]; });
+    return node;
+  };
+  EXPECT_EQ(n1().state, model::NodeState::kIdle);
+  // SlurmdTimeout is 300 s by default: on the wall clock this test would wait five minutes.
+  Advance(**c, std::chrono::seconds(300));
+  EXPECT_EQ(n1().state, model::NodeState::kIdle);
+  Advance(**c, std::chrono::seconds(1));
+  const model::Node down = n1();
+  EXPECT_EQ(down.state, model::NodeState::kDown);
+  EXPECT_EQ(down.reason, "Not responding");
+}
+
+TEST_F(ControllerTest, QueriesAreAnsweredWhileACommitIsSlow) {
+  auto c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::Notification release;
+  faults_.release = &release;
+  faults_.slow = true;
+  JobId id = 0;
+  Status submitted = absl::UnknownError("not answered");
+  std::thread submit([&] { submitted = Submit(**c, &id); });
+  while (faults_.waiting == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The owner thread is inside the commit: the published state answers, and it does not
+  // show the job, which is not durable yet.
+  EXPECT_EQ((*c)->snapshot()->jobs->size(), 0u);
+  EXPECT_EQ((*c)->snapshot()->submitted, 0);
+  faults_.slow = false;
+  release.Notify();
+  submit.join();
+  ASSERT_TRUE(submitted.ok()) << submitted;
+  // Answered only once published.
+  EXPECT_EQ((*c)->snapshot()->jobs->size(), 1u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/deadline.h"
 #include "rpc/launch_tree.h"
 
 namespace loom::ctld {
@@ -61,7 +62,7 @@ StatusOr<v1::StepUsageReply> NodeLinks::StepUsage(const std::string& address,
     stub = LinkFor(address)->stub.get();
   }
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  ctx.set_deadline(rpc::DeadlineIn(options_.deadline));
   RETURN_IF_ERROR(rpc::AttachCredential(&ctx, *munge_, "StepUsage", request));
   v1::StepUsageReply reply;
   grpc::Status g = stub->StepUsage(&ctx, request, &reply);
@@ -118,7 +119,7 @@ void NodeLinks::SenderLoop() {
 void NodeLinks::Start(Link* link, Call call) {
   auto* f = new InFlight;
   f->call = std::move(call);
-  f->ctx.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  f->ctx.set_deadline(rpc::DeadlineIn(options_.deadline));
   const bool launch = f->call.launch != nullptr;
   const bool tasks = f->call.tasks != nullptr;
   const google::protobuf::Message& request =

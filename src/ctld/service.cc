@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <optional>
 #include <set>
 #include <utility>
@@ -25,7 +24,6 @@
 namespace loom::ctld {
 namespace {
 
-Time Now() { return static_cast<Time>(std::time(nullptr)); }
 
 // The jobs `node` reports that the controller does not run there are killed there (see
 // ControllerCore::NodeReportsJobs), and the controller's log says so.
@@ -85,7 +83,7 @@ ControllerApi::ControllerApi(Controller* c) : c_(c) {
 
 Caller ControllerApi::Identify(const auth::Identity& id) const {
   Caller who{id.uid, id.gid, ""};
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = c_->clock().Monotonic();
   {
     core::MutexLock lock(&names_mu_);
     auto it = names_.find(id.uid);
@@ -348,7 +346,7 @@ Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigReques
     e->set_key(k);
     e->set_value(v);
   }
-  reply->set_server_time(Now());
+  reply->set_server_time(c_->clock().UnixSeconds());
   return absl::OkStatus();
 }
 
@@ -356,7 +354,7 @@ Status ControllerApi::Ping(const Caller& who, const v1::PingRequest& req,
                          v1::PingReply* reply) {
   (void)who;
   reply->set_controller(controller_name_);
-  reply->set_server_time(Now());
+  reply->set_server_time(c_->clock().UnixSeconds());
   return absl::OkStatus();
 }
 
@@ -375,7 +373,7 @@ Status ControllerApi::Diag(const Caller& who, const v1::DiagRequest& req,
   reply->set_main_cycle_mean_us(snap->passes ? snap->total_pass_us / snap->passes : 0);
   reply->set_backfilled_jobs(snap->backfilled);
   reply->set_start_time(snap->start_time);
-  reply->set_server_time(Now());
+  reply->set_server_time(c_->clock().UnixSeconds());
   const JobListing::Counts counts = snap->jobs->CountStates();
   reply->set_jobs_pending(counts.pending);
   reply->set_jobs_running(counts.running);

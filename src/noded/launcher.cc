@@ -95,15 +95,8 @@ JobFiles ExpandJobFiles(const BatchJob& job, const std::string& user) {
   return files;
 }
 
-BatchLauncher::BatchLauncher(NodeSettings settings, std::function<int64_t()> monotonic_ms)
-    : settings_(std::move(settings)), monotonic_ms_(std::move(monotonic_ms)) {}
-
-int64_t BatchLauncher::NowMs() const {
-  if (monotonic_ms_) return monotonic_ms_();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+BatchLauncher::BatchLauncher(NodeSettings settings, const core::Clock& clock)
+    : settings_(std::move(settings)), clock_(clock) {}
 
 StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spool_dir) {
   return Start(job, spool_dir, {});

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "model/job.h"
 #include "noded/job_env.h"
@@ -72,9 +73,9 @@ class JobLauncher {
 
 class BatchLauncher final : public JobLauncher {
  public:
-  // `monotonic_ms` reads a monotonic clock in milliseconds (the steady clock when empty); the
-  // SIGKILL deadlines of Terminate are kept on it.
-  explicit BatchLauncher(NodeSettings settings, std::function<int64_t()> monotonic_ms = {});
+  // The SIGKILL deadlines of Terminate are kept on `clock`'s monotonic time; it must outlive
+  // the launcher.
+  explicit BatchLauncher(NodeSettings settings, const core::Clock& clock = core::RealClock());
   // Leaves running jobs running: they belong to the node, not to this object.
   ~BatchLauncher() override = default;
   BatchLauncher(const BatchLauncher&) = delete;
@@ -120,10 +121,10 @@ class BatchLauncher final : public JobLauncher {
     std::optional<int64_t> kill_at_ms;
   };
 
-  int64_t NowMs() const;
+  int64_t NowMs() const { return clock_.MonotonicMs(); }
 
   NodeSettings settings_;
-  std::function<int64_t()> monotonic_ms_;
+  const core::Clock& clock_;
   std::map<model::JobId, Running> running_;
 };
 

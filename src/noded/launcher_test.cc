@@ -413,8 +413,9 @@ TEST_F(LauncherTest, DescriptorsOfLoomdAreNotInherited) {
 }
 
 TEST_F(LauncherTest, KillDeadlineUsesTheInjectedClock) {
-  int64_t now_ms = 1000;
-  BatchLauncher launcher(settings_, [&now_ms] { return now_ms; });
+  core::SimulatedClock clock(1'796'083'200);
+  clock.Advance(std::chrono::seconds(1));
+  BatchLauncher launcher(settings_, clock);
   BatchJob job = Job(20, "#!/bin/sh\ntrap '' TERM\necho ready\nwhile :; do sleep 0.05; done\n");
   ASSERT_TRUE(launcher.Start(job, spool_).ok());
   ASSERT_TRUE(WaitForText(work_ + "/out", "ready"));
@@ -424,7 +425,7 @@ TEST_F(LauncherTest, KillDeadlineUsesTheInjectedClock) {
   EXPECT_EQ(launcher.NextDeadlineMs(), 61000);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_TRUE(launcher.Reap().empty());  // still before the deadline: not killed
-  now_ms = 61000;
+  clock.Advance(std::chrono::seconds(60));
   std::optional<FinishedJob> done = WaitFor(launcher, 20);
   ASSERT_TRUE(done);
   EXPECT_TRUE(done->killed);

@@ -27,6 +27,7 @@
 #include "auth/identity.h"
 #include "auth/munge_auth.h"
 #include "conf/site_config.h"
+#include "core/clock.h"
 #include "core/hostlist.h"
 #include "conf/log_settings.h"
 #include "core/log.h"
@@ -39,6 +40,7 @@
 #include "noded/proc_usage.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
+#include "rpc/deadline.h"
 #include "rpc/reply.h"
 #include "stepd/launch_request.h"
 #include "stepd/stepd_launcher.h"
@@ -59,6 +61,8 @@ struct Options {
   // The GPUs NVML found, for a node whose gres.conf says AutoDetect=nvml: its supervisors
   // bind tasks and fence devices by them. Null: gres.conf's.
   std::shared_ptr<const model::NodeTopology> discovered_gpus;
+  // What heartbeats and samples are timed by.
+  const core::Clock* clock = &core::RealClock();
 };
 
 class Daemon;
@@ -184,11 +188,12 @@ class Daemon {
   void Run() {
     int64_t interval = 1;
     bool registered = false;
-    auto last_beat = std::chrono::steady_clock::now() - std::chrono::hours(1);
+    const core::Clock& clock = *opt_.clock;
+    auto last_beat = clock.Monotonic() - std::chrono::hours(1);
     // How often the running tasks' memory is sampled for sstat's maxima
     // (JobAcctGatherFrequency's task interval; 0: never between sstat's own calls).
     const auto sample_every = std::chrono::seconds(site_.cluster.acct_gather_task_s);
-    auto last_sample = std::chrono::steady_clock::now();
+    auto last_sample = clock.Monotonic();
     std::vector<stepd::StepdLauncher::Ended> unreported;
     while (!stop_) {
       for (stepd::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
@@ -211,7 +216,7 @@ class Daemon {
           ++it;  // the controller is away: tell it when it is back
         }
       }
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = clock.Monotonic();
       if (sample_every.count() > 0 && now - last_sample >= sample_every) {
         last_sample = now;
         SamplePeaks();
@@ -301,7 +306,7 @@ class Daemon {
   template <typename Req, typename Reply, typename Method>
   bool Call(std::string_view name, const Req& req, Reply* reply, Method method) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ctx.set_deadline(rpc::DeadlineIn(std::chrono::seconds(5)));
     if (!rpc::AttachCredential(&ctx, *munge_, name, req).ok()) return false;
     grpc::Status s = ((*stub_).*method)(&ctx, req, reply);
     return s.ok() && reply->error().code() == v1::OK;
@@ -339,8 +344,7 @@ grpc::Status NodeService::LaunchTasks(grpc::ServerContext* ctx, const v1::Launch
   std::vector<v1::NodeLaunchError> below;
   std::thread forwarding;
   if (!req->forward().empty()) {
-    const auto deadline = std::min(ctx->deadline(), std::chrono::system_clock::now() +
-                                                        std::chrono::seconds(30)) -
+    const auto deadline = std::min(ctx->deadline(), rpc::DeadlineIn(std::chrono::seconds(30))) -
                           std::chrono::seconds(1);
     // `deadline` by value: this block ends while the thread runs.
     forwarding = std::thread(
@@ -548,6 +552,6 @@ int main(int argc, char** argv) {
   }
   daemon.Stop();
   loop.join();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server->Shutdown(rpc::DeadlineIn(std::chrono::seconds(2)));
   return 0;
 }

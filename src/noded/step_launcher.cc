@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
@@ -23,11 +24,7 @@ namespace {
 
 using core::StrCat;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return core::RealClock().MonotonicMs(); }
 
 // How long a task's pipes may stay open after the task ended (held by a process that left
 // its process group) before they are closed and the task counts as done.

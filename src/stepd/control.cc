@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace loom::stepd {
@@ -83,11 +84,7 @@ StatusOr<sockaddr_un> AddressOf(const std::string& path) {
   return addr;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return core::RealClock().MonotonicMs(); }
 
 Status WriteAll(int fd, std::string_view data, int timeout_ms) {
   const int64_t deadline = NowMs() + timeout_ms;

@@ -26,6 +26,7 @@
 
 #include "conf/log_settings.h"
 #include "conf/site_config.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
@@ -49,11 +50,7 @@ struct Args {
   bool detach = false;  // --detach yes: leave the parent at once (see main)
 };
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return core::RealClock().MonotonicMs(); }
 
 void Log(const StepRef& ref, const std::string& message) {
   core::LogInfo("[{}] {}", Describe(ref), message);

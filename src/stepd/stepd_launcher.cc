@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
@@ -66,10 +67,10 @@ std::optional<PidRecord> ReadPids(const StepdPaths& paths) {
 // Reads everything `fd` delivers until its writers close it or `timeout_ms` passes.
 std::string ReadUntilClosed(int fd, int timeout_ms) {
   std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
+                          deadline - core::RealClock().Monotonic())
                           .count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};

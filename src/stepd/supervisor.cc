@@ -18,14 +18,9 @@ namespace loom::stepd {
 using core::StrCat;
 
 BatchSupervisor::BatchSupervisor(SupervisorOptions options)
-    : opt_(std::move(options)), launcher_(opt_.settings, opt_.monotonic_ms) {}
+    : opt_(std::move(options)), launcher_(opt_.settings, *opt_.clock) {}
 
-int64_t BatchSupervisor::NowMs() const {
-  if (opt_.monotonic_ms) return opt_.monotonic_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t BatchSupervisor::NowMs() const { return opt_.clock->MonotonicMs(); }
 
 Status BatchSupervisor::Start() {
   if (pid_ != 0)

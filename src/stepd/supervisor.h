@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "noded/cgroup/cgroup.h"
 #include "noded/job_env.h"
@@ -35,8 +36,8 @@ struct SupervisorOptions {
   // The backstop: a job still running this long after its time limit (the controller ends
   // it at the limit) is terminated here, as if the controller had asked.
   int64_t backstop_grace_s = 60;
-  // Reads a monotonic clock in milliseconds (the steady clock when empty).
-  std::function<int64_t()> monotonic_ms;
+  // What the backstop and the SIGKILL deadlines are timed by; it must outlive the supervisor.
+  const core::Clock* clock = &core::RealClock();
 };
 
 // What loom-stepd's loop asks of a supervisor, whatever it supervises.

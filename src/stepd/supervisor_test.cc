@@ -165,17 +165,18 @@ TEST_F(SupervisorTest, TerminateSendsSigtermThenSigkill) {
 }
 
 TEST_F(SupervisorTest, TheBackstopEndsAJobPastItsTimeLimit) {
-  std::atomic<int64_t> now{1000000};
+  core::SimulatedClock clock(1'764'620'222);
+  clock.Advance(std::chrono::seconds(1000));
   SupervisorOptions o = Options("sleep 30\n");
   o.job.time_limit_s = 60;
   o.backstop_grace_s = 10;
-  o.monotonic_ms = [&now] { return now.load(); };
+  o.clock = &clock;
   BatchSupervisor s(std::move(o));
   ASSERT_TRUE(s.Start().ok());
   EXPECT_EQ(s.NextDeadlineMs(), 1000000 + 70 * 1000);
-  now += 69 * 1000;
+  clock.Advance(std::chrono::seconds(69));
   EXPECT_FALSE(s.Poll().has_value());  // not yet
-  now += 1000;
+  clock.Advance(std::chrono::seconds(1));
   StepResult r = WaitFor(s);
   EXPECT_TRUE(r.timed_out);
   EXPECT_TRUE(r.terminated);
