@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "conf/testing/site_text.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "ctld/listing.h"
 
 namespace {

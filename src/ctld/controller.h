@@ -23,7 +23,7 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "core/status.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "ctld/listing.h"
 #include "ctld/node_links.h"
 #include "ctld/wire.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "model/job_request.h"
 #include "store/store.h"
 

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
+#include "ctld/wire.h"
 #include "loom/v1/loom.pb.h"
 #include "model/job_state.h"
-#include "ctld/wire.h"
 #include "rpc/convert.h"
 
 namespace loom::ctld {

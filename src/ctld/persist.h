@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "store/store.h"
 
 namespace loom::ctld {

@@ -19,7 +19,7 @@
 #include "auth/munge_auth.h"
 #include "core/mutex.h"
 #include "core/status.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
 

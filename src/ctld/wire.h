@@ -11,7 +11,7 @@
 
 #include "conf/cluster_config.h"
 #include "core/cpu_set.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "loom/v1/loom.pb.h"
 #include "model/gpu_topology.h"
 #include "model/resources.h"

@@ -26,24 +26,24 @@
 #include "absl/base/thread_annotations.h"
 #include "auth/identity.h"
 #include "auth/munge_auth.h"
+#include "conf/log_settings.h"
 #include "conf/site_config.h"
 #include "core/clock.h"
 #include "core/hostlist.h"
-#include "conf/log_settings.h"
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
+#include "hw/hardware.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/forwarder.h"
-#include "noded/hw/hardware.h"
-#include "noded/launcher.h"
 #include "noded/proc_usage.h"
+#include "noded/stepd_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/deadline.h"
 #include "rpc/reply.h"
 #include "stepd/launch_request.h"
-#include "stepd/stepd_launcher.h"
+#include "stepd/launcher.h"
 
 namespace loom::noded {
 namespace {
@@ -56,7 +56,7 @@ struct Options {
   std::string controller;  // HOST:PORT; default from SlurmctldHost/SlurmctldPort
   std::string stepd;       // the loom-stepd binary: beside loomd
   // What this host has (hwloc, NVML), reported when the node registers.
-  CpuLayout hardware;
+  hw::CpuLayout hardware;
   int32_t hardware_gpus = 0;
   // The GPUs NVML found, for a node whose gres.conf says AutoDetect=nvml: its supervisors
   // bind tasks and fence devices by them. Null: gres.conf's.
@@ -90,7 +90,7 @@ class Daemon {
   Daemon(Options o, conf::SiteConfig site)
       : opt_(std::move(o)),
         site_(std::move(site)),
-        launcher_(stepd::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, opt_.slurm_conf}) {
+        launcher_(noded::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, opt_.slurm_conf}) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -194,11 +194,11 @@ class Daemon {
     // (JobAcctGatherFrequency's task interval; 0: never between sstat's own calls).
     const auto sample_every = std::chrono::seconds(site_.cluster.acct_gather_task_s);
     auto last_sample = clock.Monotonic();
-    std::vector<stepd::StepdLauncher::Ended> unreported;
+    std::vector<noded::StepdLauncher::Ended> unreported;
     while (!stop_) {
-      for (stepd::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
+      for (noded::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
       for (auto it = unreported.begin(); it != unreported.end();) {
-        const FinishedJob& how = it->how;
+        const stepd::FinishedJob& how = it->how;
         const std::optional<uint32_t> step = it->ref.reported_step();
         v1::JobCompleteRequest req;
         req.set_node(opt_.node);
@@ -317,7 +317,7 @@ class Daemon {
   std::unique_ptr<auth::MungeCredentials> munge_;
   uint32_t controller_uid_ = 0;
   std::unique_ptr<v1::Controller::Stub> stub_;
-  stepd::StepdLauncher launcher_;  // thread-safe
+  noded::StepdLauncher launcher_;  // thread-safe
   v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   core::Mutex peaks_mu_;
@@ -378,12 +378,12 @@ grpc::Status NodeService::Ping(grpc::ServerContext* ctx, const v1::PingRequest* 
 }  // namespace
 // loomd -C: what this node has, as the slurm.conf line an administrator would write.
 int PrintDiscoveredConfig() {
-  auto cpus = DiscoverCpus();
+  auto cpus = hw::DiscoverCpus();
   if (!cpus.ok()) {
     std::fprintf(stderr, "loomd: %s\n", std::string(cpus.status().message()).c_str());
     return 1;
   }
-  auto gpus = DiscoverGpus();
+  auto gpus = hw::DiscoverGpus();
   if (!gpus.ok() && !absl::IsNotFound(gpus.status())) {
     std::fprintf(stderr, "loomd: GPUs not counted: %s\n", std::string(gpus.status().message()).c_str());
   }
@@ -391,8 +391,10 @@ int PrintDiscoveredConfig() {
   ::gethostname(host, sizeof(host) - 1);
   struct sysinfo si {};
   ::sysinfo(&si);
-  std::fputs(NodeConfigLine(host, *cpus, gpus.ok() ? *gpus : std::vector<GpuInfo>{}, si.uptime).c_str(),
-             stdout);
+  std::fputs(
+      hw::NodeConfigLine(host, *cpus, gpus.ok() ? *gpus : std::vector<hw::GpuInfo>{}, si.uptime)
+          .c_str(),
+      stdout);
   return 0;
 }
 
@@ -477,7 +479,7 @@ int main(int argc, char** argv) {
   }
   // What the host has, for the controller to compare with the configuration (it trusts the
   // configuration instead under SlurmdParameters=config_overrides, as for emulated nodes).
-  if (auto cpus = noded::DiscoverCpus(); cpus.ok()) {
+  if (auto cpus = hw::DiscoverCpus(); cpus.ok()) {
     opt.hardware = *cpus;
   } else {
     core::LogError("hardware not discovered: {}", cpus.status().message());
@@ -494,13 +496,12 @@ int main(int argc, char** argv) {
   opt.hardware_gpus = static_cast<int32_t>(me->GpuCount());
   if (use_nvml) {
     const std::string mechanism(conf::GresAutoDetectName(autodetect));
-    if (auto gpus = noded::DiscoverGpus(); gpus.ok()) {
+    if (auto gpus = hw::DiscoverGpus(); gpus.ok()) {
       opt.hardware_gpus = static_cast<int32_t>(gpus->size());
       if (!gpus->empty()) {
         const auto by_type = me->GpusByType();
-        opt.discovered_gpus =
-            std::make_shared<const model::NodeTopology>(noded::TopologyFromHardware(
-                *gpus, opt.hardware, by_type.empty() ? "" : by_type.front().first));
+        opt.discovered_gpus = std::make_shared<const model::NodeTopology>(hw::TopologyFromHardware(
+            *gpus, opt.hardware, by_type.empty() ? "" : by_type.front().first));
         core::LogInfo("AutoDetect={}: {} GPUs ({}), {} NVLink domains", mechanism, gpus->size(),
                       gpus->front().name, opt.discovered_gpus->num_domains());
       } else {

@@ -8,15 +8,15 @@
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "model/binding.h"
-#include "noded/node_layout.h"
 #include "rpc/convert.h"
+#include "stepd/node_layout.h"
 #include "stepd/records.h"
 
 namespace loom::stepd {
 
 using core::StrCat;
 
-v1::NodeUser KnownUserToWire(const noded::KnownUser& known) {
+v1::NodeUser KnownUserToWire(const stepd::KnownUser& known) {
   v1::NodeUser wire;
   wire.set_name(known.user.name);
   wire.set_uid(known.user.uid);
@@ -27,8 +27,8 @@ v1::NodeUser KnownUserToWire(const noded::KnownUser& known) {
   return wire;
 }
 
-noded::KnownUser KnownUserFromWire(const v1::NodeUser& wire) {
-  noded::KnownUser known;
+stepd::KnownUser KnownUserFromWire(const v1::NodeUser& wire) {
+  stepd::KnownUser known;
   known.user.name = wire.name();
   known.user.uid = wire.uid();
   known.user.gid = wire.gid();
@@ -38,9 +38,9 @@ noded::KnownUser KnownUserFromWire(const v1::NodeUser& wire) {
   return known;
 }
 
-StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
+StatusOr<stepd::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
                                       const std::string& gpu_ids, const std::string& node) {
-  noded::BatchJob job;
+  stepd::BatchJob job;
   job.job_id = info.job_id();
   job.name = info.name();
   job.user = info.user();
@@ -86,8 +86,8 @@ StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uin
   return job;
 }
 
-StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node) {
-  ASSIGN_OR_RETURN(noded::BatchJob job,
+StatusOr<stepd::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node) {
+  ASSIGN_OR_RETURN(stepd::BatchJob job,
                    JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
   if (req.has_node_user()) job.known_user = KnownUserFromWire(req.node_user());
   job.time_limit_s = req.time_limit_s();
@@ -105,7 +105,7 @@ namespace {
 // The command and I/O of a step as either request says them: srun's own (v1::SrunStep, a
 // job srun submitted) or a step's inside an allocation (v1::StepRequest).
 template <typename Command>
-void TakeCommandAndIo(const Command& c, noded::StepJob* step) {
+void TakeCommandAndIo(const Command& c, stepd::StepJob* step) {
   step->argv.assign(c.argv().begin(), c.argv().end());
   step->io_host = c.io_host();
   step->io_port = c.io_port();
@@ -117,8 +117,8 @@ void TakeCommandAndIo(const Command& c, noded::StepJob* step) {
 
 }  // namespace
 
-StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
-  noded::StepJob step;
+StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
+  stepd::StepJob step;
   ASSIGN_OR_RETURN(step.job, JobFromInfo(req.job(), req.uid(), req.gid(), req.gpu_ids(), node));
   if (req.has_node_user()) step.job.known_user = KnownUserFromWire(req.node_user());
   step.job.time_limit_s = req.time_limit_s();
@@ -137,8 +137,7 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
     }
     step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
     TakeCommandAndIo(srun, &step);
-    step.binding =
-        noded::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0};
+    step.binding = stepd::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0};
     step.node_cpus = req.cpu_ids();
     step.distribution = model::ParseDistribution(srun.distribution()).value_or(step.distribution);
     return step;
@@ -152,7 +151,7 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
   }
   step.job.work_dir = r.work_dir().empty() ? "/tmp" : r.work_dir();
   TakeCommandAndIo(r, &step);
-  noded::StepPlacement& p = step.placement.emplace();
+  stepd::StepPlacement& p = step.placement.emplace();
   p.step_id = req.step_id();
   p.nodes.assign(info.nodes().begin(), info.nodes().end());
   p.tasks_per_node.assign(info.tasks_per_node().begin(), info.tasks_per_node().end());
@@ -160,12 +159,12 @@ StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
   p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
   p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
   step.binding =
-      noded::BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(), r.cpus_per_task()};
+      stepd::BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(), r.cpus_per_task()};
   step.node_cpus = req.cpu_ids();
   return step;
 }
 
-v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus) {
+v1::HostCpus HostCpusToWire(const hw::CpuLayout& cpus) {
   v1::HostCpus w;
   w.set_sockets(cpus.sockets);
   w.set_cores_per_socket(cpus.cores_per_socket);
@@ -183,8 +182,8 @@ v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus) {
   return w;
 }
 
-noded::CpuLayout HostCpusFromWire(const v1::HostCpus& w) {
-  noded::CpuLayout cpus;
+hw::CpuLayout HostCpusFromWire(const v1::HostCpus& w) {
+  hw::CpuLayout cpus;
   cpus.sockets = w.sockets();
   cpus.cores_per_socket = w.cores_per_socket();
   cpus.threads_per_core = w.threads_per_core();
@@ -256,10 +255,9 @@ void ApplyHardware(const NodeHardware& hardware, const std::string& node, conf::
   }
 }
 
-StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
-                                             const std::string& slurm_conf,
-                                             const std::string& node,
-                                             const std::optional<noded::CpuLayout>& hardware) {
+StatusOr<stepd::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
+                                             const std::string& slurm_conf, const std::string& node,
+                                             const std::optional<hw::CpuLayout>& hardware) {
   const conf::NodeConfig* me = nullptr;
   for (const conf::NodeConfig& n : site.cluster.nodes) {
     if (n.name == node) me = &n;
@@ -267,26 +265,26 @@ StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
   if (me == nullptr) {
     return absl::NotFoundError(StrCat("node ", node, " is not in ", slurm_conf));
   }
-  noded::NodeSettings settings;
+  stepd::NodeSettings settings;
   settings.cluster_name = site.cluster.cluster_name;
   settings.slurm_conf = slurm_conf;
   settings.kill_wait_s = site.cluster.kill_wait_s;
-  settings.layout = noded::NodeLayout(site, *me, hardware);
-  noded::ApplyTaskPlugin(site.cluster, &settings);
+  settings.layout = stepd::NodeLayout(site, *me, hardware);
+  stepd::ApplyTaskPlugin(site.cluster, &settings);
   return settings;
 }
 
-StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
+StatusOr<stepd::StepLimits> LimitsOf(const conf::CgroupConfig& config, const stepd::BatchJob& job,
                                      const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus) {
-  std::vector<noded::DeviceId> denied;
+  std::vector<stepd::DeviceId> denied;
   if (config.constrain_devices) {
     // A device file two GPUs share stays open to the job when it holds either of them.
-    std::vector<noded::DeviceId> allowed;
+    std::vector<stepd::DeviceId> allowed;
     for (const model::Gpu& gpu : gpus) {
       if (gpu.index < 0 || gpu.index >= model::kMaxGpusPerNode || gpu.file.empty()) continue;
       const bool given = job.gpus >> gpu.index & 1;
-      StatusOr<noded::DeviceId> device = noded::DeviceOf(gpu.file);
+      StatusOr<stepd::DeviceId> device = stepd::DeviceOf(gpu.file);
       if (!device.ok()) {
         if (given) continue;  // nothing to fence; the job will find out when it opens it
         return absl::FailedPreconditionError(
@@ -294,14 +292,14 @@ StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const nod
                    " (File=", gpu.file, " in gres.conf): ", std::string(device.status().message()),
                    "; fix File= or set ConstrainDevices=no in cgroup.conf"));
       }
-      std::vector<noded::DeviceId>& into = given ? allowed : denied;
+      std::vector<stepd::DeviceId>& into = given ? allowed : denied;
       if (std::find(into.begin(), into.end(), *device) == into.end()) into.push_back(*device);
     }
-    std::erase_if(denied, [&](const noded::DeviceId& d) {
+    std::erase_if(denied, [&](const stepd::DeviceId& d) {
       return std::find(allowed.begin(), allowed.end(), d) != allowed.end();
     });
   }
-  return noded::LimitsFor(config, cpu_ids, job.mem_mb * (int64_t{1} << 20), std::move(denied));
+  return stepd::LimitsFor(config, cpu_ids, job.mem_mb * (int64_t{1} << 20), std::move(denied));
 }
 
 StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& site,
@@ -321,7 +319,7 @@ StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& sit
       out.gpus = site.node_topologies[n]->gpus;
     }
   }
-  ASSIGN_OR_RETURN(out.system, noded::CgroupSystem::Open(out.config, StrCat("loom/", node)));
+  ASSIGN_OR_RETURN(out.system, stepd::CgroupSystem::Open(out.config, StrCat("loom/", node)));
   return out;
 }
 
@@ -360,11 +358,11 @@ StatusOr<PreparedStep> PrepareStep(const v1::LaunchTasksRequest& req, const std:
   return p;
 }
 
-noded::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups) {
+stepd::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups) {
   auto mu = std::make_shared<std::mutex>();
-  return [cgroups, mu](const noded::StepJob& step,
-                       const std::string& name) -> StatusOr<std::unique_ptr<noded::StepCgroup>> {
-    ASSIGN_OR_RETURN(noded::StepLimits limits,
+  return [cgroups, mu](const stepd::StepJob& step,
+                       const std::string& name) -> StatusOr<std::unique_ptr<stepd::StepCgroup>> {
+    ASSIGN_OR_RETURN(stepd::StepLimits limits,
                      LimitsOf(cgroups->config, step.job, step.node_cpus, cgroups->gpus));
     std::lock_guard<std::mutex> lock(*mu);  // one step's directories at a time
     return cgroups->system->Create(step.job.job_id, name, limits);

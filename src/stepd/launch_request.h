@@ -12,42 +12,42 @@
 #include "conf/cgroup_conf.h"
 #include "conf/site_config.h"
 #include "core/status.h"
+#include "hw/hardware.h"
 #include "loom/v1/loom.pb.h"
 #include "model/gpu_topology.h"
-#include "noded/cgroup/cgroup.h"
-#include "noded/hw/hardware.h"
-#include "noded/job_env.h"
-#include "noded/step_launcher.h"
+#include "stepd/cgroup/cgroup.h"
+#include "stepd/job_env.h"
+#include "stepd/step_launcher.h"
 
 namespace loom::stepd {
 
 // The job of a launch of either kind on node `node`: identity, allocation (this node in
 // it), the GPUs it holds here (`gpu_ids`, "0,2"), and the options its environment reports.
-StatusOr<noded::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
+StatusOr<stepd::BatchJob> JobFromInfo(const v1::JobInfo& info, uint32_t uid, uint32_t gid,
                                       const std::string& gpu_ids, const std::string& node);
 
 // The batch job `req` starts on `node`: JobFromInfo plus the script, its files, working
 // directory, environment and time limit.
-StatusOr<noded::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node);
+StatusOr<stepd::BatchJob> BatchJobOf(const v1::LaunchBatchRequest& req, const std::string& node);
 
 // This node's share of the step `req` launches: the tasks of a job srun submitted (no
 // step_id: its only step, a block of the job's layout) or of a step inside the job's
 // allocation (its layout, binding and the job's CPUs here come with the request).
 // InvalidArgument naming the job or step when the command or the step's nodes are missing.
-StatusOr<noded::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node);
+StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node);
 
 // The job's user as loomd resolved it for loom-stepd (LaunchBatchRequest.node_user), and back.
-v1::NodeUser KnownUserToWire(const noded::KnownUser& known);
-noded::KnownUser KnownUserFromWire(const v1::NodeUser& wire);
+v1::NodeUser KnownUserToWire(const stepd::KnownUser& known);
+stepd::KnownUser KnownUserFromWire(const v1::NodeUser& wire);
 
 // The host's CPUs as loomd hands them to loom-stepd, and back.
-v1::HostCpus HostCpusToWire(const noded::CpuLayout& cpus);
-noded::CpuLayout HostCpusFromWire(const v1::HostCpus& cpus);
+v1::HostCpus HostCpusToWire(const hw::CpuLayout& cpus);
+hw::CpuLayout HostCpusFromWire(const v1::HostCpus& cpus);
 
 // What loomd found on its host: the CPUs (hwloc), and the GPUs when NVML found them for a
 // node whose gres.conf says AutoDetect=nvml (null: gres.conf's).
 struct NodeHardware {
-  std::optional<noded::CpuLayout> cpus;
+  std::optional<hw::CpuLayout> cpus;
   std::shared_ptr<const model::NodeTopology> gpus;
 };
 v1::NodeHardware HardwareToWire(const NodeHardware& hardware);
@@ -61,18 +61,17 @@ void ApplyHardware(const NodeHardware& hardware, const std::string& node, conf::
 
 // The settings that reach the jobs of node `node` of `site` (read from `slurm_conf`):
 // ClusterName, KillWait, the node's layout for binding (from `hardware`, what
-// hwloc found, or from the configuration; noded::NodeLayout) and TaskPlugin's binding.
+// hwloc found, or from the configuration; stepd::NodeLayout) and TaskPlugin's binding.
 // NotFound when `site` has no such node.
-StatusOr<noded::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
-                                             const std::string& slurm_conf,
-                                             const std::string& node,
-                                             const std::optional<noded::CpuLayout>& hardware);
+StatusOr<stepd::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
+                                             const std::string& slurm_conf, const std::string& node,
+                                             const std::optional<hw::CpuLayout>& hardware);
 
 // The cgroup limits of `job` on this node under `config`: its CPUs (`cpu_ids`, a cpuset
 // list), its memory on the node, and, with ConstrainDevices, the device files of the node's
 // GPUs (`gpus`, from gres.conf File=) that the job was not given. A GPU the job was not
 // given whose File= cannot be read as a device is an error naming it.
-StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const noded::BatchJob& job,
+StatusOr<stepd::StepLimits> LimitsOf(const conf::CgroupConfig& config, const stepd::BatchJob& job,
                                      const std::string& cpu_ids,
                                      const std::vector<model::Gpu>& gpus);
 
@@ -81,7 +80,7 @@ StatusOr<noded::StepLimits> LimitsOf(const conf::CgroupConfig& config, const nod
 struct NodeCgroups {
   conf::CgroupConfig config;
   std::vector<model::Gpu> gpus;
-  std::unique_ptr<noded::CgroupSystem> system;
+  std::unique_ptr<stepd::CgroupSystem> system;
 };
 
 // Reads the cgroup.conf beside `slurm_conf` for `node`; nullopt when there is none (nothing
@@ -93,14 +92,14 @@ StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& sit
 
 // How loomd confines srun's steps: each gets a cgroup with the job's limits on the node
 // (LimitsOf), like the batch script's. Thread-safe.
-noded::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups);
+stepd::ConfineStep StepConfinement(std::shared_ptr<NodeCgroups> cgroups);
 
 // Everything a job's supervisor needs before it starts the script.
 struct PreparedLaunch {
-  noded::BatchJob job;
-  noded::NodeSettings settings;
-  std::unique_ptr<noded::CgroupSystem> cgroups;  // null without cgroup.conf: not confined
-  noded::StepLimits limits;
+  stepd::BatchJob job;
+  stepd::NodeSettings settings;
+  std::unique_ptr<stepd::CgroupSystem> cgroups;  // null without cgroup.conf: not confined
+  stepd::StepLimits limits;
 };
 
 // The job `req` starts on `node`, with the site's configuration read from `slurm_conf` and
@@ -114,9 +113,9 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
 // Everything the supervisor of a step's tasks on this node needs before it starts them: the
 // tasks, the node's settings and, when cgroup.conf exists, how the step is confined.
 struct PreparedStep {
-  noded::StepJob step;
-  noded::NodeSettings settings;
-  noded::ConfineStep confine;  // empty without cgroup.conf: not confined
+  stepd::StepJob step;
+  stepd::NodeSettings settings;
+  stepd::ConfineStep confine;  // empty without cgroup.conf: not confined
   std::string cgroup_version;  // "v1", "v2"; empty when not confined
 };
 

@@ -52,7 +52,7 @@ TEST(LaunchRequestTest, BatchJobCarriesTheRequest) {
 }
 
 TEST(LaunchRequestTest, TheUserLoomdReadReachesTheJob) {
-  noded::KnownUser known;
+  stepd::KnownUser known;
   known.user.name = "alice";
   known.user.uid = 1001;
   known.user.gid = 100;
@@ -92,7 +92,7 @@ TEST(LaunchRequestTest, LimitsFollowCgroupConfAndDenyOnlyGpusNotGiven) {
   EXPECT_EQ(l->cpus, "2-3");
   EXPECT_EQ(l->memory_bytes, 64 << 20);
   ASSERT_EQ(l->denied_devices.size(), 1u);  // GPUs 1 and 3 share /dev/zero
-  EXPECT_EQ(l->denied_devices[0], (noded::DeviceId{'c', 1, 5}));
+  EXPECT_EQ(l->denied_devices[0], (stepd::DeviceId{'c', 1, 5}));
 
   // A device file shared with a GPU the job holds stays open to it.
   l = LimitsOf(c, *job, "2-3", Gpus({"/dev/null", "/dev/full", "/dev/full"}));
@@ -155,7 +155,7 @@ TEST_F(PrepareLaunchTest, CgroupConfGivesTheJobItsLimits) {
   EXPECT_TRUE(p->settings.constrain_devices);
   EXPECT_EQ(p->limits.cpus, "2-3");
   EXPECT_EQ(p->limits.memory_bytes, 64 << 20);
-  EXPECT_THAT(p->limits.denied_devices, ElementsAre(noded::DeviceId{'c', 1, 5}));  // /dev/zero
+  EXPECT_THAT(p->limits.denied_devices, ElementsAre(stepd::DeviceId{'c', 1, 5}));  // /dev/zero
 }
 
 // What NVML found (AutoDetect=nvml) stands in for gres.conf's GPUs: their files are fenced.
@@ -179,7 +179,7 @@ TEST_F(PrepareLaunchTest, DiscoveredGpusDecideWhatIsFenced) {
   EXPECT_FALSE(back.cpus.has_value());
   auto p = PrepareLaunch(Request(), "n1", dir_ + "/slurm.conf", back);  // GPUs 0 and 2
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->limits.denied_devices, ElementsAre(noded::DeviceId{'c', 1, 8}));  // /dev/random
+  EXPECT_THAT(p->limits.denied_devices, ElementsAre(stepd::DeviceId{'c', 1, 8}));  // /dev/random
   // Without what loomd found, gres.conf's files count.
   ASSERT_TRUE(ReadNodeHardware(dir_ + "/spool", "n1").ok());
   EXPECT_EQ(ReadNodeHardware(dir_ + "/spool", "n1")->gpus, nullptr);
@@ -243,7 +243,7 @@ TEST(LaunchRequestTest, StepJobOfAStepInsideTheAllocation) {
 }
 
 TEST(LaunchRequestTest, HostCpusRoundTrip) {
-  noded::CpuLayout cpus;
+  hw::CpuLayout cpus;
   cpus.sockets = 2;
   cpus.cores_per_socket = 1;
   cpus.threads_per_core = 2;
@@ -251,7 +251,7 @@ TEST(LaunchRequestTest, HostCpusRoundTrip) {
   cpus.memory_mb = 1024;
   cpus.numa_cpus = {{0, 2}, {1, 3}};
   cpus.cores = {model::CpuCore{0, {0, 2}}, model::CpuCore{1, {1, 3}}};
-  noded::CpuLayout back = HostCpusFromWire(HostCpusToWire(cpus));
+  hw::CpuLayout back = HostCpusFromWire(HostCpusToWire(cpus));
   EXPECT_EQ(back.sockets, 2);
   EXPECT_EQ(back.cpus, 4);
   EXPECT_EQ(back.memory_mb, 1024);

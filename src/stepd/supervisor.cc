@@ -31,7 +31,7 @@ Status BatchSupervisor::Start() {
     fds.clear();
   };
   if (opt_.cgroups != nullptr) {
-    StatusOr<std::unique_ptr<noded::StepCgroup>> made =
+    StatusOr<std::unique_ptr<stepd::StepCgroup>> made =
         opt_.cgroups->Create(opt_.job.job_id, "batch", opt_.limits);
     if (!made.ok()) {
       return Status(made.status().code(),
@@ -98,13 +98,13 @@ std::optional<StepResult> BatchSupervisor::Poll() {
     timed_out_ = true;
     (void)launcher_.Terminate(opt_.job.job_id, opt_.settings.kill_wait_s);
   }
-  std::vector<noded::FinishedJob> ended = launcher_.Reap();
+  std::vector<stepd::FinishedJob> ended = launcher_.Reap();
   if (ended.empty()) return std::nullopt;
   done_ = true;
   return Finish(ended.front());
 }
 
-StepResult BatchSupervisor::Finish(const noded::FinishedJob& ended) {
+StepResult BatchSupervisor::Finish(const stepd::FinishedJob& ended) {
   StepResult r;
   r.job_id = opt_.job.job_id;
   r.wait_status = ended.wait_status;
@@ -119,7 +119,7 @@ StepResult BatchSupervisor::Finish(const noded::FinishedJob& ended) {
     (void)cgroup_->KillAll();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (StatusOr<noded::CgroupUsage> usage = cgroup_->Usage(); usage.ok()) {
+  if (StatusOr<stepd::CgroupUsage> usage = cgroup_->Usage(); usage.ok()) {
     r.out_of_memory = usage->oom_kills > 0;
     r.cgroup_cpu_us = usage->cpu_usec;
     r.max_rss_bytes = usage->memory_peak_bytes;
@@ -144,7 +144,7 @@ Status StepSupervisor::Start() { return launcher_.Start(opt_.step); }
 
 std::vector<TaskRecord> StepSupervisor::Tasks() const {
   std::vector<TaskRecord> out;
-  for (const noded::StepLauncher::TaskPid& t : launcher_.TaskPids(opt_.step.job.job_id)) {
+  for (const stepd::StepLauncher::TaskPid& t : launcher_.TaskPids(opt_.step.job.job_id)) {
     if (auto ref = RefOf(t.pid)) out.push_back(TaskRecord{t.task, *ref});
   }
   return out;
@@ -163,7 +163,7 @@ Status StepSupervisor::Terminate(int64_t kill_wait_s) {
 
 std::optional<StepResult> StepSupervisor::Poll() {
   if (done_) return std::nullopt;
-  for (const noded::FinishedStep& f : launcher_.Reap()) {
+  for (const stepd::FinishedStep& f : launcher_.Reap()) {
     done_ = true;
     StepResult r;
     r.job_id = f.job_id;

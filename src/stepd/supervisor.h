@@ -1,7 +1,7 @@
 // What loom-stepd's event loop drives: the supervision of one batch job on its node (the
-// job's cgroup, its script started by noded::BatchLauncher and joining the cgroup before it
+// job's cgroup, its script started by stepd::BatchLauncher and joining the cgroup before it
 // takes the job's user, a backstop for the time limit) or of one node's share of a step
-// (its tasks, started and connected to srun by noded::StepLauncher, in the step's cgroup);
+// (its tasks, started and connected to srun by stepd::StepLauncher, in the step's cgroup);
 // signals, termination (SIGTERM, then SIGKILL after KillWait) and, once it has ended, the
 // result with its usage.
 //
@@ -18,21 +18,21 @@
 
 #include "core/clock.h"
 #include "core/status.h"
-#include "noded/cgroup/cgroup.h"
-#include "noded/job_env.h"
-#include "noded/launcher.h"
-#include "noded/step_launcher.h"
+#include "stepd/cgroup/cgroup.h"
+#include "stepd/job_env.h"
+#include "stepd/launcher.h"
 #include "stepd/records.h"
+#include "stepd/step_launcher.h"
 
 namespace loom::stepd {
 
 struct SupervisorOptions {
-  noded::BatchJob job;
-  noded::NodeSettings settings;
+  stepd::BatchJob job;
+  stepd::NodeSettings settings;
   std::string spool;  // loomd's spool directory: the script goes to SPOOL/jobNNNNN/
   // Where the job's cgroup is made; null: no confinement (no cgroup.conf).
-  noded::CgroupSystem* cgroups = nullptr;
-  noded::StepLimits limits;
+  stepd::CgroupSystem* cgroups = nullptr;
+  stepd::StepLimits limits;
   // The backstop: a job still running this long after its time limit (the controller ends
   // it at the limit) is terminated here, as if the controller had asked.
   int64_t backstop_grace_s = 60;
@@ -78,11 +78,11 @@ class BatchSupervisor final : public Supervision {
 
  private:
   int64_t NowMs() const;
-  StepResult Finish(const noded::FinishedJob& ended);
+  StepResult Finish(const stepd::FinishedJob& ended);
 
   SupervisorOptions opt_;
-  noded::BatchLauncher launcher_;
-  std::unique_ptr<noded::StepCgroup> cgroup_;
+  stepd::BatchLauncher launcher_;
+  std::unique_ptr<stepd::StepCgroup> cgroup_;
   pid_t pid_ = 0;
   bool done_ = false;
   bool timed_out_ = false;
@@ -90,20 +90,20 @@ class BatchSupervisor final : public Supervision {
 };
 
 struct StepSupervisorOptions {
-  noded::StepJob step;
-  noded::NodeSettings settings;
-  noded::ConfineStep confine;  // empty: not confined (no cgroup.conf)
+  stepd::StepJob step;
+  stepd::NodeSettings settings;
+  stepd::ConfineStep confine;  // empty: not confined (no cgroup.conf)
   int io_timeout_ms = 120000;  // how long srun may take no output before it counts as gone
 };
 
 // One node's share of a step: its tasks, their output to srun, their cgroup. The step's
-// tasks end as they end under loomd (noded::StepLauncher): when srun goes away they are
+// tasks end as they end under loomd (stepd::StepLauncher): when srun goes away they are
 // terminated, an OOM kill in the step's cgroup marks the step out of memory.
 class StepSupervisor final : public Supervision {
  public:
   explicit StepSupervisor(StepSupervisorOptions options);
 
-  // Connects to srun and starts the tasks; errors as noded::StepLauncher::Start's (srun has
+  // Connects to srun and starts the tasks; errors as stepd::StepLauncher::Start's (srun has
   // been told, nothing of the step is left running).
   Status Start();
   // The tasks that run now, with their session leaders.
@@ -120,7 +120,7 @@ class StepSupervisor final : public Supervision {
   std::optional<uint32_t> step_id() const;
 
   StepSupervisorOptions opt_;
-  noded::StepLauncher launcher_;
+  stepd::StepLauncher launcher_;
   bool terminated_ = false;
   bool done_ = false;
 };

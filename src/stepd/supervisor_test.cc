@@ -25,33 +25,33 @@ std::string Slurp(const std::string& path) {
 
 // A cgroup system over plain files: its procs file is a regular file the script's child
 // writes "0" to, and its usage is what the test says.
-class FakeCgroups final : public noded::CgroupSystem {
+class FakeCgroups final : public stepd::CgroupSystem {
  public:
   explicit FakeCgroups(std::string dir) : dir_(std::move(dir)) {}
   std::string_view version() const override { return "fake"; }
-  StatusOr<std::unique_ptr<noded::StepCgroup>> Create(uint64_t job_id, std::string_view step,
-                                                      const noded::StepLimits& limits) override {
+  StatusOr<std::unique_ptr<stepd::StepCgroup>> Create(uint64_t job_id, std::string_view step,
+                                                      const stepd::StepLimits& limits) override {
     if (!fail_.empty()) return absl::InternalError(fail_);
     created_ = std::to_string(job_id) + "/" + std::string(step);
     limits_ = limits;
     std::ofstream(dir_ + "/cgroup.procs");
-    return std::unique_ptr<noded::StepCgroup>(new Step(this));
+    return std::unique_ptr<stepd::StepCgroup>(new Step(this));
   }
   std::string dir_;
   std::string fail_;
   std::string created_;
-  noded::StepLimits limits_;
-  noded::CgroupUsage usage_;
+  stepd::StepLimits limits_;
+  stepd::CgroupUsage usage_;
   bool removed_ = false;
 
  private:
-  class Step final : public noded::StepCgroup {
+  class Step final : public stepd::StepCgroup {
    public:
     explicit Step(FakeCgroups* sys) : sys_(sys) {}
     Status Attach(pid_t) override { return absl::OkStatus(); }
     Status Freeze(bool) override { return absl::OkStatus(); }
     Status KillAll() override { return absl::OkStatus(); }
-    StatusOr<noded::CgroupUsage> Usage() const override { return sys_->usage_; }
+    StatusOr<stepd::CgroupUsage> Usage() const override { return sys_->usage_; }
     Status Remove() override {
       sys_->removed_ = true;
       return absl::OkStatus();

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "conf/testing/site_text.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "loom/v1/loom.pb.h"
 #include "rpc/convert.h"
 #include "rpc/credential.h"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "conf/testing/site_text.h"
-#include "ctld/core.h"
+#include "ctld/controller_core.h"
 #include "sched/config.h"
 #include "sim/simulator.h"
 

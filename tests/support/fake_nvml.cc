@@ -10,18 +10,18 @@
 #include <cstring>
 #include <string>
 
-#include "noded/hw/nvml_api.h"
+#include "hw/nvml_api.h"
 
 // The opaque device of NVML's API. The entry points below take exactly the types loom's
 // declarations give them (nvml_api.h): a call through a pointer of another function type is
 // undefined behaviour, which UBSan reports.
-struct loom::noded::nvml::DeviceSt {
+struct loom::hw::nvml::DeviceSt {
   int index;
 };
 
 namespace {
 
-namespace nvml = loom::noded::nvml;
+namespace nvml = loom::hw::nvml;
 using nvml::Device;
 using nvml::PciInfo;
 

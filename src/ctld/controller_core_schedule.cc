@@ -1,0 +1,193 @@
+// ControllerCore's scheduling pass: the controller's side of "one scheduler, two drivers".
+// It gathers what the scheduler needs from the job table: what keeps each pending job
+// waiting besides resources (judged by sched::deps::Gate, as in the simulator), the running
+// jobs and the pending ones the pass may start, and it passes each pass the trigger that
+// caused it at the time sched::Cadence says, as the simulator does. Split from core.cc by
+// concept; same class, same rules.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "core/time_format.h"
+#include "ctld/controller_core.h"
+#include "sched/deps/gate.h"
+
+namespace loom::ctld {
+
+using model::JobState;
+using model::PendingReason;
+
+namespace {
+
+sched::deps::JobView ViewOf(const JobEntry& e) {
+  sched::deps::JobView v;
+  v.id = e.job.id;
+  if (auto task = e.array_task_id()) v.array_task = *task;
+  v.uid = e.job.uid;
+  v.name = e.request->name;
+  v.state = e.job.state;
+  v.exit_code = e.job.exit_code;
+  v.started = e.job.start_time > 0;
+  v.start_time = e.job.start_time;
+  return v;
+}
+
+}  // namespace
+
+// The job table as dependencies see it.
+class ControllerCore::TableView final : public sched::deps::JobsView {
+ public:
+  TableView(const ControllerCore& core, const std::vector<JobEntry*>& live)
+      : core_(core), live_(live) {}
+  void ForEachNamed(JobId id,
+                    const std::function<void(const sched::deps::JobView&)>& fn) const override {
+    for (const JobEntry* e : core_.JobsWithId(id)) fn(ViewOf(*e));
+  }
+  void ForEachLive(const std::function<void(const sched::deps::JobView&)>& fn) const override {
+    for (const JobEntry* e : live_) fn(ViewOf(*e));
+  }
+
+ private:
+  const ControllerCore& core_;
+  const std::vector<JobEntry*>& live_;
+};
+
+bool ControllerCore::Schedule(Time now, Effects* fx) {
+  const bool event = ScheduleEvents(now, fx);
+  const bool timed = ScheduleTimed(now, fx);
+  return event || timed;
+}
+
+bool ControllerCore::ScheduleEvents(Time now, Effects* fx) {
+  const bool due = pass_due_ || cluster_.generation != last_pass_generation_ || now >= wake_;
+  // An event pass sooner than sched_min_interval after the last one waits for its turn.
+  if (!due || !cadence_.EventPassAllowed(now)) return false;
+  RunPass(std::nullopt, now, fx);
+  cadence_.EventPassRan(now);
+  return true;
+}
+
+bool ControllerCore::ScheduleTimed(Time now, Effects* fx) {
+  // The timed pass goes by the last look: when it was, and whether jobs waited then.
+  const std::optional<sched::PassTrigger> timed =
+      cadence_.TimedPass(last_look_, now, look_waiting_);
+  if (timed) RunPass(*timed, now, fx);
+  if (now > last_look_) last_look_ = now;
+  look_waiting_ = waiting_;
+  return timed.has_value();
+}
+
+void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, Effects* fx) {
+  const bool nodes_changed = cluster_.generation != last_pass_generation_;
+  last_pass_generation_ = cluster_.generation;
+  std::vector<sched::RunningJob> running;
+  std::vector<sched::PendingJob> pending;
+  std::vector<JobEntry*> pending_entry;
+  const std::vector<JobEntry*> live = LiveMutable();
+  const TableView table(*this, live);
+  sched::deps::Gate gate(table, now);
+  for (JobEntry* entry : live) {
+    const JobEntry& e = *entry;
+    if (!e.holds_nodes()) continue;
+    const Time end = e.job.time_limit_s >= core::kUnlimitedSeconds
+                         ? sched::kNever
+                         : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
+    // A job being killed holds its nodes until it is gone.
+    running.push_back(sched::RunningJob{e.job.id, e.alloc(), e.job.start_time,
+                                        e.completing ? sched::kNever : end});
+    if (e.array_place != 0 && e.job.state == JobState::kRunning) gate.Running(e.array_job_id());
+  }
+  // An event pass: resources were freed when fewer jobs hold nodes than after the last pass
+  // (jobs start only in passes) or the nodes changed.
+  const sched::PassTrigger trigger =
+      timed ? *timed
+      : nodes_changed || static_cast<int64_t>(running.size()) < holding_after_pass_
+          ? sched::PassTrigger::kTermination
+          : sched::PassTrigger::kSubmit;
+  int64_t waiting_jobs = 0;
+  for (JobEntry* entry : live) {
+    JobEntry& e = *entry;
+    if (e.job.state != JobState::kPending) continue;
+    ++waiting_jobs;
+    // A requeued job whose processes are still being killed waits for them.
+    if (e.completing) continue;
+    sched::deps::Candidate c;
+    c.id = e.job.id;
+    c.uid = e.job.uid;
+    c.name = e.request->name;
+    c.held = e.job.priority == 0;
+    c.admin_hold = e.job.reason == PendingReason::kJobHeldAdmin;
+    c.dependency = &e.request->dependency;
+    c.eligible_time = e.job.eligible_time;
+    if (e.array_place != 0 && e.request->array) {
+      c.array_id = e.array_job_id();
+      c.array_max_running = e.request->array->max_running;
+    }
+    const PendingReason blocked = gate.Judge(c);
+    if (blocked != PendingReason::kNone) {
+      // Every policy only reports a blocked job's reason: it need not enter the pass.
+      if (e.job.reason != blocked && fx) fx->touched.push_back(e.job.id);
+      e.job.reason = blocked;
+      continue;
+    }
+    // Considered by this pass: Slurm's LastSchedEval.
+    if (e.last_sched_eval != now) {
+      e.last_sched_eval = now;
+      if (fx) fx->touched.push_back(e.job.id);
+    }
+    sched::PendingJob p;
+    p.id = e.job.id;
+    p.submit = e.job.submit_time;
+    p.priority = e.job.priority;
+    p.partition = e.partition;
+    p.constraint = e.request->constraint;
+    p.nodelist = e.request->nodelist;
+    p.exclude = e.request->exclude;
+    // Not where an earlier run of it is still being killed.
+    if (auto stale = stale_runs_.find(e.job.id); stale != stale_runs_.end()) {
+      for (int32_t n : stale->second) {
+        if (!p.exclude.empty()) p.exclude += ',';
+        p.exclude += cluster_.nodes[n].name;
+      }
+    }
+    p.shape = e.request->shape;
+    p.estimate =
+        e.job.time_limit_s >= core::kUnlimitedSeconds ? sched::kNever / 4 : e.job.time_limit_s;
+    pending.push_back(std::move(p));
+    pending_entry.push_back(&e);
+  }
+  sched::PassInput in;
+  in.cluster = &cluster_;
+  in.running = running;
+  in.pending = pending;
+  in.now = now;
+  in.trigger = trigger;
+  in.next_decision_seq = decision_seq_;
+  sched::PassOutput out;
+  policy_->Pass(in, &out);
+  decision_seq_ = out.next_decision_seq;
+  last_pass_ = out.stats;
+  for (size_t i = 0; i < pending_entry.size(); ++i) {
+    JobEntry& e = *pending_entry[i];
+    const PendingReason r = out.reasons[i];
+    if (e.job.reason != r && fx) fx->touched.push_back(e.job.id);
+    e.job.reason = r;
+  }
+  for (const sched::JobStart& s : out.starts) {
+    JobEntry& e = *pending_entry[s.pending_index];
+    if (!Move(e, JobState::kRunning, now)) continue;
+    e.job.end_time = e.job.time_limit_s >= core::kUnlimitedSeconds
+                         ? 0
+                         : sched::SaturatingAdd(now, e.job.time_limit_s);
+    e.job.reason = PendingReason::kNone;
+    e.mutable_alloc() = s.alloc;
+    Changed(e, fx);
+    fx->launches.push_back(Launch{e.job.id});
+  }
+  pass_due_ = false;  // what this pass started needs no pass of its own
+  waiting_ = waiting_jobs > static_cast<int64_t>(out.starts.size());
+  holding_after_pass_ = static_cast<int64_t>(running.size() + out.starts.size());
+  wake_ = gate.wake(!out.starts.empty());
+}
+
+}  // namespace loom::ctld
