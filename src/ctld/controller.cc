@@ -85,17 +85,22 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
 }
 
 StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
-  ASSIGN_OR_RETURN(store::Snapshot snap, store_->Recover());
+  store::Snapshot snap;
+  std::string location;
+  {
+    core::MutexLock lock(&store_mu_);
+    ASSIGN_OR_RETURN(snap, store_->Recover());
+    location = store_->Location();
+  }
   auto core = std::make_unique<ControllerCore>(site_, CoreOptionsOf(site_.cluster), 1);
-  ASSIGN_OR_RETURN(std::vector<JobEntry> entries,
-                   EntriesFrom(snap, core->cluster(), store_->Location()));
+  ASSIGN_OR_RETURN(std::vector<JobEntry> entries, EntriesFrom(snap, core->cluster(), location));
   core->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
   // The steps of running jobs: they go on on the nodes, whose reports end them.
   for (const auto& [key, bytes] : snap.values) {
     const std::optional<JobId> job = JobOfStepsKey(key);
     if (!job) continue;
     StatusOr<StoredSteps> steps =
-        DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", store_->Location()));
+        DecodeSteps(bytes, core::StrCat("the steps of job ", *job, " in ", location));
     if (!steps.ok()) {
       core::LogError("{}; they are forgotten", steps.status().message());
       continue;
@@ -117,12 +122,17 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   ASSIGN_OR_RETURN(c->site_, conf::LoadSiteConfig(options.slurm_conf, &warnings));
   const conf::ClusterConfig& cfg = c->site_.cluster;
 
+  std::unique_ptr<store::Store> store;
   if (options.open_store) {
-    ASSIGN_OR_RETURN(c->store_, options.open_store(cfg));
+    ASSIGN_OR_RETURN(store, options.open_store(cfg));
   } else {
     store::SqliteStoreOptions so;
     so.state_save_location = cfg.state_save_location;
-    ASSIGN_OR_RETURN(c->store_, store::OpenSqliteStore(so));
+    ASSIGN_OR_RETURN(store, store::OpenSqliteStore(so));
+  }
+  {
+    core::MutexLock lock(&c->store_mu_);
+    c->store_ = std::move(store);
   }
   c->slurm_conf_ = options.slurm_conf;
   ASSIGN_OR_RETURN(c->core_, c->RecoverCore());
@@ -193,6 +203,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
           RefuseFrame,
           [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); },
           [api = c->api_.get()](std::string_view prefix) { return AdmitFrame(*api, prefix); }));
+  c->dispatcher_ = std::thread([p = c.get()] { p->DispatchLoop(); });
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
 }
@@ -210,6 +221,12 @@ void Controller::Shutdown() {
     if (frames_) frames_->Shutdown();
     if (server_) server_->Shutdown(rpc::DeadlineIn(std::chrono::seconds(2)));
     if (owner_.joinable()) owner_.join();
+    // What the last batches made is sent before the dispatcher stops.
+    {
+      core::MutexLock lock(&dispatch_mu_);
+      dispatch_stop_ = true;
+    }
+    if (dispatcher_.joinable()) dispatcher_.join();
     // What the last batches started still reaches the nodes.
     if (links_) links_->Drain();
   });
@@ -257,6 +274,7 @@ void Controller::OwnerLoop() {
     // One reading of each clock per batch, so that every decision in it agrees on the time.
     const Time now = clock_->UnixSeconds();
     batch_monotonic_ = clock_->Monotonic();
+    ++stats_.batches;
     Effects fx;
     std::vector<Status> results;
     for (Pending& p : batch) results.push_back(p.fn(*core_, fx, now));
@@ -323,6 +341,7 @@ void Controller::OwnerLoop() {
 Status Controller::Persist(const Effects& fx) {
   CheckOwner("Persist");
   store::Batch batch = BatchFor(fx, *core_);
+  core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
   const auto now = batch_monotonic_;
@@ -375,6 +394,9 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   if (fx == nullptr || publish_all_ || listing_ == nullptr) {
     listing_ = JobListing::Build(*core_, o);
     partitions_ = std::make_shared<const std::vector<v1::PartitionInfo>>(PartitionsOf(*core_));
+    config_ = std::make_shared<const conf::ConfigEntries>(
+        conf::ShowConfigEntries(core_->site().cluster, core_->options().slurm_user_uid));
+    steps_ = nullptr;
     nodes_stale = true;
     publish_all_ = false;
   } else if (!fx->changed.empty() || !fx->touched.empty()) {
@@ -382,6 +404,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
     ids.insert(ids.end(), fx->touched.begin(), fx->touched.end());
     listing_ = listing_->Update(*core_, ids, o, &holders_changed);
   }
+  PublishSteps(fx);
   if (nodes_stale || nodes_ == nullptr || holders_changed) {
     std::vector<NodeUsage> usage = NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
     // Where each node's daemon listens, as slurm.conf says (scontrol show node).
@@ -406,40 +429,71 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   snap->jobs = listing_;
   snap->nodes = nodes_;
   snap->partitions = partitions_;
+  snap->steps = steps_;
+  snap->config = config_;
   snap->last_pass = core_->last_pass();
   snap->submitted = static_cast<int64_t>(core_->next_job_id()) - 1;
   core::MutexLock lock(&mu_);
   snapshot_ = std::move(snap);
 }
 
+std::shared_ptr<const std::vector<v1::StepInfo>> Controller::StepsOfJob(JobId job) const {
+  std::vector<std::pair<const JobEntry*, const StepRecord*>> steps = core_->Steps(job);
+  if (steps.empty()) return nullptr;
+  auto out = std::make_shared<std::vector<v1::StepInfo>>();
+  out->reserve(steps.size());
+  for (const auto& [e, step] : steps) {
+    out->push_back(StepInfoOf(*e, *step, core_->cluster(), PartitionOf(*e, core_->cluster())));
+  }
+  return out;
+}
+
+void Controller::PublishSteps(const Effects* fx) {
+  if (steps_ == nullptr || fx == nullptr) {
+    auto all = std::make_shared<StepListing>();
+    for (const auto& [id, table] : core_->step_tables()) {
+      if (auto steps = StepsOfJob(id)) all->emplace(id, std::move(steps));
+    }
+    steps_ = std::move(all);
+    return;
+  }
+  // Only the jobs the batch changed may list other steps; most batches touch none that has
+  // any, and then the listing is shared as it is.
+  std::vector<JobId> ids(fx->steps_changed);
+  ids.insert(ids.end(), fx->changed.begin(), fx->changed.end());
+  ids.insert(ids.end(), fx->touched.begin(), fx->touched.end());
+  std::shared_ptr<StepListing> next;
+  for (JobId id : ids) {
+    if (!steps_->contains(id) && core_->StepsOf(id) == nullptr) continue;
+    if (next == nullptr) next = std::make_shared<StepListing>(*steps_);
+    if (auto steps = StepsOfJob(id)) {
+      (*next)[id] = std::move(steps);
+    } else {
+      next->erase(id);
+    }
+  }
+  if (next != nullptr) steps_ = std::move(next);
+}
+
 void Controller::CarryOut(const Effects& fx) {
   CheckOwner("CarryOut");
+  std::vector<Outgoing> work;
   for (const ctld::Launch& l : fx.launches) {
     auto it = core_->jobs().find(l.job_id);
     if (it == core_->jobs().end() || it->second.alloc().empty()) continue;
     const JobEntry& e = it->second;
     if (e.request->allocation_only) continue;  // salloc's: nothing runs until srun asks
-    // The script and environment are only in the store.
-    StatusOr<model::JobRequest> full = ReadSubmission(*store_, e.submission_id());
-    if (!full.ok()) {
-      core::LogError("{} cannot launch: {}", core::JobId{e.job.id}, full.status().message());
-      PostNoWait([id = e.job.id, why = std::string(full.status().message())](
-                     ControllerCore& core, Effects& fx, Time now) {
-        core.LaunchFailed(id, why, now, &fx);
-        return absl::OkStatus();
-      });
+    if (e.request->srun) {
+      work.push_back(TaskLaunches(e));
       continue;
     }
-    const model::JobRequest& r = *full;
-    if (r.srun) {
-      LaunchTasks(e, r);
-      continue;
-    }
-    v1::LaunchBatchRequest lr;
+    const model::JobRequest& r = *e.request;
+    Outgoing& out = work.emplace_back();
+    out.job = e.job.id;
+    out.submission = e.submission_id();
+    v1::LaunchBatchRequest& lr = out.batch.emplace();
     lr.set_job_id(e.job.id);
     *lr.mutable_job() = FromEntry(e, core_->cluster(), InfoOptions());
-    lr.mutable_environment()->insert(r.environment.begin(), r.environment.end());
-    lr.set_script(r.script);
     lr.set_std_out(r.EffectiveStdout());
     lr.set_std_err(r.EffectiveStderr());
     lr.set_std_in(r.stdin_pattern);
@@ -450,16 +504,78 @@ void Controller::CarryOut(const Effects& fx) {
     lr.set_gpu_ids(GpuIdList(head.gpu_ids));
     lr.set_cpu_ids(head.cpu_ids.ToList());
     lr.set_time_limit_s(e.job.time_limit_s);
-    links_->Launch(NodeAddress(head.node), core_->cluster().nodes[head.node].name, std::move(lr));
+    out.node = core_->cluster().nodes[head.node].name;
+    out.address = NodeAddress(head.node);
   }
   for (const SignalJob& s : fx.signals) {
-    v1::SignalTasksRequest req;
+    Outgoing& out = work.emplace_back();
+    out.job = s.job_id;
+    v1::SignalTasksRequest& req = out.signal.emplace();
     req.set_job_id(s.job_id);
     req.set_signal(s.signal);
     req.set_kill_wait_s(s.signal == SIGTERM ? site_.cluster.kill_wait_s : 0);
     if (s.step) req.set_step_id(*s.step);
-    for (int32_t n : s.nodes) links_->Signal(NodeAddress(n), req);
+    for (int32_t n : s.nodes) out.addresses.push_back(NodeAddress(n));
   }
+  if (work.empty()) return;
+  core::MutexLock lock(&dispatch_mu_);
+  for (Outgoing& out : work) dispatch_.push_back(std::move(out));
+}
+
+void Controller::DispatchLoop() {
+  while (true) {
+    Outgoing out;
+    {
+      core::MutexLock lock(&dispatch_mu_);
+      dispatch_mu_.Await([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(dispatch_mu_) {
+        return dispatch_stop_ || !dispatch_.empty();
+      });
+      if (dispatch_.empty()) return;  // stopped, and all sent
+      out = std::move(dispatch_.front());
+      dispatch_.pop_front();
+    }
+    Send(out);
+  }
+}
+
+void Controller::Send(Outgoing& out) {
+  if (out.signal) {
+    for (const std::string& address : out.addresses) links_->Signal(address, *out.signal);
+    return;
+  }
+  // The script and environment are only in the store. The lock is held for the read alone:
+  // a commit waits for one row at most, never for the decoding.
+  StatusOr<std::string> bytes;
+  std::string location;
+  {
+    core::MutexLock lock(&store_mu_);
+    bytes = store_->ReadRequest(out.submission);
+    location = store_->Location();
+  }
+  StatusOr<model::JobRequest> full =
+      bytes.ok() ? DecodeSubmission(*bytes, core::StrCat("submission ", out.submission, " in ",
+                                                          location))
+                 : StatusOr<model::JobRequest>(bytes.status());
+  if (!full.ok()) {
+    core::LogError("{} cannot launch: {}", core::JobId{out.job}, full.status().message());
+    PostNoWait([id = out.job, why = std::string(full.status().message())](
+                   ControllerCore& core, Effects& fx, Time now) {
+      core.LaunchFailed(id, why, now, &fx);
+      return absl::OkStatus();
+    });
+    return;
+  }
+  if (out.batch) {
+    out.batch->mutable_environment()->insert(full->environment.begin(), full->environment.end());
+    out.batch->set_script(full->script);
+    links_->Launch(out.address, out.node, std::move(*out.batch));
+    return;
+  }
+  for (v1::ForwardedLaunch& l : out.tasks) {
+    l.mutable_request()->mutable_environment()->insert(full->environment.begin(),
+                                                       full->environment.end());
+  }
+  SendLaunches(std::move(out.tasks), out.tree_width);
 }
 
 void Controller::CheckOwner(const char* what) const {
@@ -528,7 +644,7 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
     l.set_address(NodeAddress(a->node));
     *l.mutable_request() = std::move(req);
   }
-  SendLaunches(std::move(launches));
+  SendLaunches(std::move(launches), site_.cluster.tree_width);
 }
 
 Status Controller::StepUsage(JobId id, const Caller& who, v1::StepUsageReply* reply) {
@@ -556,26 +672,30 @@ Status Controller::StepUsage(JobId id, const Caller& who, v1::StepUsageReply* re
   return absl::OkStatus();
 }
 
-void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches) {
+void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches, int32_t tree_width) {
   // At most TreeWidth nodes hear from the controller; they pass the launch on.
-  for (v1::ForwardedLaunch& root : rpc::LaunchTree(std::move(launches), site_.cluster.tree_width)) {
+  for (v1::ForwardedLaunch& root : rpc::LaunchTree(std::move(launches), tree_width)) {
     links_->LaunchTasks(root.address(), root.node(), std::move(*root.mutable_request()));
   }
 }
 
-void Controller::LaunchTasks(const JobEntry& e, const model::JobRequest& r) {
+Controller::Outgoing Controller::TaskLaunches(const JobEntry& e) {
+  Outgoing out;
+  out.job = e.job.id;
+  out.submission = e.submission_id();
+  out.tree_width = site_.cluster.tree_width;
+  const model::JobRequest& r = *e.request;
   const v1::JobInfo info = FromEntry(e, core_->cluster(), InfoOptions());
-  std::vector<v1::ForwardedLaunch> launches;
+  const std::map<std::string, std::string> no_environment;
   for (size_t i = 0; i < e.alloc().size(); ++i) {
     const sched::NodeAlloc& a = e.alloc()[i];
-    v1::LaunchTasksRequest req = TaskLaunch(e, info, a, static_cast<int32_t>(i), r.environment,
-                                            r.work_dir, r.srun->io_key);
-    v1::ForwardedLaunch& l = launches.emplace_back();
+    v1::ForwardedLaunch& l = out.tasks.emplace_back();
     l.set_node(core_->cluster().nodes[a.node].name);
     l.set_address(NodeAddress(a.node));
-    *l.mutable_request() = std::move(req);
+    *l.mutable_request() = TaskLaunch(e, info, a, static_cast<int32_t>(i), no_environment,
+                                      r.work_dir, r.srun->io_key);
   }
-  SendLaunches(std::move(launches));
+  return out;
 }
 
 }  // namespace loom::ctld

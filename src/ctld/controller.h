@@ -2,7 +2,9 @@
 // and wait. The owner applies the waiting commands as one batch, runs the clock (time
 // limits, node timeouts) and a scheduling pass, commits everything that changed to the
 // store in one transaction, publishes a snapshot that queries read without waiting, and
-// only then answers; then it sends launches and signals to the node daemons.
+// only then answers; then it hands the batch's launches and signals to the dispatcher
+// thread, which reads each launched job's script and environment from the store and sends
+// them to the node daemons in order.
 #pragma once
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "auth/munge_auth.h"
+#include "conf/show_config.h"
 #include "conf/site_config.h"
 #include "core/clock.h"
 #include "core/mutex.h"
@@ -46,14 +50,23 @@ struct ControllerOptions {
   const core::Clock* clock = &core::RealClock();
 };
 
+// The steps of each job that has any, by job id, as `scontrol show step` lists them.
+using StepListing = std::map<JobId, std::shared_ptr<const std::vector<v1::StepInfo>>>;
+
 // What queries read: the state after the last batch. Successive snapshots share what did
-// not change between them (the listing's unchanged chunks, the nodes, the partitions).
+// not change between them (the listing's unchanged chunks, the nodes, the partitions, each
+// job's steps, the configuration). No query waits for the owner thread.
 struct Snapshot {
   int64_t time = 0;
   std::shared_ptr<const JobListing> jobs;
   std::shared_ptr<const NodeInfos> nodes;
   std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions;
+  std::shared_ptr<const StepListing> steps;
+  // `scontrol show config`: the entries of the configuration in force (the log level and
+  // flags, which change without a batch, are filled in when asked).
+  std::shared_ptr<const conf::ConfigEntries> config;
   sched::PassStats last_pass;
+  int64_t batches = 0;  // batches the owner thread ran, since the start
   int64_t passes = 0;
   int64_t last_pass_us = 0;
   int64_t max_pass_us = 0;
@@ -126,6 +139,10 @@ class Controller {
   // (every job when `fx` is null or after a reconfigure), the nodes when their state or
   // usage may have changed.
   void Publish(int64_t now, const Effects* fx);
+  // The steps part of Publish: every job's when `fx` is null or nothing was listed yet, else
+  // those of the jobs `fx` changed.
+  void PublishSteps(const Effects* fx);
+  std::shared_ptr<const std::vector<v1::StepInfo>> StepsOfJob(JobId job) const;
   void CarryOut(const Effects& fx);
   // "host:port" of a node's daemon, by node index.
   const std::string& NodeAddress(int32_t node) const { return node_addresses_[node]; }
@@ -139,10 +156,28 @@ class Controller {
                                            const Environment& environment,
                                            const std::string& work_dir,
                                            const std::string& io_key);
-  // A job srun submitted: LaunchTasks to every node of it, each with its place in the job.
-  void LaunchTasks(const JobEntry& e, const model::JobRequest& r);
+  // What the dispatcher sends, in the order the batches made it: a launch complete but for
+  // what only the stored submission holds (the script and the environment), or a signal.
+  struct Outgoing {
+    JobId job = 0;
+    JobId submission = 0;  // the stored submission a launch is completed from
+    // A batch script's launch, to `node` at `address`.
+    std::optional<v1::LaunchBatchRequest> batch;
+    std::string node, address;
+    // A job srun submitted: its tasks on each node, sent through the TreeWidth fan-out.
+    std::vector<v1::ForwardedLaunch> tasks;
+    int32_t tree_width = 0;
+    // A signal to the nodes at `addresses`.
+    std::optional<v1::SignalTasksRequest> signal;
+    std::vector<std::string> addresses;
+  };
+  // A job srun submitted: LaunchTasks to every node of it, each with its place in the job,
+  // but for the environment.
+  Outgoing TaskLaunches(const JobEntry& e);
   // Sends a step's launches, one per node, through the TreeWidth fan-out (rpc/launch_tree.h).
-  void SendLaunches(std::vector<v1::ForwardedLaunch> launches);
+  void SendLaunches(std::vector<v1::ForwardedLaunch> launches, int32_t tree_width);
+  void DispatchLoop();
+  void Send(Outgoing& out);
 
   const core::Clock* clock_ = &core::RealClock();
   conf::SiteConfig site_;
@@ -151,7 +186,10 @@ class Controller {
   std::optional<conf::SiteConfig> site_before_batch_;
   std::string slurm_conf_;  // where the configuration was read from
   std::unique_ptr<ControllerCore> core_;
-  std::unique_ptr<store::Store> store_;
+  // The owner thread commits to the store and reads it back; the dispatcher reads launched
+  // jobs' submissions from it.
+  mutable core::Mutex store_mu_;
+  std::unique_ptr<store::Store> store_ ABSL_GUARDED_BY(store_mu_);
   std::unique_ptr<auth::MungeCredentials> munge_;
   std::unique_ptr<ControllerApi> api_;
   std::unique_ptr<grpc::Service> service_;
@@ -183,6 +221,8 @@ class Controller {
   std::shared_ptr<const NodeInfos> nodes_;
   std::vector<NodeUsage> node_usage_;
   std::shared_ptr<const std::vector<v1::PartitionInfo>> partitions_;
+  std::shared_ptr<const StepListing> steps_;
+  std::shared_ptr<const conf::ConfigEntries> config_;
   uint64_t nodes_generation_ = 0;  // the cluster's generation when nodes_ was built
   bool publish_all_ = true;        // the next Publish() lists every job again
   // After the store refused a batch (owner thread only): its error, and when to try again.
@@ -192,6 +232,11 @@ class Controller {
   int store_backoff_ms_ = 0;
   // Launches and signals to the node daemons; in order per node, nodes independent.
   std::unique_ptr<NodeLinks> links_;
+  // The dispatcher: what the owner handed it, sent in order until stopped.
+  core::Mutex dispatch_mu_;
+  std::deque<Outgoing> dispatch_ ABSL_GUARDED_BY(dispatch_mu_);
+  bool dispatch_stop_ ABSL_GUARDED_BY(dispatch_mu_) = false;
+  std::thread dispatcher_;
 };
 
 }  // namespace loom::ctld

@@ -378,6 +378,8 @@ class ControllerCore {
   std::vector<std::pair<const JobEntry*, const StepRecord*>> Steps(JobId job) const;
   // The step table of `job`, to store; null when it has none.
   const JobSteps* StepsOf(JobId job) const;
+  // Every job's step table, by job id.
+  const std::map<JobId, JobSteps>& step_tables() const { return steps_; }
   // After a restart: the stored steps of `job`, and for a job srun submitted the reports of
   // its nodes so far. Ignored for a job not in the table.
   void RestoreSteps(JobId job, JobSteps steps, std::optional<StepProgress> srun = std::nullopt);

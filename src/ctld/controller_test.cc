@@ -15,6 +15,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "core/clock.h"
+#include "ctld/service.h"
 #include "store/sqlite_store.h"
 
 namespace loom::ctld {
@@ -324,9 +325,22 @@ TEST_F(ControllerTest, QueriesAreAnsweredWhileACommitIsSlow) {
   std::thread submit([&] { submitted = Submit(**c, &id); });
   while (faults_.waiting == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // The owner thread is inside the commit: the published state answers, and it does not
-  // show the job, which is not durable yet.
+  // show the job, which is not durable yet. So do the queries that used to be run by the
+  // owner thread: `scontrol show step` and `scontrol show config`.
   EXPECT_EQ((*c)->snapshot()->jobs->size(), 0u);
   EXPECT_EQ((*c)->snapshot()->submitted, 0);
+  ControllerApi api(c->get());
+  const Caller root{0, 0, "root"};
+  v1::QueryStepsReply steps;
+  EXPECT_TRUE(api.QuerySteps(root, v1::QueryStepsRequest(), &steps).ok());
+  EXPECT_EQ(steps.steps_size(), 0);
+  v1::QueryConfigReply config;
+  EXPECT_TRUE(api.QueryConfig(root, v1::QueryConfigRequest(), &config).ok());
+  bool next_job_id = false;
+  for (const v1::ConfigEntry& e : config.entries()) {
+    if (e.key() == "NEXT_JOB_ID") next_job_id = e.value() == "1";
+  }
+  EXPECT_TRUE(next_job_id);
   faults_.slow = false;
   release.Notify();
   submit.join();

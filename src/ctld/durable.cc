@@ -130,6 +130,10 @@ StatusOr<std::vector<JobEntry>> EntriesFrom(const store::Snapshot& snapshot,
   return entries;
 }
 
+StatusOr<model::JobRequest> DecodeSubmission(std::string_view bytes, std::string_view what) {
+  return Decode(bytes, what);
+}
+
 StatusOr<model::JobRequest> ReadSubmission(store::Store& store, JobId id) {
   ASSIGN_OR_RETURN(std::string bytes, store.ReadRequest(id));
   return Decode(bytes, core::StrCat("submission ", id, " in ", store.Location()));

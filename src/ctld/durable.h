@@ -34,5 +34,7 @@ StatusOr<std::vector<JobEntry>> EntriesFrom(const store::Snapshot& snapshot,
 
 // The submission `id` as it was made, script and environment included.
 StatusOr<model::JobRequest> ReadSubmission(store::Store& store, JobId id);
+// A stored submission's bytes (store::Store::ReadRequest) decoded; `what` names it in errors.
+StatusOr<model::JobRequest> DecodeSubmission(std::string_view bytes, std::string_view what);
 
 }  // namespace loom::ctld

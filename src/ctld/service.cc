@@ -321,13 +321,10 @@ Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigReques
                                   v1::QueryConfigReply* reply) {
   (void)who;
   (void)req;
-  // The configuration belongs to the owner thread (a reconfigure replaces it).
-  conf::ConfigEntries entries;
-  RETURN_IF_ERROR(c_->Post([&](ControllerCore& core, Effects&, Time) {
-    entries = conf::ShowConfigEntries(core.site().cluster, core.options().slurm_user_uid);
-    entries.emplace_back("NEXT_JOB_ID", std::to_string(core.next_job_id()));
-    return absl::OkStatus();
-  }));
+  // The configuration in force, as the last batch published it.
+  const std::shared_ptr<const Snapshot> snap = c_->snapshot();
+  conf::ConfigEntries entries = *snap->config;
+  entries.emplace_back("NEXT_JOB_ID", std::to_string(snap->submitted + 1));
   // The level and flags in force: scontrol setdebug and setdebugflags change them live.
   for (auto& [k, v] : entries) {
     if (k == "SlurmctldDebug") v = core::LogLevelName(core::Log().level());

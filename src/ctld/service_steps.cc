@@ -1,63 +1,13 @@
 // The controller API's step rpcs: CreateStep (srun inside an allocation) and QuerySteps
-// (scontrol show step, squeue -s). Steps live in the owner thread's state; both rpcs read
-// or change it there.
+// (scontrol show step, squeue -s). Steps live in the owner thread's state: CreateStep
+// changes them there, QuerySteps reads the published snapshot.
 #include <algorithm>
 
-#include "core/hostlist.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
 #include "ctld/service.h"
 
 namespace loom::ctld {
-namespace {
-
-v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::Cluster& cluster,
-                        const std::string& partition) {
-  v1::StepInfo info;
-  info.set_job_id(e.job.id);
-  info.set_step_id(step.id);
-  info.set_name(step.name);
-  info.set_state(std::string(model::JobStateName(step.state)));
-  info.set_user(e.job.user);
-  info.set_uid(e.job.uid);
-  info.set_partition(partition);
-  const sched::Allocation& alloc = e.placement();
-  std::vector<std::string> names;
-  int32_t cpus = 0;
-  for (size_t i = 0; i < step.nodes.size(); ++i) {
-    const int32_t n = step.nodes[i];
-    if (static_cast<size_t>(n) < alloc.size()) names.push_back(cluster.nodes[alloc[n].node].name);
-    info.add_tasks_per_node(step.tasks_per_node[i]);
-    cpus += step.tasks_per_node[i] * step.cpus_per_task;
-  }
-  for (const std::string& n : names) info.add_nodes(n);
-  info.set_node_list(core::CompressHostlist(names));
-  info.set_num_tasks(model::TaskTotal(step.tasks_per_node));
-  info.set_num_cpus(cpus);
-  info.set_start_time(step.start_time);
-  info.set_end_time(step.end_time);
-  info.set_exit_code(step.status.wait_status());
-  info.set_distribution(model::DistributionName(step.distribution));
-  info.set_time_limit_s(e.job.time_limit_s);
-  info.set_cpu_bind(step.cpu_bind);
-  info.set_gpu_bind(step.gpu_bind);
-  info.set_gpus_per_task(step.gpus_per_task);
-  info.set_cpus_per_task(step.cpus_per_task);
-  info.set_launch_failed_node(step.launch_failed_node);
-  info.set_launch_error(step.launch_error);
-  info.set_command(step.command);
-  return info;
-}
-
-std::string PartitionOf(const JobEntry& e, const sched::Cluster& cluster) {
-  if (e.partition >= 0 && static_cast<size_t>(e.partition) < cluster.partitions.size()) {
-    return cluster.partitions[e.partition].name;
-  }
-  return "";
-}
-
-}  // namespace
-
 Status ControllerApi::CreateStep(const Caller& who, const v1::CreateStepRequest& req,
                                  v1::CreateStepReply* reply) {
   const v1::StepRequest& r = req.step();
@@ -108,17 +58,23 @@ Status ControllerApi::ReleaseAllocation(const Caller& who, const v1::ReleaseAllo
 Status ControllerApi::QuerySteps(const Caller& who, const v1::QueryStepsRequest& req,
                                  v1::QueryStepsReply* reply) {
   (void)who;
-  std::vector<JobId> jobs(req.job_ids().begin(), req.job_ids().end());
-  if (jobs.empty()) jobs.push_back(0);
-  return c_->Post([&](ControllerCore& core, Effects&, Time) {
-    for (JobId job : jobs) {
-      for (const auto& [e, step] : core.Steps(job)) {
-        *reply->add_steps() =
-            StepInfoOf(*e, *step, core.cluster(), PartitionOf(*e, core.cluster()));
-      }
+  // From the published snapshot: a storm of `scontrol show step` never waits for a batch.
+  const std::shared_ptr<const Snapshot> snap = c_->snapshot();
+  const StepListing& listing = *snap->steps;
+  auto add = [reply](const std::vector<v1::StepInfo>& steps) {
+    for (const v1::StepInfo& s : steps) *reply->add_steps() = s;
+  };
+  if (req.job_ids().empty()) {
+    for (const auto& [id, steps] : listing) add(*steps);
+  }
+  for (JobId job : req.job_ids()) {
+    if (job == 0) {  // every job's
+      for (const auto& [id, steps] : listing) add(*steps);
+    } else if (auto it = listing.find(job); it != listing.end()) {
+      add(*it->second);
     }
-    return absl::OkStatus();
-  });
+  }
+  return absl::OkStatus();
 }
 
 Status ControllerApi::StepUsage(const Caller& who, const v1::StepUsageRequest& req,

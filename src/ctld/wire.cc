@@ -520,4 +520,50 @@ std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core) {
   return FromPartitions(core.cluster());
 }
 
+v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::Cluster& cluster,
+                        const std::string& partition) {
+  v1::StepInfo info;
+  info.set_job_id(e.job.id);
+  info.set_step_id(step.id);
+  info.set_name(step.name);
+  info.set_state(std::string(model::JobStateName(step.state)));
+  info.set_user(e.job.user);
+  info.set_uid(e.job.uid);
+  info.set_partition(partition);
+  const sched::Allocation& alloc = e.placement();
+  std::vector<std::string> names;
+  int32_t cpus = 0;
+  for (size_t i = 0; i < step.nodes.size(); ++i) {
+    const int32_t n = step.nodes[i];
+    if (static_cast<size_t>(n) < alloc.size()) names.push_back(cluster.nodes[alloc[n].node].name);
+    info.add_tasks_per_node(step.tasks_per_node[i]);
+    cpus += step.tasks_per_node[i] * step.cpus_per_task;
+  }
+  for (const std::string& n : names) info.add_nodes(n);
+  info.set_node_list(core::CompressHostlist(names));
+  info.set_num_tasks(model::TaskTotal(step.tasks_per_node));
+  info.set_num_cpus(cpus);
+  info.set_start_time(step.start_time);
+  info.set_end_time(step.end_time);
+  info.set_exit_code(step.status.wait_status());
+  info.set_distribution(model::DistributionName(step.distribution));
+  info.set_time_limit_s(e.job.time_limit_s);
+  info.set_cpu_bind(step.cpu_bind);
+  info.set_gpu_bind(step.gpu_bind);
+  info.set_gpus_per_task(step.gpus_per_task);
+  info.set_cpus_per_task(step.cpus_per_task);
+  info.set_launch_failed_node(step.launch_failed_node);
+  info.set_launch_error(step.launch_error);
+  info.set_command(step.command);
+  return info;
+}
+
+std::string PartitionOf(const JobEntry& e, const sched::Cluster& cluster) {
+  if (e.partition >= 0 && static_cast<size_t>(e.partition) < cluster.partitions.size()) {
+    return cluster.partitions[e.partition].name;
+  }
+  return "";
+}
+
+
 }  // namespace loom::ctld

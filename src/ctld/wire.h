@@ -113,4 +113,10 @@ NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>&
 bool TracksGpuTres(const conf::ClusterConfig& config);
 std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core);
 
+// A step as `scontrol show step` and `squeue -s` describe it; `partition` is its job's.
+v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::Cluster& cluster,
+                        const std::string& partition);
+// The name of the partition job `e` runs or waits in; empty when it has none.
+std::string PartitionOf(const JobEntry& e, const sched::Cluster& cluster);
+
 }  // namespace loom::ctld
