@@ -85,8 +85,8 @@ store::JobProgress ToProgress(const JobEntry& e, const sched::Cluster& cluster) 
 
 store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster) {
   store::JobRecord r;
+  r.progress() = ToProgress(e, cluster);
   const model::Job& j = e.job;
-  r.id = j.id;
   r.array_job_id = e.array_job_id();
   if (e.array_place != 0) r.array_task_id = static_cast<uint32_t>(e.array_task);
   r.request_id = e.submission_id();
@@ -97,20 +97,6 @@ store::JobRecord ToRecord(const JobEntry& e, const sched::Cluster& cluster) {
   r.account = e.request->account;
   r.partition = j.partition;
   r.submit_time = j.submit_time;
-  store::JobProgress p = ToProgress(e, cluster);
-  r.state = p.state;
-  r.reason = p.reason;
-  r.priority = p.priority;
-  r.time_limit_s = p.time_limit_s;
-  r.exit_code = p.exit_code;
-  r.eligible_time = p.eligible_time;
-  r.start_time = p.start_time;
-  r.end_time = p.end_time;
-  r.nodes = std::move(p.nodes);
-  r.allocation = std::move(p.allocation);
-  r.ran_allocation = std::move(p.ran_allocation);
-  r.restarts = p.restarts;
-  r.last_sched_eval = p.last_sched_eval;
   return r;
 }
 

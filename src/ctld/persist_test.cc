@@ -129,10 +129,7 @@ TEST(PersistTest, ProgressIsTheRecordsChangingPart) {
   EXPECT_EQ(r.request_id, id);  // the array's submission
   EXPECT_EQ(r.array_job_id, id);
   store::JobProgress p = ToProgress(task, core.cluster());
-  EXPECT_EQ(p, (store::JobProgress{r.id, r.state, r.reason, r.priority, r.time_limit_s,
-                                   r.exit_code, r.eligible_time, r.start_time, r.end_time,
-                                   r.nodes, r.allocation, r.ran_allocation, r.restarts,
-                                   r.last_sched_eval}));
+  EXPECT_EQ(p, r.progress());
   EXPECT_EQ(p.state, model::JobState::kRunning);
   EXPECT_EQ(p.nodes, "n1");
 

@@ -97,12 +97,7 @@ std::string RequestBytes(model::JobId id) {
 }
 
 // The part of `j` that UpdateJob writes.
-JobProgress ProgressOf(const JobRecord& j) {
-  return JobProgress{j.id,         j.state,         j.reason,     j.priority,
-                     j.time_limit_s, j.exit_code,   j.eligible_time, j.start_time,
-                     j.end_time,   j.nodes,         j.allocation, j.ran_allocation,
-                     j.restarts,   j.last_sched_eval};
-}
+JobProgress ProgressOf(const JobRecord& j) { return j.progress(); }
 
 SqliteStoreOptions Options(const std::string& dir) {
   SqliteStoreOptions o;

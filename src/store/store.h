@@ -22,27 +22,15 @@
 
 namespace loom::store {
 
-// What the controller needs to rebuild a job after a restart. The columns are the job's
-// state and the fields it is looked up by; the submission itself is stored once, apart
-// (PutRequest), and shared by every task of an array: `request_id` names it.
-struct JobRecord {
-  model::JobId id = 0;                    // > 0 and < 2^63
-  model::JobId array_job_id = 0;          // 0: not part of a job array
-  std::optional<uint32_t> array_task_id;  // set on each task of an array
-  model::JobId request_id = 0;            // the submission's key (PutRequest); > 0
-  std::string name;
-  std::string user;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  std::string account;
-  std::string partition;
+// The part of a job record that changes after submission: what UpdateJob writes.
+struct JobProgress {
+  model::JobId id = 0;  // > 0 and < 2^63
   model::JobState state = model::JobState::kPending;
   model::PendingReason reason = model::PendingReason::kNone;
   int64_t priority = 0;
   int64_t time_limit_s = 0;  // as model::Job::time_limit_s
   int32_t exit_code = 0;
-  int64_t submit_time = 0;  // Unix seconds, as model::Job
-  int64_t eligible_time = 0;
+  int64_t eligible_time = 0;  // Unix seconds, as model::Job
   int64_t start_time = 0;
   int64_t end_time = 0;
   std::string nodes;       // the allocated nodes as a hostlist expression; empty if none
@@ -52,28 +40,27 @@ struct JobRecord {
   std::string ran_allocation;
   int32_t restarts = 0;         // times requeued (Slurm's Restarts)
   int64_t last_sched_eval = 0;  // Unix seconds: when the scheduler last considered it
-
-  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+  friend bool operator==(const JobProgress&, const JobProgress&) = default;
 };
 
-// The part of a job record that changes after submission: what UpdateJob writes.
-struct JobProgress {
-  model::JobId id = 0;
-  model::JobState state = model::JobState::kPending;
-  model::PendingReason reason = model::PendingReason::kNone;
-  int64_t priority = 0;
-  int64_t time_limit_s = 0;
-  int32_t exit_code = 0;
-  int64_t eligible_time = 0;
-  int64_t start_time = 0;
-  int64_t end_time = 0;
-  std::string nodes;
-  std::string allocation;
-  std::string ran_allocation;
-  int32_t restarts = 0;
-  int64_t last_sched_eval = 0;
-
-  friend bool operator==(const JobProgress&, const JobProgress&) = default;
+// What the controller needs to rebuild a job after a restart: its progress, and what was
+// fixed when it was submitted. The columns are the job's state and the fields it is looked
+// up by; the submission itself is stored once, apart (PutRequest), and shared by every task
+// of an array: `request_id` names it.
+struct JobRecord : JobProgress {
+  model::JobId array_job_id = 0;          // 0: not part of a job array
+  std::optional<uint32_t> array_task_id;  // set on each task of an array
+  model::JobId request_id = 0;            // the submission's key (PutRequest); > 0
+  std::string name;
+  std::string user;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string account;
+  std::string partition;
+  int64_t submit_time = 0;  // Unix seconds, as model::Job
+  const JobProgress& progress() const { return *this; }
+  JobProgress& progress() { return *this; }
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
 // A node's administrative and health state: what `scontrol update node` and the health
