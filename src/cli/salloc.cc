@@ -197,13 +197,13 @@ int Salloc::RunCommand(const v1::JobInfo& job, int signals) {
     ::_exit(errno == ENOENT ? 127 : 126);
   }
   ::setpgid(pid, pid);
-  auto next_query = Clock::now() + std::chrono::seconds(1);
+  auto next_query = core::RealClock().Monotonic() + std::chrono::seconds(1);
   std::optional<Clock::time_point> kill_at;
   int status = 0;
   while (true) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    const auto now = Clock::now();
+    const auto now = core::RealClock().Monotonic();
     if (kill_at && now >= *kill_at) {
       ::kill(-pid, SIGKILL);
       kill_at.reset();

@@ -7,7 +7,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,7 +83,7 @@ class Srun {
   bool give_up_ = false;  // asked twice to end: leave without waiting for the tasks
   bool bad_exit_handled_ = false;  // -K: the other tasks have been told to end
   Clock::time_point bad_exit_at_;
-  std::optional<Clock::time_point> last_interrupt_;
+  InterruptHandler interrupts_;
   std::vector<int> files_;
 };
 
@@ -125,7 +124,7 @@ void Srun::Query() {
   }
   if (info == nullptr) {
     // Purged already (MinJobAge): it ended long ago.
-    if (!final_) final_at_ = Clock::now();
+    if (!final_) final_at_ = core::RealClock().Monotonic();
     final_ = true;
     return;
   }
@@ -169,7 +168,7 @@ void Srun::Query() {
   }
   if (IsFinal(state) && !final_) {
     final_ = true;
-    final_at_ = Clock::now();
+    final_at_ = core::RealClock().Monotonic();
     if (!monitor_.has_layout()) Say(StrCat("srun: Job allocation ", job_, " has been revoked."));
   }
 }
@@ -177,7 +176,7 @@ void Srun::Query() {
 void Srun::Cancel() {
   if (cancel_sent_) return;
   cancel_sent_ = true;
-  cancel_at_ = Clock::now();
+  cancel_at_ = core::RealClock().Monotonic();
   monitor_.ExpectSignals();
   v1::SignalJobRequest req;
   req.add_job_ids(std::to_string(job_));
@@ -201,23 +200,21 @@ void Srun::SignalTasks(int sig) {
 }
 
 void Srun::OnSignal(int sig) {
-  if (sig == SIGINT && !in_.quit_on_interrupt) {
-    const auto now = Clock::now();
-    if (!last_interrupt_ || now - *last_interrupt_ > std::chrono::seconds(1)) {
-      last_interrupt_ = now;
-      Say(cancel_sent_ ? "srun: interrupt (abort already in progress)"
-                       : "srun: interrupt (one more within 1 sec to abort)");
-      for (const std::string& line : monitor_.TaskStates()) Say(line);
+  using Action = InterruptHandler::Action;
+  switch (interrupts_.OnSignal(sig, in_.quit_on_interrupt, cancel_sent_, monitor_, Say)) {
+    case Action::kNone:
       return;
-    }
-    if (!cancel_sent_) Say(StrCat("srun: cancelling job ", job_));
-  } else if (sig != SIGINT && cancel_sent_) {
-    Say("srun: job abort in progress; leaving without waiting for the tasks");
-    give_up_ = true;
-  } else if (sig != SIGINT) {
-    Say("srun: forcing job termination");
+    case Action::kLeave:
+      give_up_ = true;
+      return;
+    case Action::kAbortByInterrupt:
+      if (!cancel_sent_) Say(StrCat("srun: cancelling job ", job_));
+      Cancel();
+      return;
+    case Action::kAbort:
+      Cancel();
+      return;
   }
-  Cancel();
 }
 
 int Srun::Run(const std::string& host) {
@@ -230,19 +227,8 @@ int Srun::Run(const std::string& host) {
   step.io_port = monitor_.port();
   in_.request.environment["SLURM_UMASK"] = UmaskText();
 
-  // The signals that end or interrupt srun arrive on a descriptor the loop polls. An ignored
-  // signal never reaches it: SIGINT, SIGTERM and SIGQUIT are taken back from a shell that
-  // ignores them for background commands; an ignored SIGHUP (nohup) stays ignored.
-  sigset_t handled;
-  sigemptyset(&handled);
-  for (int sig : {SIGINT, SIGTERM, SIGQUIT}) {
-    ::signal(sig, SIG_DFL);
-    sigaddset(&handled, sig);
-  }
-  sigaddset(&handled, SIGHUP);
-  sigprocmask(SIG_BLOCK, &handled, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  // The signals that end or interrupt srun arrive on a descriptor the loop polls.
+  const int signals = TakeSrunSignals();
 
   for (const std::string& a : step.argv) {
     in_.request.command += in_.request.command.empty() ? a : " " + a;
@@ -265,9 +251,9 @@ int Srun::Run(const std::string& host) {
   }
   Query();
 
-  auto next_query = Clock::now();
+  auto next_query = core::RealClock().Monotonic();
   while (true) {
-    const auto now = Clock::now();
+    const auto now = core::RealClock().Monotonic();
     if (monitor_.AllTasksEnded() && !monitor_.AnyNodeConnected()) break;
     if (final_ && !monitor_.AnyNodeConnected() &&
         (!monitor_.has_layout() || now - final_at_ > std::chrono::seconds(1))) {
@@ -283,7 +269,7 @@ int Srun::Run(const std::string& host) {
     if (now >= next_query) {
       Query();
       const bool settled = monitor_.has_layout() && monitor_.AnyNodeConnected();
-      next_query = Clock::now() + std::chrono::milliseconds(settled ? 2000 : 500);
+      next_query = core::RealClock().Monotonic() + std::chrono::milliseconds(settled ? 2000 : 500);
       continue;
     }
     monitor_.PollOnce(
@@ -294,11 +280,12 @@ int Srun::Run(const std::string& host) {
     // job, only for tasks still there after KillWait); the job ends with their statuses.
     if (in_.kill_on_bad_exit && !bad_exit_handled_ && monitor_.TaskFailedWhileOthersRun()) {
       bad_exit_handled_ = true;
-      bad_exit_at_ = Clock::now();
+      bad_exit_at_ = core::RealClock().Monotonic();
       Say(StrCat("srun: Terminating StepId=", job_, ".0"));
       SignalTasks(SIGTERM);
     } else if (bad_exit_handled_ && !cancel_sent_ && !monitor_.AllTasksEnded() &&
-               Clock::now() - bad_exit_at_ > std::chrono::seconds(client_.config().kill_wait_s)) {
+               core::RealClock().Monotonic() - bad_exit_at_ >
+                   std::chrono::seconds(client_.config().kill_wait_s)) {
       Cancel();
     }
     if (monitor_.has_pending_reports()) {

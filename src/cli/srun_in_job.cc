@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "cli/format/text.h"
 #include "cli/srun_step.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "model/job_request.h"
 
@@ -76,7 +77,7 @@ class StepRun {
   Clock::time_point cancel_at_;
   bool give_up_ = false;
   bool bad_exit_handled_ = false;
-  std::optional<Clock::time_point> last_interrupt_;
+  InterruptHandler interrupts_;
   std::vector<int> files_;
 };
 
@@ -184,7 +185,7 @@ void StepRun::QueryStep() {
   state_ = state;
   if (IsFinalStep(state) && !final_) {
     final_ = true;
-    final_at_ = Clock::now();
+    final_at_ = core::RealClock().Monotonic();
   }
 }
 
@@ -192,7 +193,7 @@ void StepRun::Signal(int sig) {
   if (sig == 0) {
     if (cancel_sent_) return;
     cancel_sent_ = true;
-    cancel_at_ = Clock::now();
+    cancel_at_ = core::RealClock().Monotonic();
   }
   monitor_.ExpectSignals();
   v1::SignalJobRequest req;
@@ -206,27 +207,22 @@ void StepRun::Signal(int sig) {
 }
 
 void StepRun::OnSignal(int sig) {
-  if (sig == SIGINT && !in_.quit_on_interrupt) {
-    const auto now = Clock::now();
-    if (!last_interrupt_ || now - *last_interrupt_ > std::chrono::seconds(1)) {
-      last_interrupt_ = now;
-      Say(cancel_sent_ ? "srun: interrupt (abort already in progress)"
-                       : "srun: interrupt (one more within 1 sec to abort)");
-      for (const std::string& line : monitor_.TaskStates()) Say(line);
+  using Action = InterruptHandler::Action;
+  switch (interrupts_.OnSignal(sig, in_.quit_on_interrupt, cancel_sent_, monitor_, Say)) {
+    case Action::kNone:
       return;
-    }
-    Say(StrCat("srun: sending Ctrl-C to StepId=", StepName()));
-    Signal(SIGINT);
-    Signal(0);
-    return;
+    case Action::kLeave:
+      give_up_ = true;
+      return;
+    case Action::kAbortByInterrupt:
+      Say(StrCat("srun: sending Ctrl-C to StepId=", StepName()));
+      Signal(SIGINT);
+      Signal(0);
+      return;
+    case Action::kAbort:
+      Signal(0);
+      return;
   }
-  if (sig != SIGINT && cancel_sent_) {
-    Say("srun: job abort in progress; leaving without waiting for the tasks");
-    give_up_ = true;
-    return;
-  }
-  if (sig != SIGINT) Say("srun: forcing job termination");
-  Signal(0);
 }
 
 int StepRun::Run(const std::string& host) {
@@ -235,16 +231,7 @@ int StepRun::Run(const std::string& host) {
     Say(StrCat("srun: error: ", std::string(s.message())));
     return in_.error_exit;
   }
-  sigset_t handled;
-  sigemptyset(&handled);
-  for (int sig : {SIGINT, SIGTERM, SIGQUIT}) {
-    ::signal(sig, SIG_DFL);
-    sigaddset(&handled, sig);
-  }
-  sigaddset(&handled, SIGHUP);
-  sigprocmask(SIG_BLOCK, &handled, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  const int signals = TakeSrunSignals();
 
   if (!Create(Request(host), signals)) return in_.error_exit;
   monitor_.SetJob(job_);
@@ -259,9 +246,9 @@ int StepRun::Run(const std::string& host) {
       std::vector<int32_t>(step_.tasks_per_node().begin(), step_.tasks_per_node().end()));
 
   const auto kill_wait = std::chrono::seconds(client_.config().kill_wait_s + 2);
-  auto next_query = Clock::now() + std::chrono::milliseconds(500);
+  auto next_query = core::RealClock().Monotonic() + std::chrono::milliseconds(500);
   while (true) {
-    const auto now = Clock::now();
+    const auto now = core::RealClock().Monotonic();
     if (monitor_.AllTasksEnded() && !monitor_.AnyNodeConnected()) break;
     if (final_ && !monitor_.AnyNodeConnected() && now - final_at_ > std::chrono::seconds(1)) {
       break;  // every node reported to the controller; nothing more will come
@@ -272,8 +259,8 @@ int StepRun::Run(const std::string& host) {
     }
     if (now >= next_query) {
       QueryStep();
-      next_query =
-          Clock::now() + std::chrono::milliseconds(monitor_.AnyNodeConnected() ? 2000 : 500);
+      next_query = core::RealClock().Monotonic() +
+                   std::chrono::milliseconds(monitor_.AnyNodeConnected() ? 2000 : 500);
       continue;
     }
     monitor_.PollOnce(

@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 
+#include "core/clock.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
 
@@ -394,6 +396,42 @@ std::vector<std::string> StepMonitor::TaskStates() const {
   line(exited, "exited");
   line(unknown, "unknown");
   return lines;
+}
+
+int TakeSrunSignals() {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT}) {
+    ::signal(sig, SIG_DFL);
+    sigaddset(&handled, sig);
+  }
+  sigaddset(&handled, SIGHUP);
+  sigprocmask(SIG_BLOCK, &handled, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  return ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+InterruptHandler::Action InterruptHandler::OnSignal(
+    int sig, bool quit_on_interrupt, bool abort_sent, const StepMonitor& monitor,
+    const std::function<void(const std::string&)>& say) {
+  if (sig == SIGINT && !quit_on_interrupt) {
+    const auto now = clock_.Monotonic();
+    if (!last_interrupt_ || now - *last_interrupt_ > std::chrono::seconds(1)) {
+      last_interrupt_ = now;
+      say(abort_sent ? "srun: interrupt (abort already in progress)"
+                     : "srun: interrupt (one more within 1 sec to abort)");
+      for (const std::string& line : monitor.TaskStates()) say(line);
+      return Action::kNone;
+    }
+    return Action::kAbortByInterrupt;
+  }
+  if (sig == SIGINT) return Action::kAbort;  // -q: the first Ctrl-C aborts, said by no word
+  if (abort_sent) {
+    say("srun: job abort in progress; leaving without waiting for the tasks");
+    return Action::kLeave;
+  }
+  say("srun: forcing job termination");
+  return Action::kAbort;
 }
 
 }  // namespace loom::cli

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,9 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/submit/srun_options.h"
+#include "core/clock.h"
 #include "core/status.h"
 #include "loom/v1/loom.pb.h"
-#include "cli/submit/srun_options.h"
 #include "model/job.h"
 #include "model/job_request.h"
 #include "model/step.h"
@@ -170,6 +172,36 @@ class StepMonitor {
   bool launch_failed_ = false;
   std::vector<std::string> pending_reports_;  // killed tasks, until FlushReports
   std::vector<v1::StepIo::Output> held_;      // output that came before the layout
+};
+
+// The signals srun answers, the same for a job srun submits and a step inside an
+// allocation: blocks SIGINT, SIGTERM, SIGQUIT and SIGHUP and returns a descriptor they
+// arrive on, for srun's poll loop. SIGINT, SIGTERM and SIGQUIT are taken back from a shell
+// that ignores them for background commands; an ignored SIGHUP (nohup's) stays ignored.
+// SIGPIPE is ignored: a reader that went away is an error on the write.
+int TakeSrunSignals();
+
+// What srun does on each of those signals, for both sruns: a first Ctrl-C reports the
+// tasks' states and a second within a second aborts (the first, with -q); any other signal
+// aborts at once; one that comes while the abort is under way leaves without waiting for
+// the tasks. Says Slurm's words through `say`; the abort itself is the caller's.
+class InterruptHandler {
+ public:
+  // `clock` times the second between two Ctrl-Cs; it must outlive the handler.
+  explicit InterruptHandler(const core::Clock& clock = core::RealClock()) : clock_(clock) {}
+
+  enum class Action {
+    kNone,              // reported, or nothing to do
+    kAbortByInterrupt,  // Ctrl-C asked for the abort
+    kAbort,             // another signal did, or Ctrl-C with -q
+    kLeave,             // the abort is under way: leave now
+  };
+  Action OnSignal(int sig, bool quit_on_interrupt, bool abort_sent, const StepMonitor& monitor,
+                  const std::function<void(const std::string&)>& say);
+
+ private:
+  const core::Clock& clock_;
+  std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
 };
 
 }  // namespace loom::cli

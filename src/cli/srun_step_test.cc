@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/clock.h"
 #include "loom/v1/loom.pb.h"
 #include "rpc/frame.h"
 
@@ -189,6 +190,46 @@ TEST_F(StepMonitorTest, SignalsAreErrorsUnlessTheJobIsBeingEnded) {
   monitor_->FlushReports();
   EXPECT_EQ(said_.size(), 1u);
   EXPECT_EQ(monitor_->status().ExitCode(), 128 + SIGSEGV);
+}
+
+TEST_F(StepMonitorTest, CtrlCTwiceWithinASecondAborts) {
+  core::SimulatedClock clock(1'796'083'200);
+  InterruptHandler h(clock);
+  std::vector<std::string> said;
+  auto say = [&said](const std::string& line) { said.push_back(line); };
+  using Action = InterruptHandler::Action;
+  // The first reports the tasks (none connected yet: every one unknown).
+  EXPECT_EQ(h.OnSignal(SIGINT, false, false, *monitor_, say), Action::kNone);
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said.front(), "srun: interrupt (one more within 1 sec to abort)");
+  // A second after more than a second only reports again.
+  clock.Advance(std::chrono::milliseconds(1001));
+  said.clear();
+  EXPECT_EQ(h.OnSignal(SIGINT, false, false, *monitor_, say), Action::kNone);
+  EXPECT_EQ(said.front(), "srun: interrupt (one more within 1 sec to abort)");
+  clock.Advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(h.OnSignal(SIGINT, false, false, *monitor_, say), Action::kAbortByInterrupt);
+  // Once the abort is under way, a first Ctrl-C says so.
+  clock.Advance(std::chrono::seconds(5));
+  said.clear();
+  EXPECT_EQ(h.OnSignal(SIGINT, false, true, *monitor_, say), Action::kNone);
+  EXPECT_EQ(said.front(), "srun: interrupt (abort already in progress)");
+}
+
+TEST_F(StepMonitorTest, OtherSignalsAbortAtOnceAndASecondLeaves) {
+  InterruptHandler h;
+  std::vector<std::string> said;
+  auto say = [&said](const std::string& line) { said.push_back(line); };
+  using Action = InterruptHandler::Action;
+  EXPECT_EQ(h.OnSignal(SIGTERM, false, false, *monitor_, say), Action::kAbort);
+  EXPECT_EQ(h.OnSignal(SIGHUP, false, true, *monitor_, say), Action::kLeave);
+  EXPECT_THAT(said,
+              ElementsAre("srun: forcing job termination",
+                          "srun: job abort in progress; leaving without waiting for the tasks"));
+  // srun -q: the first Ctrl-C aborts, without a word.
+  said.clear();
+  EXPECT_EQ(h.OnSignal(SIGINT, true, false, *monitor_, say), Action::kAbort);
+  EXPECT_TRUE(said.empty());
 }
 
 TEST_F(StepMonitorTest, TaskStatesOnInterrupt) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace loom::rpc {
@@ -19,7 +20,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int RemainingMs(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - core::RealClock().Monotonic());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
@@ -119,13 +121,13 @@ Status WriteFrame(int fd, std::string_view payload, int timeout_ms) {
                                                      " bytes is larger than the ", kMaxFrameBytes,
                                                      "-byte limit"));
   }
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(timeout_ms);
   const std::string frame = EncodeFrame(payload);
   return WriteAll(fd, frame.data(), frame.size(), deadline);
 }
 
 StatusOr<std::string> ReadFrame(int fd, int timeout_ms, size_t max_bytes) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(timeout_ms);
   unsigned char header[4];
   size_t got = 0;
   Status s = ReadAll(fd, reinterpret_cast<char*>(header), sizeof header, deadline, &got);
@@ -155,7 +157,7 @@ FrameConnection::~FrameConnection() {
 
 StatusOr<FrameConnection> FrameConnection::Connect(const std::string& host, int port,
                                                    int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

@@ -16,6 +16,7 @@
 #include <list>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/clock.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "rpc/frame.h"
@@ -205,7 +206,7 @@ void FrameServer::WorkerLoop() {
 void FrameServer::EventLoop() {
   State& st = *state_;
   std::vector<epoll_event> events(256);
-  st.next_sweep = SteadyClock::now() + std::chrono::milliseconds(kSweepMs);
+  st.next_sweep = core::RealClock().Monotonic() + std::chrono::milliseconds(kSweepMs);
   while (!stop_) {
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), kSweepMs);
     for (int i = 0; i < n; ++i) {
@@ -236,9 +237,9 @@ void FrameServer::EventLoop() {
           break;
       }
     }
-    if (SteadyClock::now() >= st.next_sweep) {
+    if (core::RealClock().Monotonic() >= st.next_sweep) {
       Sweep();
-      st.next_sweep = SteadyClock::now() + std::chrono::milliseconds(kSweepMs);
+      st.next_sweep = core::RealClock().Monotonic() + std::chrono::milliseconds(kSweepMs);
     }
   }
   // Every connection still open is closed; answers still being made are dropped.
@@ -288,7 +289,8 @@ void FrameServer::AcceptAll() {
     auto c = std::make_unique<Connection>();
     c->id = st.next_id++;
     c->fd = fd;
-    c->deadline = SteadyClock::now() + std::chrono::milliseconds(options_.frame_deadline_ms);
+    c->deadline =
+        core::RealClock().Monotonic() + std::chrono::milliseconds(options_.frame_deadline_ms);
     // Edge-triggered until the first four bytes decide the protocol: they are only peeked at
     // (gRPC must still find them), so a level-triggered watch would fire again at once.
     c->events = EPOLLIN | EPOLLET;
@@ -343,7 +345,8 @@ void FrameServer::OnReadable(Connection& c) {
     const ssize_t n = ::recv(c.fd, buffer, std::min(sizeof buffer, budget), 0);
     if (n > 0) {
       if (c.authenticated && c.in.empty()) {
-        c.deadline = SteadyClock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
+        c.deadline =
+            core::RealClock().Monotonic() + std::chrono::milliseconds(options_.io_timeout_ms);
       }
       c.in.append(buffer, static_cast<size_t>(n));
       budget -= static_cast<size_t>(n);
@@ -423,7 +426,7 @@ void FrameServer::StartWrite(Connection& c, std::string bytes, bool close_after)
   c.out_sent = 0;
   c.close_after_write = close_after;
   c.phase = Connection::Phase::kWriting;
-  c.deadline = SteadyClock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
+  c.deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(options_.io_timeout_ms);
   OnWritable(c);
 }
 
@@ -450,7 +453,7 @@ void FrameServer::OnWritable(Connection& c) {
     return;
   }
   c.phase = Connection::Phase::kReading;
-  c.deadline = SteadyClock::now() + std::chrono::milliseconds(options_.idle_timeout_ms);
+  c.deadline = core::RealClock().Monotonic() + std::chrono::milliseconds(options_.idle_timeout_ms);
   Watch(c, EPOLLIN);
   // A frame sent before the answer was taken may already be here.
   if (!c.in.empty()) {
@@ -485,7 +488,7 @@ void FrameServer::CollectAnswers() {
 }
 
 void FrameServer::Sweep() {
-  const auto now = SteadyClock::now();
+  const auto now = core::RealClock().Monotonic();
   if (state_->accept_paused) {
     epoll_event ev{};
     ev.events = EPOLLIN;
