@@ -236,13 +236,15 @@ int Run(Args a, const StepRef& ref) {
 
   for (;;) {
     if (std::optional<StepResult> result = supervisor.Poll()) {
+      // The result is the last thing written here: once loomd reads it, it may remove the
+      // directory, and a socket unlinked after that would race its removal.
+      ::close(*listen_fd);
+      ::unlink(paths.socket.c_str());
       if (Status s = WriteFileAtomic(paths.result, FormatResult(*result), 0600,
                                      Durability::kSurvivesCrash);
           !s.ok()) {
         Log(ref, std::string(s.message()));
       }
-      ::close(*listen_fd);
-      ::unlink(paths.socket.c_str());
       Log(ref, StrCat("ended, wait status ", result->wait_status,
                       result->out_of_memory ? ", out of memory" : "", "; CPU ",
                       (result->user_cpu_us + result->system_cpu_us) / 1000, " ms (cgroup ",
