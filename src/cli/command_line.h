@@ -12,12 +12,14 @@
 
 #include "cli/getopt.h"
 #include "core/status.h"
+#include "core/version.h"
 
 namespace loom::cli {
 
 // What --version prints: the Slurm release Loom follows (scripts test it as they test
-// Slurm's), then Loom's own.
+// Slurm's), then Loom's own (core/version.h).
 inline constexpr std::string_view kSlurmVersion = "slurm-wlm 22.05.8 (loom 0.1.0)\n";
+static_assert(kSlurmVersion.substr(0, kSlurmVersion.size() - 1) == core::kVersionLine);
 
 struct CommandText {
   std::string_view program;  // "squeue"

@@ -287,6 +287,9 @@ struct ClusterConfig {
   std::string slurmctld_log_file;
   std::string slurmd_log_file;
   uint32_t debug_flags = 0;
+  // SlurmctldPidFile, SlurmdPidFile (the daemon expands %n and %h); empty: none is written.
+  std::string slurmctld_pid_file;
+  std::string slurmd_pid_file;
 
   // Keys Slurm accepts that Loom does not act on yet: canonical key -> raw value, for
   // `scontrol show config`.

@@ -93,6 +93,8 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   kv["SlurmctldLogFile"] = OrNull(c.slurmctld_log_file);
   kv["SlurmdDebug"] = std::string(core::LogLevelName(c.slurmd_debug));
   kv["SlurmdLogFile"] = OrNull(c.slurmd_log_file);
+  if (!c.slurmctld_pid_file.empty()) kv["SlurmctldPidFile"] = c.slurmctld_pid_file;
+  if (!c.slurmd_pid_file.empty()) kv["SlurmdPidFile"] = c.slurmd_pid_file;
   if (c.slurmctld_syslog_debug) {
     kv["SlurmctldSyslogDebug"] = std::string(core::LogLevelName(*c.slurmctld_syslog_debug));
   }

@@ -285,7 +285,8 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         kv.starts_with("TaskPlugin=") || kv.starts_with("TaskPluginParam=") ||
         kv.starts_with("JobAcctGatherFrequency=") || kv.starts_with("DebugFlags=") ||
         kv.starts_with("SlurmctldDebug=") || kv.starts_with("SlurmctldLogFile=") ||
-        kv.starts_with("SlurmdDebug=") || kv.starts_with("SlurmdLogFile=")) {
+        kv.starts_with("SlurmdDebug=") || kv.starts_with("SlurmdLogFile=") ||
+        kv.starts_with("SlurmctldPidFile=") || kv.starts_with("SlurmdPidFile=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;
@@ -315,6 +316,19 @@ TEST(SlurmConfKeys, LoggingKeysSetLevelsFilesAndFlags) {
   bad = ParseBody("DebugFlags=Backfill,Shoes\n", &warnings);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(ErrorText(bad), HasSubstr("Invalid DebugFlag: Shoes"));
+}
+
+TEST(SlurmConfKeys, PidFilesAreKeptAsWritten) {
+  std::vector<Diagnostic> warnings;
+  auto c = ParseBody("SlurmctldPidFile=/run/loomctld.pid\nSlurmdPidFile=/run/loomd.%n.pid\n",
+                     &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(WarningText(warnings), "");
+  EXPECT_EQ(c->slurmctld_pid_file, "/run/loomctld.pid");
+  EXPECT_EQ(c->slurmd_pid_file, "/run/loomd.%n.pid");
+  c = ParseBody("ClusterName=x\n", &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(c->slurmctld_pid_file, "");  // none written unless the file names one
 }
 
 TEST(SlurmConfKeys, SlurmctldParametersSetThePortsDefenses) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 
@@ -61,6 +62,11 @@ constexpr const char* kPattern = "[%Y-%m-%dT%H:%M:%S.%e] %v";
 }  // namespace
 
 std::string_view LogLevelName(LogLevel level) { return kLevelNames[static_cast<size_t>(level)]; }
+
+LogLevel RaiseLogLevel(LogLevel level, int steps) {
+  const int raised = static_cast<int>(level) + std::max(0, steps);
+  return static_cast<LogLevel>(std::min(raised, static_cast<int>(LogLevel::kDebug5)));
+}
 
 std::optional<LogLevel> ParseLogLevel(std::string_view text) {
   text = Trim(text);

@@ -36,6 +36,8 @@ std::string_view LogLevelName(LogLevel level);
 // A level by Slurm's name (any case) or number (0 quiet .. 9 debug5), as SlurmctldDebug and
 // `scontrol setdebug` take it; nullopt when it is neither.
 std::optional<LogLevel> ParseLogLevel(std::string_view text);
+// `level` made `steps` louder (a daemon's -v, once per v), debug5 at the most.
+LogLevel RaiseLogLevel(LogLevel level, int steps);
 
 // DebugFlags Loom knows (Slurm's names). Only some gate lines yet; the others are accepted,
 // kept and shown, as docs/admin/slurm-conf.md says.

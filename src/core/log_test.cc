@@ -88,6 +88,12 @@ TEST(Log, LevelsBySlurmsNamesAndNumbers) {
   EXPECT_EQ(LogLevelName(LogLevel::kVerbose), "verbose");
 }
 
+TEST(Log, EachVRaisesTheLevelOneStep) {
+  EXPECT_EQ(RaiseLogLevel(LogLevel::kInfo, 0), LogLevel::kInfo);
+  EXPECT_EQ(RaiseLogLevel(LogLevel::kInfo, 2), LogLevel::kDebug);
+  EXPECT_EQ(RaiseLogLevel(LogLevel::kDebug3, 9), LogLevel::kDebug5);
+}
+
 TEST(Log, JobLinesNameTheJobAsSlurmDoes) {
   EXPECT_EQ(fmt::format("{} launch on n1 failed", JobId{123}), "JobId=123 launch on n1 failed");
 }

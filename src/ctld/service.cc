@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/mutex.h"
 #include "core/strings.h"
+#include "core/version.h"
 #include "ctld/controller.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -334,7 +335,7 @@ Status ControllerApi::QueryConfig(const Caller& who, const v1::QueryConfigReques
     }
   }
   entries.emplace_back("SLURM_CONF", c_->slurm_conf());
-  entries.emplace_back("SLURM_VERSION", "22.05.8 (loom 0.1.0)");
+  entries.emplace_back("SLURM_VERSION", std::string(core::kSlurmVersionValue));
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return core::ToLower(a.first) < core::ToLower(b.first);
   });

@@ -5,7 +5,9 @@
 // the nodes below it (TreeWidth), delivers signals, and reports each script's and step's end
 // on this node. A restarted loomd adopts the supervisors still running and reports their
 // jobs as running. Several can run on one host with distinct -N names and Port= values
-// (emulated nodes).
+// (emulated nodes). Signals as slurmd's: SIGHUP reads slurm.conf again, SIGUSR2 reopens the
+// log file, SIGTERM and SIGINT stop loomd (the supervisors and their jobs go on). It writes
+// SlurmdPidFile (%n, %h expanded) when set.
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <sys/sysinfo.h>
@@ -32,7 +34,9 @@
 #include "core/hostlist.h"
 #include "core/log.h"
 #include "core/mutex.h"
+#include "core/pid_file.h"
 #include "core/strings.h"
+#include "core/version.h"
 #include "hw/hardware.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/forwarder.h"
@@ -404,6 +408,7 @@ int main(int argc, char** argv) {
   using namespace loom;
   noded::Options opt;
   bool foreground = false;
+  int louder = 0;  // -v, once per v
   if (const char* env = std::getenv("SLURM_CONF")) opt.slurm_conf = env;
   if (opt.slurm_conf.empty()) opt.slurm_conf = "/etc/slurm/slurm.conf";
   for (int i = 1; i < argc; ++i) {
@@ -423,8 +428,13 @@ int main(int argc, char** argv) {
     else if (a == "-C") return noded::PrintDiscoveredConfig();
     else if (a == "-D") {
       foreground = true;  // stderr too when SlurmdLogFile names a file, as slurmd -D
+    } else if (a.size() > 1 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos) {
+      louder += static_cast<int>(a.size()) - 1;
+    } else if (a == "-V" || a == "--version") {
+      std::printf("%s\n", std::string(core::kVersionLine).c_str());
+      return 0;
     } else {
-      std::fprintf(stderr, "loomd: unknown option '%s' (usage: loomd [-D] [-f slurm.conf] -N NODE "
+      std::fprintf(stderr, "loomd: unknown option '%s' (usage: loomd [-D] [-v...] [-V] [-f slurm.conf] -N NODE "
                            "[--spool DIR] [--munge-socket PATH] [--controller HOST:PORT]; "
                            "loomd -C prints this node's hardware as a slurm.conf line)\n",
                    a.c_str());
@@ -452,9 +462,13 @@ int main(int argc, char** argv) {
                 opt.slurm_conf);
     return 1;
   }
-  if (absl::Status s = core::ConfigureLog(
-          core::Log(), conf::SlurmdLogSettings(site->cluster, opt.node, foreground), "loomd");
-      !s.ok()) {
+  // The log as slurm.conf says, -v levels louder; again on SIGHUP.
+  auto configure_log = [&](const conf::ClusterConfig& cluster) {
+    core::LogSettings log = conf::SlurmdLogSettings(cluster, opt.node, foreground);
+    log.level = core::RaiseLogLevel(log.level, louder);
+    return core::ConfigureLog(core::Log(), log, "loomd");
+  };
+  if (absl::Status s = configure_log(site->cluster); !s.ok()) {
     core::LogAt(core::LogLevel::kFatal, "{}", s.message());
     return 1;
   }
@@ -522,6 +536,7 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGUSR2);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -543,13 +558,45 @@ int main(int argc, char** argv) {
                 listen, port);
     return 1;
   }
+  std::unique_ptr<core::PidFile> pid_file;
+  if (!site->cluster.slurmd_pid_file.empty()) {
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    auto written = core::PidFile::Write(
+        core::ExpandLogFileName(site->cluster.slurmd_pid_file, opt.node, host));
+    if (!written.ok()) {
+      core::LogAt(core::LogLevel::kFatal, "{}", written.status().message());
+      return 1;
+    }
+    pid_file = *std::move(written);
+  }
   core::LogInfo("node {} serving on {}", opt.node, listen);
   std::thread loop([&] { daemon.Run(); });
-  // Signals are taken here, not in a handler: SIGUSR2 reopens the log file, SIGTERM and
-  // SIGINT stop the daemon.
-  for (int sig = 0; sigwait(&set, &sig) == 0 && sig == SIGUSR2;) {
-    if (absl::Status s = core::Log().Reopen(); !s.ok()) core::LogError("{}", s.message());
-    core::LogInfo("log file reopened on SIGUSR2");
+  // Signals are taken here, not in a handler: SIGHUP reads slurm.conf again, SIGUSR2 reopens
+  // the log file, SIGTERM and SIGINT stop the daemon (the jobs' supervisors go on).
+  for (int sig = 0; sigwait(&set, &sig) == 0 && (sig == SIGUSR2 || sig == SIGHUP);) {
+    if (sig == SIGUSR2) {
+      if (absl::Status s = core::Log().Reopen(); !s.ok()) core::LogError("{}", s.message());
+      core::LogInfo("log file reopened on SIGUSR2");
+      continue;
+    }
+    // Each loom-stepd reads slurm.conf and cgroup.conf as it starts, so new jobs follow the
+    // files from now on; what loomd itself acts on is its log. A file with errors is said
+    // and changes nothing.
+    std::vector<conf::Diagnostic> ignored;
+    StatusOr<conf::SiteConfig> again = conf::LoadSiteConfig(opt.slurm_conf, &ignored);
+    if (!again.ok()) {
+      core::LogError("reconfigure on SIGHUP refused: {}", again.status().message());
+      continue;
+    }
+    if (auto cgroups = stepd::LoadNodeCgroups(*again, opt.slurm_conf, opt.node); !cgroups.ok()) {
+      core::LogError("reconfigure on SIGHUP: {}; new jobs cannot start until it is fixed",
+                     cgroups.status().message());
+    }
+    if (absl::Status s = configure_log(again->cluster); !s.ok()) {
+      core::LogError("{}; the log stays as it was", s.message());
+    }
+    core::LogInfo("reconfigured on SIGHUP from {}: new jobs follow it", opt.slurm_conf);
   }
   daemon.Stop();
   loop.join();

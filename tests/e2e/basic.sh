@@ -2,7 +2,8 @@
 # End to end on loopback, as a user would: a private munged, loomctld and two loomd;
 # sbatch → run → output file → COMPLETED; a failing job; scancel; a user who may not cancel
 # another's job; squeue and sinfo; then loomctld killed with -9 and restarted keeps every
-# acknowledged job. Every daemon is started here and stopped by its PID.
+# acknowledged job; SIGHUP reconfigures, pid files, -V. Every daemon is started here and
+# stopped by its PID.
 #
 #   tests/e2e/basic.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -27,6 +28,8 @@ MinJobAge=300
 SchedulerType=sched/backfill
 SlurmctldLogFile=$dir/ctld/slurmctld.log
 SlurmctldDebug=info
+SlurmctldPidFile=$dir/ctld/loomctld.pid
+SlurmdPidFile=$dir/ctld/loomd.%n.pid
 SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeAddr=127.0.0.1 Port=$n1port CPUs=4 RealMemory=4000
@@ -367,6 +370,36 @@ for _ in $(seq 50); do [[ -s "$log" ]] && break; sleep 0.1; done
 grep -q "log file reopened on SIGUSR2" "$log" || fail "no new log file after SIGUSR2"
 [[ -s "$log.1" ]] || fail "the moved log file is empty"
 echo "ok: SlurmctldLogFile has Slurm's prefix; setdebug/setdebugflags act live; SIGUSR2 reopens it"
+
+# 8b. Slurm's signals and pid files: SIGHUP makes loomctld read slurm.conf again (a new
+# partition appears; a broken file is refused and changes nothing) and loomd too; each
+# daemon's pid file names it, and goes when it stops.
+[[ $(cat "$dir/ctld/loomctld.pid") == "$ctld" ]] || fail "SlurmctldPidFile: '$(cat "$dir/ctld/loomctld.pid" 2>&1)', pid $ctld"
+[[ $(cat "$dir/ctld/loomd.n2.pid") == "$n2pid" ]] || fail "SlurmdPidFile: '$(cat "$dir/ctld/loomd.n2.pid" 2>&1)', pid $n2pid"
+cp "$dir/slurm.conf" "$dir/slurm.conf.before"
+echo "PartitionName=extra Nodes=n2 MaxTime=00:30:00" >>"$dir/slurm.conf"
+kill -HUP "$ctld"
+for _ in $(seq 50); do "$bin/scontrol" show partition extra >/dev/null 2>&1 && break; sleep 0.1; done
+"$bin/scontrol" show partition extra >/dev/null 2>&1 || fail "no partition extra after SIGHUP: $(tail -3 "$log")"
+grep -q "reconfigured on SIGHUP" "$log" || fail "SIGHUP not logged: $(tail -3 "$log")"
+echo "NodeName=n9 CPUs=banana" >>"$dir/slurm.conf"
+kill -HUP "$ctld"
+for _ in $(seq 50); do grep -q "reconfigure on SIGHUP refused" "$log" && break; sleep 0.1; done
+grep -q "reconfigure on SIGHUP refused" "$log" || fail "a broken slurm.conf on SIGHUP: $(tail -3 "$log")"
+kill -0 "$ctld" 2>/dev/null || fail "loomctld died of SIGHUP"
+sed -i '$d' "$dir/slurm.conf"  # the commands read the file too: it must load again
+"$bin/scontrol" show partition extra >/dev/null 2>&1 || fail "the refused reconfigure changed the partitions"
+cp "$dir/slurm.conf.before" "$dir/slurm.conf"
+kill -HUP "$n2pid"
+for _ in $(seq 50); do grep -q "reconfigured on SIGHUP" "$dir/loomd-n2.log" && break; sleep 0.1; done
+grep -q "reconfigured on SIGHUP" "$dir/loomd-n2.log" || fail "loomd on SIGHUP: $(tail -3 "$dir/loomd-n2.log")"
+kill -0 "$n2pid" 2>/dev/null || fail "loomd died of SIGHUP"
+kill -TERM "$n2pid"
+for _ in $(seq 50); do kill -0 "$n2pid" 2>/dev/null || break; sleep 0.1; done
+[[ ! -e "$dir/ctld/loomd.n2.pid" ]] || fail "loomd's pid file outlived it"
+"$bin/loomctld" -V | grep -qx "slurm-wlm 22.05.8 (loom 0.1.0)" || fail "loomctld -V: $("$bin/loomctld" -V 2>&1)"
+"$bin/loomd" -V | grep -qx "slurm-wlm 22.05.8 (loom 0.1.0)" || fail "loomd -V: $("$bin/loomd" -V 2>&1)"
+echo "ok: SIGHUP reconfigures loomctld (a broken file refused) and loomd; pid files; -V"
 
 # 9. A configuration with an error: loomctld says where and does not start.
 printf 'ClusterName=x\nSlurmctldHost=localhost\nNodeName=a CPUs=banana\n' >"$dir/bad.conf"

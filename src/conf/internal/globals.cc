@@ -302,6 +302,10 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     cfg.slurmctld_log_file = std::string(value);
   } else if (key == "SlurmdLogFile") {
     cfg.slurmd_log_file = std::string(value);
+  } else if (key == "SlurmctldPidFile") {
+    cfg.slurmctld_pid_file = std::string(value);
+  } else if (key == "SlurmdPidFile") {
+    cfg.slurmd_pid_file = std::string(value);
   } else if (key == "DebugFlags") {
     StatusOr<uint32_t> flags = core::ParseDebugFlags(value);
     if (!flags.ok()) {
