@@ -187,14 +187,24 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) 
   return c.str();
 }
 
+// The files Slurm reads beside slurm.conf. Loom acts on the first three; the others are
+// carried all the same (a cluster made from a site's files keeps them together) and named
+// in a warning, so that nobody believes a job_submit.lua or a plugstack.conf is in force.
+constexpr const char* kActedOnBeside[] = {"gres.conf", "topology.conf", "cgroup.conf"};
+constexpr const char* kNotActedOnBeside[] = {
+    "acct_gather.conf", "burst_buffer.conf", "cli_filter.lua", "helpers.conf",
+    "job_container.conf", "job_submit.lua",   "knl_cray.conf",  "knl_generic.conf",
+    "mpi.conf",           "oci.conf",         "plugstack.conf"};
+
 // Writes DIR/etc/slurm.conf: the default cluster, or `config` made local (with the
-// gres.conf and topology.conf beside it). `config` is checked as it is first, so that its
-// errors name its own lines.
+// files Slurm reads beside it). `config` is checked as it is first, so that its errors name
+// its own lines.
 Status WriteConfig(const std::string& dir, const std::string& config, int nodes) {
   const std::string etc = dir + "/etc";
   PortPicker ports;
   std::error_code ec;
-  for (const char* beside : {"gres.conf", "topology.conf"}) fs::remove(etc + "/" + beside, ec);
+  for (const char* beside : kActedOnBeside) fs::remove(etc + "/" + beside, ec);
+  for (const char* beside : kNotActedOnBeside) fs::remove(etc + "/" + beside, ec);
   if (config.empty()) {
     std::ofstream(etc + "/slurm.conf") << DefaultConfig(dir, nodes, ports);
     return absl::OkStatus();
@@ -215,13 +225,22 @@ Status WriteConfig(const std::string& dir, const std::string& config, int nodes)
   if (!local.ok()) return local.status();
   std::ofstream(etc + "/slurm.conf") << *local;
   const fs::path from = fs::path(config).parent_path();
-  for (const char* beside : {"gres.conf", "topology.conf"}) {
-    if (!fs::exists(from / beside)) continue;
+  auto carry = [&](const char* beside) -> Status {
     fs::copy_file(from / beside, etc + "/" + beside, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      return absl::InternalError(
-          core::StrCat("cannot copy ", (from / beside).string(), ": ", ec.message()));
+      return absl::InternalError(core::StrCat("cannot copy ", (from / beside).string(), ": ",
+                                              ec.message(), "; nothing was started"));
     }
+    return absl::OkStatus();
+  };
+  for (const char* beside : kActedOnBeside) {
+    if (fs::exists(from / beside)) RETURN_IF_ERROR(carry(beside));
+  }
+  for (const char* beside : kNotActedOnBeside) {
+    if (!fs::exists(from / beside)) continue;
+    RETURN_IF_ERROR(carry(beside));
+    std::fprintf(stderr, "loom cluster: warning: %s is carried over but not acted on by Loom yet\n",
+                 (from / beside).string().c_str());
   }
   return absl::OkStatus();
 }
@@ -449,8 +468,9 @@ int RunCluster(int argc, char** argv) {
   up->add_option("--dir", dir, "where its configuration, state and logs live")->capture_default_str();
   CLI::Option* config_opt = up->add_option(
       "--config", config,
-      "a slurm.conf to run instead of the default mixed cluster (with the gres.conf and "
-      "topology.conf beside it), on loopback with ports and state of its own");
+      "a slurm.conf to run instead of the default mixed cluster (with the files Slurm reads "
+      "beside it: gres.conf, topology.conf, cgroup.conf, ...), on loopback with ports and "
+      "state of its own");
   up->add_option("--nodes", nodes, "nodes of the default cluster: half 8-GPU, half CPU")
       ->check(CLI::Range(1, 64))
       ->capture_default_str()
