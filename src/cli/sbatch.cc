@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/client.h"
@@ -22,9 +24,50 @@
 #include "cli/submit/sbatch_options.h"
 #include "core/clock.h"
 #include "core/strings.h"
+#include "model/job_state.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
+namespace {
+
+// sbatch --wait: until every job of submission `id` (each task of an array) has ended; then
+// the exit status Slurm's sbatch gives: the job's exit code, the highest over an array's
+// tasks, and 1 when one was ended by a signal.
+int WaitForJob(Client& client, uint64_t id) {
+  auto pause = std::chrono::milliseconds(100);
+  for (;;) {
+    v1::QueryJobsRequest req;
+    req.add_job_ids(id);
+    v1::QueryJobsReply reply;
+    if (Status s = client.Call("QueryJobs", req, &reply); !s.ok()) {
+      std::fprintf(stderr, "sbatch: error: waiting for job %llu: %s\n",
+                   static_cast<unsigned long long>(id), std::string(s.message()).c_str());
+      return 1;
+    }
+    if (reply.jobs().empty()) {
+      std::fprintf(stderr,
+                   "sbatch: error: job %llu is no longer known to the controller; its exit "
+                   "code cannot be read (MinJobAge may be too short)\n",
+                   static_cast<unsigned long long>(id));
+      return 1;
+    }
+    bool ended = true;
+    int rc = 0;
+    for (const v1::JobInfo& j : reply.jobs()) {
+      const std::optional<model::JobState> state = model::ParseJobState(j.state());
+      if (!state || !model::IsFinal(*state)) {
+        ended = false;
+        break;
+      }
+      rc = std::max(rc, j.exit_signal() != 0 ? 1 : j.exit_code());
+    }
+    if (ended) return rc;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(2000));
+  }
+}
+
+}  // namespace
 
 int RunSbatch(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);  // argv[0] included, as main() has it
@@ -108,6 +151,10 @@ int RunSbatch(int argc, char** argv) {
     std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
   } else {
     std::printf("Submitted batch job %llu\n", static_cast<unsigned long long>(reply.job_id()));
+  }
+  if (input->wait) {
+    std::fflush(stdout);
+    return WaitForJob(*client, reply.job_id());
   }
   return 0;
 }

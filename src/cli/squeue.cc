@@ -267,6 +267,15 @@ int RunSqueue(int argc, char** argv) {
                  std::string(stream->status().message()).c_str());
     return 1;
   }
+  // One job asked for that the controller does not know: Slurm's squeue loads that job alone
+  // and fails (with several ids, or with none, an unknown one is just not listed).
+  if (opts.job_ids.size() == 1 &&
+      std::none_of(views.begin(), views.end(), [id = opts.job_ids.front()](const auto& v) {
+        return v.job_id == id || v.array_job_id == id;
+      })) {
+    std::fprintf(stderr, "slurm_load_jobs error: Invalid job id specified\n");
+    return 1;
+  }
   auto out = format::RenderSqueue(views, opts, ctx);
   if (!out.ok()) {
     std::fprintf(stderr, "squeue: error: %s\n", std::string(out.status().message()).c_str());
