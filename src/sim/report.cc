@@ -9,8 +9,12 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <vector>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -226,6 +230,42 @@ void WriteSeries(std::ostream& os, const SimResult& res, int buckets) {
   }
 }
 
+// Runs gnuplot on `script` without a shell, so that any character in the directory's name
+// is only that; returns what it wrote (stdout and stderr) and sets its wait status.
+StatusOr<std::string> RunGnuplot(const std::string& script, int* status) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    return absl::UnavailableError(core::StrCat("cannot run gnuplot: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+  std::string program = "gnuplot";
+  std::vector<char*> argv = {program.data(), const_cast<char*>(script.c_str()), nullptr};
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  if (spawned != 0) {
+    ::close(out[0]);
+    return absl::UnavailableError(core::StrCat(
+        "cannot run gnuplot (is it installed? scripts/install-deps installs it): ",
+        std::strerror(spawned)));
+  }
+  std::string output;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+  return output;
+}
+
 std::string Quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -289,16 +329,12 @@ Status WritePlots(const std::string& dir, const ReportHeader& h,
   }
   gp.close();
   if (!gp) return absl::DataLossError(core::StrCat("cannot write '", dir, "/plots.gp'"));
-  std::string cmd = "gnuplot " + Quote(dir + "/plots.gp") + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return absl::UnavailableError("cannot run gnuplot");
-  std::string output;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) output += buf;
-  int rc = ::pclose(p);
-  if (rc != 0) {
+  int status = 0;
+  StatusOr<std::string> output = RunGnuplot(dir + "/plots.gp", &status);
+  if (!output.ok()) return output.status();
+  if (status != 0) {
     return absl::UnavailableError(core::StrCat(
-        "gnuplot failed (is it installed? scripts/install-deps installs it): ", output));
+        "gnuplot failed (is it installed? scripts/install-deps installs it): ", *output));
   }
   return absl::OkStatus();
 }
