@@ -25,7 +25,6 @@
 namespace loom::ctld {
 namespace {
 
-
 // A node's GPU ids as launches carry them: "0,2,3".
 std::string GpuIdList(model::GpuMask gpus) {
   std::string out;

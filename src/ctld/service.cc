@@ -25,7 +25,6 @@
 namespace loom::ctld {
 namespace {
 
-
 // The jobs `node` reports that the controller does not run there are killed there (see
 // ControllerCore::NodeReportsJobs), and the controller's log says so.
 void KillOrphans(ControllerCore& core, const std::string& node,

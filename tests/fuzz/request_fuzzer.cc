@@ -3,13 +3,15 @@
 // SignalJob, Heartbeat, JobComplete, RegisterNode), decoded with protobuf, converted as the
 // controller's API converts it (rpc/convert.h, ctld ParseJobEdit) and applied to a fresh
 // ControllerCore, with scheduling passes and clock ticks in between. Nothing may crash, hang,
-// leak or trip a sanitizer, whatever the bytes, callers and order.
+// leak or trip a sanitizer, nor make the job state machine refuse a transition, whatever the
+// bytes, callers and order.
 //
 // Input: records of [kind byte][2-byte big-endian length][message bytes].
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -170,6 +172,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     core.Schedule(now, &fx);
     now += 1;
+    // A transition the job state machine refused is a rule of the controller's that let a
+    // job reach a step it forbids: a bug, whatever the input.
+    if (core.refused_transitions() != 0) {
+      std::fprintf(stderr, "request_fuzzer: a refused job state transition (see the log above)\n");
+      std::abort();
+    }
   }
   return 0;
 }
