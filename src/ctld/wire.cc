@@ -409,7 +409,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   return info;
 }
 
-v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t index) {
+v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t index, bool gpu_tres) {
   v1::PartitionInfo info;
   if (index < 0 || static_cast<size_t>(index) >= cluster.partitions.size()) return info;
   const model::Partition& p = cluster.partitions[index];
@@ -454,15 +454,15 @@ v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t index) {
   tres.Set(core::kTresMem, mem);
   tres.Set(core::kTresNode, static_cast<int64_t>(names.size()));
   tres.Set(core::kTresBilling, cpus);
-  tres.Set(core::kTresGpu, gpus);
+  if (gpu_tres) tres.Set(core::kTresGpu, gpus);
   info.set_tres(core::FormatTres(tres));
   return info;
 }
 
-std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster) {
+std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster, bool gpu_tres) {
   std::vector<v1::PartitionInfo> out;
   for (size_t i = 0; i < cluster.partitions.size(); ++i) {
-    out.push_back(FromPartition(cluster, static_cast<int32_t>(i)));
+    out.push_back(FromPartition(cluster, static_cast<int32_t>(i), gpu_tres));
   }
   return out;
 }
@@ -517,7 +517,7 @@ bool TracksGpuTres(const conf::ClusterConfig& config) {
 }
 
 std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core) {
-  return FromPartitions(core.cluster());
+  return FromPartitions(core.cluster(), TracksGpuTres(core.site().cluster));
 }
 
 v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::Cluster& cluster,

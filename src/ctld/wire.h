@@ -86,8 +86,12 @@ struct NodeStatus {
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t node, const NodeUsage& usage,
                       const NodeStatus& status, bool gpu_tres = true);
 
-v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition);
-std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster);
+// A partition as `scontrol show partition` and sinfo describe it: its TRES with gres/gpu
+// when `gpu_tres`, as for nodes.
+v1::PartitionInfo FromPartition(const sched::Cluster& cluster, int32_t partition,
+                                bool gpu_tres = true);
+std::vector<v1::PartitionInfo> FromPartitions(const sched::Cluster& cluster,
+                                              bool gpu_tres = true);
 
 // The same over a controller core: its jobs, its nodes with liveness from NodeUp(), its
 // partitions.
@@ -111,6 +115,7 @@ NodeInfos RefreshNodes(const ControllerCore& core, const std::vector<NodeUsage>&
 // Whether Slurm would count GPUs in TRES strings for `config`: AccountingStorageTRES lists
 // gres/gpu.
 bool TracksGpuTres(const conf::ClusterConfig& config);
+// The core's partitions, their TRES with gres/gpu when its configuration tracks it.
 std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core);
 
 // A step as `scontrol show step` and `squeue -s` describe it; `partition` is its job's.

@@ -375,7 +375,10 @@ TEST_F(ControllerTest, NodesAndPartitions) {
   EXPECT_EQ(parts[0].total_nodes(), 3);
   EXPECT_EQ(parts[0].default_time_s(), 3600);
   EXPECT_EQ(parts[0].max_time_s(), 86400);
-  EXPECT_EQ(parts[0].tres(), "cpu=20,mem=40000M,node=3,billing=20,gres/gpu=8");
+  // No AccountingStorageTRES=gres/gpu here: Slurm's partition TRES then leaves GPUs out.
+  EXPECT_EQ(parts[0].tres(), "cpu=20,mem=40000M,node=3,billing=20");
+  EXPECT_EQ(FromPartitions(core_.cluster(), /*gpu_tres=*/true)[0].tres(),
+            "cpu=20,mem=40000M,node=3,billing=20,gres/gpu=8");
   EXPECT_EQ(parts[1].max_nodes(), 1);
   fmt::PartitionView p = ToPartitionView(Wire(parts[0]));
   EXPECT_EQ(p.node_names, (std::vector<std::string>{"n1", "n2", "c1"}));
