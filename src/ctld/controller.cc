@@ -70,9 +70,10 @@ std::vector<std::string> NodeAddressesOf(const conf::SiteConfig& site,
 }  // namespace
 
 Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
-                               int64_t* slurmd_timeout_s) {
+                               int64_t* slurmd_timeout_s, conf::ClusterConfig* applied) {
   ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf_, warnings));
   *slurmd_timeout_s = site.cluster.slurmd_timeout_s;
+  if (applied != nullptr) *applied = site.cluster;
   return Post([&](ControllerCore& core, Effects&, Time) -> Status {
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
     if (!site_before_batch_) site_before_batch_ = std::move(site_);

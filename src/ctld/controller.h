@@ -123,8 +123,10 @@ class Controller {
   // scontrol reconfigure: reads slurm.conf (and gres.conf, topology.conf) again and applies
   // it without dropping a job. A configuration with errors, or one that would strand a job,
   // is refused and nothing changes. Fills the new configuration's warnings and its
-  // SlurmdTimeout.
-  Status Reconfigure(std::vector<conf::Diagnostic>* warnings, int64_t* slurmd_timeout_s);
+  // SlurmdTimeout, and when `applied` is given the cluster configuration now in force (what
+  // the daemon re-reads its logging from on SIGHUP, without loading the files again).
+  Status Reconfigure(std::vector<conf::Diagnostic>* warnings, int64_t* slurmd_timeout_s,
+                     conf::ClusterConfig* applied = nullptr);
 
  private:
   Controller() = default;

@@ -44,16 +44,14 @@ void Reconfigure(ctld::Controller& controller, const std::string& slurm_conf, bo
                  int louder) {
   std::vector<conf::Diagnostic> warnings;
   int64_t slurmd_timeout_s = 0;
-  if (Status s = controller.Reconfigure(&warnings, &slurmd_timeout_s); !s.ok()) {
+  conf::ClusterConfig applied;
+  if (Status s = controller.Reconfigure(&warnings, &slurmd_timeout_s, &applied); !s.ok()) {
     core::LogError("reconfigure on SIGHUP refused: {}; the configuration in force stays",
                    s.message());
     return;
   }
   for (const conf::Diagnostic& w : warnings) core::LogInfo("{}", w.ToString());
-  std::vector<conf::Diagnostic> ignored;
-  if (StatusOr<conf::SiteConfig> site = conf::LoadSiteConfig(slurm_conf, &ignored); site.ok()) {
-    ConfigureLogging(site->cluster, foreground, louder);
-  }
+  ConfigureLogging(applied, foreground, louder);
   core::LogInfo("reconfigured on SIGHUP from {}", slurm_conf);
 }
 
