@@ -197,6 +197,22 @@ const core::TresBillingWeights& ClusterConfig::BillingWeightsFor(
   return partition.billing_weights.empty() ? billing_weights : partition.billing_weights;
 }
 
+bool ClusterConfig::Enforces(std::string_view flag) const {
+  for (const std::string& f : accounting_storage_enforce) {
+    // "all" holds every flag but nojobs and nosteps; "safe" and "limits" hold "associations".
+    if (f == flag || (f == "all" && flag != "nojobs" && flag != "nosteps")) return true;
+    if (flag == "associations" && (f == "limits" || f == "safe" || f == "qos")) return true;
+  }
+  return false;
+}
+
+bool ClusterConfig::Private(std::string_view kind) const {
+  for (const std::string& k : private_data) {
+    if (k == kind || k == "all") return true;
+  }
+  return false;
+}
+
 bool ClusterConfig::ConfigOverrides() const {
   return std::find(slurmd_parameters.begin(), slurmd_parameters.end(), "config_overrides") !=
          slurmd_parameters.end();

@@ -236,6 +236,21 @@ struct ClusterConfig {
   PreemptType preempt_type = PreemptType::kNone;
   PreemptMode preempt_mode;
   std::string topology_plugin = "topology/none";
+  // AccountingStorageType (lower-cased): accounting_storage/slurmdbd sends job records to
+  // loomdbd at AccountingStorageHost:AccountingStoragePort (the host defaults to the
+  // controller's).
+  std::string accounting_storage_type = "accounting_storage/none";
+  std::string accounting_storage_host;
+  int32_t accounting_storage_port = 6819;
+  // AccountingStorageEnforce's flags, lower-cased (associations, limits, qos, safe, ...).
+  std::vector<std::string> accounting_storage_enforce;
+  // PrivateData's kinds, lower-cased (jobs, usage, accounts, users, ...).
+  std::vector<std::string> private_data;
+  bool AccountingEnabled() const {
+    return accounting_storage_type == "accounting_storage/slurmdbd";
+  }
+  bool Enforces(std::string_view flag) const;
+  bool Private(std::string_view kind) const;
   // AccountingStorageTRES, each name in core::CanonicalTresName's form ("gres/gpu:a100").
   std::vector<std::string> accounting_storage_tres;
   // Cluster-wide TRESBillingWeights (a Loom extension; Slurm sets them per partition):

@@ -53,6 +53,16 @@ std::string Upper(std::string s) {
 ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid) {
   std::map<std::string, std::string> kv;
   kv["AccountingStorageTRES"] = OrNull(core::Join(c.accounting_storage_tres, ","));
+  kv["AccountingStorageType"] = c.accounting_storage_type;
+  kv["AccountingStorageEnforce"] =
+      c.accounting_storage_enforce.empty() ? "none" : core::Join(c.accounting_storage_enforce, ",");
+  if (c.AccountingEnabled()) {
+    kv["AccountingStorageHost"] = c.accounting_storage_host.empty() && !c.controllers.empty()
+                                      ? c.controllers[0].name
+                                      : OrNull(c.accounting_storage_host);
+    kv["AccountingStoragePort"] = StrCat(c.accounting_storage_port);
+  }
+  kv["PrivateData"] = c.private_data.empty() ? "none" : core::Join(c.private_data, ",");
   kv["ClusterName"] = c.cluster_name;
   kv["DefMemPerCPU"] = MemOrUnlimited(c.def_mem_per_cpu_mb);
   if (c.def_mem_per_cpu_mb == 0) {

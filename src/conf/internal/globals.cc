@@ -1,5 +1,6 @@
 #include "conf/internal/globals.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "conf/internal/key_table.h"
@@ -180,6 +181,35 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
                                "topology/3d_torus", "topology/hypercube", "topology/default"})) {
       cfg.topology_plugin = core::ToLower(value);
     }
+  } else if (key == "AccountingStorageType") {
+    if (auto c = ctx_->Choice(at, kv,
+                              {"accounting_storage/none", "accounting_storage/slurmdbd"})) {
+      cfg.accounting_storage_type = core::ToLower(value);
+    }
+  } else if (key == "AccountingStorageHost") {
+    non_empty(&cfg.accounting_storage_host, "a host name or address");
+  } else if (key == "AccountingStoragePort") {
+    set_i32(&cfg.accounting_storage_port, 1, 65535);
+  } else if (key == "AccountingStorageEnforce") {
+    std::vector<std::string> flags;
+    for (const std::string& f : SplitList(value)) {
+      const std::string lower = core::ToLower(f);
+      if (lower == "none") continue;
+      static constexpr std::string_view kKnown[] = {"associations", "limits", "nojobs",
+                                                    "nosteps", "qos", "safe", "wckeys", "all"};
+      if (std::find(std::begin(kKnown), std::end(kKnown), lower) == std::end(kKnown)) {
+        ctx_->BadValue(at, kv.key, kv.value,
+                       "a comma list of associations, limits, nojobs, nosteps, qos, safe, "
+                       "wckeys, all or none");
+        return;
+      }
+      flags.push_back(lower);
+    }
+    cfg.accounting_storage_enforce = std::move(flags);
+  } else if (key == "PrivateData") {
+    std::vector<std::string> kinds;
+    for (const std::string& f : SplitList(value)) kinds.push_back(core::ToLower(f));
+    cfg.private_data = std::move(kinds);
   } else if (key == "AccountingStorageTRES") {
     std::vector<std::string> tres;
     for (const std::string& t : SplitList(value)) {
