@@ -13,7 +13,7 @@
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
 #include "core/strings.h"
-#include "rpc/credential.h"
+#include "rpc/frame_call.h"
 
 extern char** environ;
 
@@ -75,12 +75,7 @@ StatusOr<Client> Client::Connect(const std::string& command) {
 }
 
 StatusOr<std::string> Client::Exchange(std::string_view method, std::string body) {
-  ASSIGN_OR_RETURN(std::string credential, rpc::MakeCredential(*munge_, method, body));
-  v1::Frame frame;
-  frame.set_method(std::string(method));
-  frame.set_credential(std::move(credential));
-  frame.set_body(std::move(body));
-  const std::string request = frame.SerializeAsString();
+  ASSIGN_OR_RETURN(const std::string request, rpc::SealFrame(*munge_, method, std::move(body)));
   // The first controller that answers (SlurmctldHost lines in order: primary, backups).
   const auto& hosts = config_->controllers;
   const std::vector<std::string> addrs =

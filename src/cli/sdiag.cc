@@ -74,6 +74,9 @@ int RunSdiag(int argc, char** argv) {
   const char* rule = "*******************************************************\n";
   std::printf("%ssdiag output at %s\nData since      %s\n%s", rule, When(r.server_time()).c_str(),
               When(r.start_time()).c_str(), rule);
+  if (r.has_dbd_agent_queue_size()) {
+    std::printf("DBD Agent queue size: %lld\n", static_cast<long long>(r.dbd_agent_queue_size()));
+  }
   std::printf("\nJobs submitted: %lld\nJobs started:   %lld\nJobs completed: %lld\n"
               "Jobs canceled:  %lld\nJobs failed:    %lld\n",
               static_cast<long long>(r.jobs_submitted()), static_cast<long long>(r.jobs_started()),

@@ -84,7 +84,8 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   });
 }
 
-StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
+StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
+    std::vector<AcctRecord>* acct_queued) {
   store::Snapshot snap;
   std::string location;
   {
@@ -97,6 +98,10 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore() {
   core->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
   // The steps of running jobs: they go on on the nodes, whose reports end them.
   for (const auto& [key, bytes] : snap.values) {
+    if (std::optional<uint64_t> seq = AcctSeqOf(key)) {
+      if (acct_queued != nullptr) acct_queued->push_back({*seq, bytes});
+      continue;
+    }
     const std::optional<JobId> job = JobOfStepsKey(key);
     if (!job) continue;
     StatusOr<StoredSteps> steps =
@@ -135,7 +140,8 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     c->store_ = std::move(store);
   }
   c->slurm_conf_ = options.slurm_conf;
-  ASSIGN_OR_RETURN(c->core_, c->RecoverCore());
+  std::vector<AcctRecord> acct_queued;
+  ASSIGN_OR_RETURN(c->core_, c->RecoverCore(&acct_queued));
 
   auth::MungeOptions mo;
   mo.socket_path = options.munge_socket.empty() ? conf::MungeSocketOf(cfg) : options.munge_socket;
@@ -203,6 +209,27 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
           RefuseFrame,
           [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); },
           [api = c->api_.get()](std::string_view prefix) { return AdmitFrame(*api, prefix); }));
+  if (cfg.AccountingEnabled()) {
+    AcctAgentOptions ao;
+    ao.cluster = cfg.cluster_name;
+    const std::string controller_host =
+        cfg.controllers.empty() ? "127.0.0.1" : cfg.controllers.front().addr;
+    ao.host = cfg.accounting_storage_host.empty() ? controller_host : cfg.accounting_storage_host;
+    ao.port = cfg.accounting_storage_port;
+    ao.control_host = controller_host;
+    ao.control_port = c->port();
+    ao.munge = c->munge_.get();
+    ao.clock = c->clock_;
+    const uint64_t next_seq = acct_queued.empty() ? 1 : acct_queued.back().seq + 1;
+    c->acct_outbox_ = std::make_unique<AcctOutbox>(next_seq);
+    c->acct_agent_ = std::make_unique<AcctAgent>(
+        std::move(ao), std::move(acct_queued), [p = c.get()](std::vector<uint64_t> seqs) {
+          p->PostNoWait([p, seqs = std::move(seqs)](ControllerCore&, Effects&, Time) {
+            p->acct_acked_.insert(p->acct_acked_.end(), seqs.begin(), seqs.end());
+            return absl::OkStatus();
+          });
+        });
+  }
   c->dispatcher_ = std::thread([p = c.get()] { p->DispatchLoop(); });
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
@@ -227,6 +254,8 @@ void Controller::Shutdown() {
       dispatch_stop_ = true;
     }
     if (dispatcher_.joinable()) dispatcher_.join();
+    // Records not yet sent stay queued in the store for the next start.
+    if (acct_agent_) acct_agent_->Stop();
     // What the last batches started still reaches the nodes.
     if (links_) links_->Drain();
   });
@@ -341,6 +370,11 @@ void Controller::OwnerLoop() {
 Status Controller::Persist(const Effects& fx) {
   CheckOwner("Persist");
   store::Batch batch = BatchFor(fx, *core_);
+  std::vector<AcctRecord> acct_records;
+  if (acct_outbox_) {
+    acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), &batch);
+    for (uint64_t seq : acct_acked_) batch.Add(store::DeleteValue{AcctKey(seq)});
+  }
   core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
@@ -353,6 +387,13 @@ Status Controller::Persist(const Effects& fx) {
                                wait_ms, " ms)"));
   }
   Status s = store_->Commit(batch);
+  if (acct_outbox_) {
+    acct_outbox_->Committed(s.ok() ? acct_records : std::vector<AcctRecord>{});
+    if (s.ok()) {
+      acct_acked_.clear();
+      acct_agent_->Enqueue(std::move(acct_records));
+    }
+  }
   if (s.ok() && !store_error_.ok()) {
     core::LogInfo("the store takes changes again");
     store_error_ = absl::OkStatus();

@@ -27,6 +27,7 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "core/status.h"
+#include "ctld/accounting.h"
 #include "ctld/controller_core.h"
 #include "ctld/listing.h"
 #include "ctld/node_links.h"
@@ -113,6 +114,10 @@ class Controller {
   Status StepUsage(JobId id, const Caller& who, v1::StepUsageReply* reply);
 
   std::shared_ptr<const Snapshot> snapshot() const;
+  // Accounting records waiting for loomdbd; nullopt without accounting.
+  std::optional<size_t> acct_queued() const {
+    return acct_agent_ ? std::optional<size_t>(acct_agent_->queued()) : std::nullopt;
+  }
   auth::MungeCredentials& munge() { return *munge_; }
   const core::Clock& clock() const { return *clock_; }
   // The configuration as loaded at the start. After a reconfigure, only the owner thread
@@ -132,7 +137,9 @@ class Controller {
   Controller() = default;
   // A ControllerCore holding what the store holds (at the start, and after the store
   // refused a batch).
-  StatusOr<std::unique_ptr<ControllerCore>> RecoverCore();
+  // With `acct_queued`, also the accounting records still waiting for loomdbd, in order.
+  StatusOr<std::unique_ptr<ControllerCore>> RecoverCore(
+      std::vector<AcctRecord>* acct_queued = nullptr);
   void OwnerLoop();
   Status Persist(const Effects& fx);
   // The store refused a batch with `why`: the core is read back from it.
@@ -239,6 +246,12 @@ class Controller {
   std::deque<Outgoing> dispatch_ ABSL_GUARDED_BY(dispatch_mu_);
   bool dispatch_stop_ ABSL_GUARDED_BY(dispatch_mu_) = false;
   std::thread dispatcher_;
+  // Accounting (AccountingStorageType=accounting_storage/slurmdbd; null otherwise): what to
+  // queue (owner thread), the records loomdbd stored whose queue entries go in the next
+  // batch (owner thread), and the agent that sends them.
+  std::unique_ptr<AcctOutbox> acct_outbox_;
+  std::vector<uint64_t> acct_acked_;
+  std::unique_ptr<AcctAgent> acct_agent_;
 };
 
 }  // namespace loom::ctld

@@ -374,6 +374,7 @@ Status ControllerApi::Diag(const Caller& who, const v1::DiagRequest& req,
   const JobListing::Counts counts = snap->jobs->CountStates();
   reply->set_jobs_pending(counts.pending);
   reply->set_jobs_running(counts.running);
+  if (std::optional<size_t> queued = c_->acct_queued()) reply->set_dbd_agent_queue_size(*queued);
   return absl::OkStatus();
 }
 

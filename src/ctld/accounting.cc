@@ -1,0 +1,271 @@
+#include "ctld/accounting.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <csignal>
+#include <charconv>
+#include <cstdio>
+#include <set>
+#include <unordered_set>
+#include <utility>
+
+#include "core/hostlist.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "rpc/convert.h"
+#include "rpc/frame_call.h"
+
+namespace loom::ctld {
+namespace {
+
+// A job's batch step as Slurm accounts it: it ends as the job does, except that a job that
+// was cancelled, timed out or preempted had its script killed by SIGTERM.
+v1::AcctStep BatchStepOf(const v1::JobInfo& info, const model::Job& j) {
+  v1::AcctStep s;
+  s.set_id("batch");
+  s.set_name("batch");
+  s.set_start_time(j.start_time);
+  s.set_end_time(j.end_time);
+  s.set_node_list(info.batch_host().empty() ? info.node_list() : info.batch_host());
+  s.set_num_nodes(1);
+  s.set_num_tasks(1);
+  s.set_num_cpus(info.allocation_size() > 0 ? info.allocation(0).cpus() : info.num_cpus());
+  switch (j.state) {
+    case model::JobState::kRunning:
+    case model::JobState::kSuspended:
+      s.set_state(j.end_time > 0 ? "CANCELLED" : "RUNNING");
+      break;
+    case model::JobState::kCompleted:
+    case model::JobState::kFailed:
+    case model::JobState::kOutOfMemory:
+      s.set_state(std::string(model::JobStateName(j.state)));
+      s.set_exit_code(j.exit_code);
+      break;
+    default:
+      s.set_state("CANCELLED");
+      s.set_exit_code(SIGTERM);
+      break;
+  }
+  if (info.allocation_size() > 0) {
+    const v1::NodeAllocation& a = info.allocation(0);
+    s.set_tres_alloc(core::StrCat("cpu=", a.cpus(), ",mem=", a.mem_mb(), "M,node=1"));
+  }
+  return s;
+}
+
+// The bits of a record that change on every scheduling pass without meaning anything to
+// the accounting, cleared before the record is compared with the last one queued.
+uint64_t Digest(v1::AcctJob copy) {
+  copy.mutable_job()->set_priority(0);
+  copy.mutable_job()->set_last_sched_eval(0);
+  copy.mutable_job()->set_reason("");
+  std::string bytes;
+  google::protobuf::io::StringOutputStream out(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&out);
+  coded.SetSerializationDeterministic(true);
+  copy.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return std::hash<std::string>{}(bytes);
+}
+
+}  // namespace
+
+std::string AcctKey(uint64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(seq));
+  return core::StrCat(kAcctKeyPrefix, buf);
+}
+
+std::optional<uint64_t> AcctSeqOf(std::string_view key) {
+  if (!key.starts_with(kAcctKeyPrefix)) return std::nullopt;
+  key.remove_prefix(kAcctKeyPrefix.size());
+  uint64_t seq = 0;
+  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), seq);
+  if (ec != std::errc() || p != key.data() + key.size()) return std::nullopt;
+  return seq;
+}
+
+v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobInfoOptions& o) {
+  v1::AcctJob a;
+  v1::JobInfo& info = *a.mutable_job();
+  info = FromEntry(e, core.cluster(), o);
+  a.set_cluster(core.site().cluster.cluster_name);
+  a.set_qos(info.spec().qos());
+  a.set_wckey(info.spec().wckey());
+  const model::Job& j = e.job;
+  // What a query shows for a job being killed (COMPLETING) is, to the accounting, the state
+  // it ended in.
+  info.set_state(std::string(model::JobStateName(j.state)));
+  int32_t derived = 0;
+  if (j.start_time > 0 && !info.spec().has_srun()) *a.add_steps() = BatchStepOf(info, j);
+  if (info.spec().has_srun() && j.start_time > 0) {
+    v1::AcctStep& s = *a.add_steps();
+    s.set_id("0");
+    s.set_name(info.name());
+    s.set_start_time(j.start_time);
+    s.set_end_time(j.end_time);
+    s.set_node_list(info.node_list());
+    s.set_num_nodes(info.num_nodes());
+    s.set_num_tasks(info.num_tasks());
+    s.set_num_cpus(info.num_cpus());
+    s.set_tres_alloc(info.tres_alloc());
+    const bool ended = model::IsFinal(j.state);
+    s.set_state(!ended ? "RUNNING"
+                       : j.state == model::JobState::kTimeout ? "CANCELLED"
+                                                              : std::string(model::JobStateName(j.state)));
+    s.set_exit_code(j.exit_code);
+    derived = std::max(derived, j.exit_code);
+  }
+  if (const JobSteps* steps = core.StepsOf(e.job.id)) {
+    const std::string partition = PartitionOf(e, core.cluster());
+    for (const auto& [id, step] : steps->steps) {
+      const v1::StepInfo si = StepInfoOf(e, step, core.cluster(), partition);
+      v1::AcctStep& s = *a.add_steps();
+      s.set_id(core::StrCat(id));
+      s.set_name(step.name);
+      s.set_state(si.state());
+      s.set_exit_code(si.exit_code());
+      s.set_start_time(si.start_time());
+      s.set_end_time(si.end_time());
+      s.set_node_list(si.node_list());
+      s.set_num_nodes(si.nodes_size());
+      s.set_num_tasks(si.num_tasks());
+      s.set_num_cpus(si.num_cpus());
+      derived = std::max(derived, si.exit_code());
+    }
+  }
+  a.set_derived_exit_code(derived);
+  return a;
+}
+
+std::vector<AcctRecord> AcctOutbox::AddTo(const Effects& fx, const ControllerCore& core,
+                                          const JobInfoOptions& o, store::Batch* batch) {
+  std::vector<AcctRecord> out;
+  std::set<JobId> ids(fx.changed.begin(), fx.changed.end());
+  ids.insert(fx.steps_changed.begin(), fx.steps_changed.end());
+  for (JobId id : ids) {
+    const JobEntry* e = core.Find(id);
+    if (e == nullptr) continue;
+    const v1::AcctJob job = AcctJobOf(*e, core, o);
+    const uint64_t digest = Digest(job);
+    auto last = sent_.find(id);
+    if (last != sent_.end() && last->second == digest) continue;
+    AcctRecord r{next_seq_++, job.SerializeAsString()};
+    batch->Add(store::PutValue{AcctKey(r.seq), r.bytes});
+    in_flight_[r.seq] = {id, digest};
+    out.push_back(std::move(r));
+  }
+  for (JobId id : fx.deleted) sent_.erase(id);
+  return out;
+}
+
+void AcctOutbox::Committed(const std::vector<AcctRecord>& records) {
+  for (const AcctRecord& r : records) {
+    auto it = in_flight_.find(r.seq);
+    if (it == in_flight_.end()) continue;
+    sent_[it->second.first] = it->second.second;
+    in_flight_.erase(it);
+  }
+  // Records of a refused batch never became durable: forget them.
+  in_flight_.clear();
+}
+
+AcctAgent::AcctAgent(AcctAgentOptions options, std::vector<AcctRecord> queued,
+                     std::function<void(std::vector<uint64_t>)> acked)
+    : options_(std::move(options)), acked_(std::move(acked)) {
+  {
+    core::MutexLock lock(&mu_);
+    for (AcctRecord& r : queued) queue_.push_back(std::move(r));
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+AcctAgent::~AcctAgent() { Stop(); }
+
+void AcctAgent::Stop() {
+  {
+    core::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void AcctAgent::Enqueue(std::vector<AcctRecord> records) {
+  if (records.empty()) return;
+  core::MutexLock lock(&mu_);
+  for (AcctRecord& r : records) queue_.push_back(std::move(r));
+}
+
+size_t AcctAgent::queued() const {
+  core::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+void AcctAgent::Loop() {
+  std::optional<rpc::FrameConnection> conn;
+  int backoff_ms = 0;
+  bool reported_down = false;
+  while (true) {
+    v1::AcctRecordRequest req;
+    std::vector<uint64_t> seqs;
+    {
+      core::MutexLock lock(&mu_);
+      // While loomdbd does not answer, wait before trying again (or until stopped).
+      if (backoff_ms > 0) {
+        mu_.AwaitFor([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; },
+                     std::chrono::milliseconds(backoff_ms));
+      }
+      mu_.AwaitFor([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); },
+                   std::chrono::seconds(1));
+      if (stop_) return;
+      for (const AcctRecord& r : queue_) {
+        if (seqs.size() >= options_.max_records_per_request) break;
+        if (!req.add_jobs()->ParseFromString(r.bytes)) {
+          req.mutable_jobs()->RemoveLast();  // unreadable: dropped below with its ack
+        }
+        seqs.push_back(r.seq);
+      }
+    }
+    if (seqs.empty()) continue;
+    req.set_cluster(options_.cluster);
+    req.set_control_host(options_.control_host);
+    req.set_control_port(options_.control_port);
+    Status sent = [&]() -> Status {
+      if (!conn) {
+        ASSIGN_OR_RETURN(rpc::FrameConnection c, rpc::FrameConnection::Connect(
+                                                     options_.host, options_.port, options_.timeout_ms));
+        conn.emplace(std::move(c));
+      }
+      ASSIGN_OR_RETURN(std::string bytes, rpc::CallFrame(*conn, *options_.munge, "AcctRecord",
+                                                         req.SerializeAsString(), options_.timeout_ms));
+      v1::AcctRecordReply reply;
+      if (!reply.ParseFromString(bytes)) return absl::DataLossError("loomdbd's answer cannot be read");
+      return rpc::FromWire(reply.error());
+    }();
+    if (!sent.ok()) {
+      conn.reset();
+      if (!reported_down) {
+        core::LogError("accounting: loomdbd at {}:{} did not take {} job records ({}); they stay "
+                       "queued in the controller's store and are sent when it answers",
+                       options_.host, options_.port, seqs.size(), sent.message());
+        reported_down = true;
+      }
+      backoff_ms = std::clamp(backoff_ms * 2, 250, 5000);
+      continue;
+    }
+    if (reported_down) core::LogInfo("accounting: loomdbd at {}:{} takes job records again",
+                                     options_.host, options_.port);
+    reported_down = false;
+    backoff_ms = 0;
+    {
+      core::MutexLock lock(&mu_);
+      const std::unordered_set<uint64_t> done(seqs.begin(), seqs.end());
+      while (!queue_.empty() && done.count(queue_.front().seq)) queue_.pop_front();
+    }
+    acked_(std::move(seqs));
+  }
+}
+
+}  // namespace loom::ctld

@@ -1,0 +1,244 @@
+// loomdbd's API on a real SQLite store: records in, sacct's selection out, sacctmgr's
+// changes, and who may do what.
+#include "dbd/service.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/acct_sqlite.h"
+
+namespace loom::dbd {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const DbdCaller kRoot{0, "root"};
+const DbdCaller kAlice{4242, "alice"};
+const DbdCaller kBob{4343, "bob"};
+
+class DbdServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start({}); }
+  void TearDown() override {
+    service_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Start(conf::DbdConfig config) {
+    service_.reset();
+    if (dir_.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "dbd_test.XXXXXX").string();
+      ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+      dir_ = tmpl;
+    }
+    auto store = store::OpenSqliteAcctStore({.path = dir_ + "/acct.db"});
+    ASSERT_TRUE(store.ok()) << store.status();
+    service_ = std::make_unique<DbdService>(std::move(config), *std::move(store), nullptr,
+                                            &core::RealClock());
+    ASSERT_TRUE(service_->Bootstrap().ok());
+  }
+  Status Change(const DbdCaller& who, std::string verb, std::string entity,
+                std::vector<std::string> words, std::string* message = nullptr) {
+    v1::AcctChangeRequest req;
+    req.set_verb(std::move(verb));
+    req.set_entity(std::move(entity));
+    for (std::string& w : words) req.add_words(std::move(w));
+    req.set_cluster("c1");
+    v1::AcctChangeReply reply;
+    Status s = service_->AcctChange(who, req, &reply);
+    if (message != nullptr) *message = reply.message();
+    return s;
+  }
+  static v1::AcctJob Job(uint64_t id, uint32_t uid, const std::string& user, std::string state,
+                         int64_t submit, int64_t start, int64_t end) {
+    v1::AcctJob a;
+    v1::JobInfo& j = *a.mutable_job();
+    j.set_job_id(id);
+    j.set_array_task_id(-1);
+    j.set_uid(uid);
+    j.set_user(user);
+    j.set_name("job" + std::to_string(id));
+    j.set_state(std::move(state));
+    j.set_partition("batch");
+    j.set_submit_time(submit);
+    j.set_eligible_time(submit);
+    j.set_start_time(start);
+    j.set_end_time(end);
+    return a;
+  }
+  Status Record(std::vector<v1::AcctJob> jobs) {
+    v1::AcctRecordRequest req;
+    req.set_cluster("c1");
+    req.set_control_host("127.0.0.1");
+    req.set_control_port(6817);
+    for (v1::AcctJob& j : jobs) *req.add_jobs() = std::move(j);
+    v1::AcctRecordReply reply;
+    return service_->AcctRecord(kRoot, req, &reply);
+  }
+  std::vector<uint64_t> Query(const DbdCaller& who, v1::AcctQueryJobsRequest req) {
+    v1::AcctQueryJobsReply reply;
+    Status s = service_->AcctQueryJobs(who, req, &reply);
+    EXPECT_TRUE(s.ok()) << s;
+    std::vector<uint64_t> ids;
+    for (const v1::AcctJob& j : reply.jobs()) ids.push_back(j.job().job_id());
+    return ids;
+  }
+
+  std::string dir_;
+  std::unique_ptr<DbdService> service_;
+};
+
+TEST_F(DbdServiceTest, TheFirstRecordRegistersTheClusterWithRootsAssociations) {
+  ASSERT_TRUE(Record({Job(1, 0, "root", "COMPLETED", 100, 101, 102)}).ok());
+  v1::AcctShowReply show;
+  ASSERT_TRUE(service_->AcctShow(kRoot, {}, &show).ok());
+  ASSERT_EQ(show.clusters_size(), 1);
+  EXPECT_EQ(show.clusters(0).control_port(), 6817);
+  ASSERT_EQ(show.assocs_size(), 2);
+  EXPECT_EQ(show.assocs(0).account(), "root");
+  EXPECT_EQ(show.assocs(1).user(), "root");
+  ASSERT_EQ(show.qos_size(), 1);
+  EXPECT_EQ(show.qos(0).name(), "normal");
+  // A job without an account is its user's default account's.
+  v1::AcctQueryJobsReply jobs;
+  v1::AcctQueryJobsRequest all;
+  ASSERT_TRUE(service_->AcctQueryJobs(kRoot, all, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).job().spec().account(), "root");
+  EXPECT_EQ(jobs.jobs(0).qos(), "normal");
+}
+
+TEST_F(DbdServiceTest, OnlyTheControllersUsersSendRecords) {
+  v1::AcctRecordRequest req;
+  req.set_cluster("c1");
+  v1::AcctRecordReply reply;
+  Status s = service_->AcctRecord(kAlice, req, &reply);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(DbdServiceTest, TheWindowFollowsSacctsRules) {
+  ASSERT_TRUE(Record({Job(1, 0, "root", "COMPLETED", 100, 110, 120),
+                      Job(2, 0, "root", "FAILED", 100, 110, 300),
+                      Job(3, 0, "root", "RUNNING", 100, 250, 0),
+                      Job(4, 0, "root", "PENDING", 100, 0, 0)})
+                  .ok());
+  v1::AcctQueryJobsRequest window;
+  window.set_start(200);
+  window.set_end(400);
+  EXPECT_THAT(Query(kRoot, window), ElementsAre(2, 3, 4));
+  // A pending job never eligible is not listed by a window.
+  v1::AcctJob held = Job(5, 0, "root", "PENDING", 100, 0, 0);
+  held.mutable_job()->set_eligible_time(0);
+  ASSERT_TRUE(Record({held}).ok());
+  EXPECT_THAT(Query(kRoot, window), ElementsAre(2, 3, 4));
+  // States: an ended state counts by its end inside the window.
+  v1::AcctQueryJobsRequest failed = window;
+  failed.add_states("FAILED");
+  failed.add_states("COMPLETED");
+  EXPECT_THAT(Query(kRoot, failed), ElementsAre(2));
+  // Job ids without a window: every record of them.
+  v1::AcctQueryJobsRequest ids;
+  ids.add_job_ids(1);
+  ids.add_job_ids(5);
+  EXPECT_THAT(Query(kRoot, ids), ElementsAre(1, 5));
+}
+
+TEST_F(DbdServiceTest, UsersSeeTheirOwnJobsAndPrivateDataHidesOthers) {
+  ASSERT_TRUE(Record({Job(1, kAlice.uid, "alice", "COMPLETED", 1, 2, 3),
+                      Job(2, kBob.uid, "bob", "COMPLETED", 1, 2, 3)})
+                  .ok());
+  EXPECT_THAT(Query(kAlice, {}), ElementsAre(1));
+  v1::AcctQueryJobsRequest all;
+  all.set_all_users(true);
+  EXPECT_THAT(Query(kAlice, all), ElementsAre(1, 2));
+  EXPECT_THAT(Query(kRoot, {}), ElementsAre(1, 2));
+  conf::DbdConfig priv;
+  priv.private_data = {"jobs"};
+  Start(priv);
+  EXPECT_THAT(Query(kAlice, all), ElementsAre(1));
+  EXPECT_THAT(Query(kRoot, all), ElementsAre(1, 2));
+}
+
+TEST_F(DbdServiceTest, SacctmgrBuildsTheTreeAndChecksNames) {
+  ASSERT_TRUE(Record({Job(1, 0, "root", "COMPLETED", 1, 2, 3)}).ok());
+  std::string msg;
+  ASSERT_TRUE(Change(kRoot, "add", "qos", {"high", "Priority=100", "MaxWall=2:00:00",
+                                           "GrpTRES=cpu=16,gres/gpu=4"}, &msg).ok());
+  EXPECT_THAT(msg, HasSubstr(" Adding QOS(s)\n  high\n"));
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"physics", "Description=Physics dept",
+                                               "Fairshare=10", "QOS=normal,high"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=physics"}, &msg).ok());
+  EXPECT_THAT(msg, HasSubstr("C = c1 A = physics U = alice"));
+  // Adding again adds nothing.
+  ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=physics"}, &msg).ok());
+  EXPECT_EQ(msg, " Nothing new added.\n");
+
+  v1::AcctShowReply show;
+  ASSERT_TRUE(service_->AcctShow(kRoot, {}, &show).ok());
+  const v1::AcctQos* high = nullptr;
+  for (const v1::AcctQos& q : show.qos()) {
+    if (q.name() == "high") high = &q;
+  }
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ(high->priority(), 100);
+  EXPECT_EQ(high->max_wall_min(), 120);
+  EXPECT_EQ(high->grp_tres(), "cpu=16,gres/gpu=4");
+  bool found = false;
+  for (const v1::AcctAssoc& a : show.assocs()) {
+    if (a.account() == "physics" && a.user().empty()) {
+      found = true;
+      EXPECT_EQ(a.parent(), "root");
+      EXPECT_EQ(a.shares(), 10);
+      EXPECT_THAT(a.qos(), ElementsAre("normal", "high"));
+    }
+  }
+  EXPECT_TRUE(found);
+
+  EXPECT_THAT(std::string(Change(kRoot, "add", "user", {"bob", "Account=nosuch"}).message()),
+              HasSubstr("This account 'nosuch' doesn't exist"));
+  EXPECT_THAT(std::string(Change(kRoot, "add", "account", {"x", "QOS=gold"}).message()),
+              HasSubstr("Unknown QOS name 'gold'"));
+  EXPECT_THAT(std::string(Change(kRoot, "add", "qos", {"q2", "Bogus=1"}).message()),
+              HasSubstr("Unknown option: Bogus=1"));
+  EXPECT_THAT(std::string(Change(kRoot, "add", "qos", {"q2", "MaxWall=soon"}).message()),
+              HasSubstr("Invalid value 'soon' for MaxWall"));
+  EXPECT_THAT(std::string(Change(kRoot, "delete", "account", {"physics"}).message()),
+              HasSubstr("still has users or sub-accounts"));
+
+  ASSERT_TRUE(Change(kRoot, "modify", "user", {"where", "name=alice", "set", "MaxJobs=5"}).ok());
+  ASSERT_TRUE(Change(kRoot, "delete", "user", {"alice"}).ok());
+  ASSERT_TRUE(Change(kRoot, "delete", "account", {"physics"}).ok());
+}
+
+TEST_F(DbdServiceTest, OnlyAdministratorsChangeTheTree) {
+  Status s = Change(kAlice, "add", "account", {"physics"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"ops"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=ops", "AdminLevel=Operator"}).ok());
+  EXPECT_TRUE(Change(kAlice, "add", "account", {"physics"}).ok());
+  // An Operator cannot make an Administrator.
+  EXPECT_EQ(Change(kAlice, "add", "user", {"bob", "Account=ops", "AdminLevel=Administrator"}).code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(DbdServiceTest, ADryRunChangesNothing) {
+  v1::AcctChangeRequest req;
+  req.set_verb("add");
+  req.set_entity("qos");
+  req.add_words("gold");
+  req.set_dry_run(true);
+  v1::AcctChangeReply reply;
+  ASSERT_TRUE(service_->AcctChange(kRoot, req, &reply).ok());
+  EXPECT_TRUE(reply.changed());
+  v1::AcctShowRequest qos;
+  qos.set_kind("qos");
+  v1::AcctShowReply show;
+  ASSERT_TRUE(service_->AcctShow(kRoot, qos, &show).ok());
+  EXPECT_EQ(show.qos_size(), 1);
+}
+
+}  // namespace
+}  // namespace loom::dbd
