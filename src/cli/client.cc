@@ -100,6 +100,32 @@ StatusOr<std::string> Client::Exchange(std::string_view method, std::string body
   return ConnectFailure();
 }
 
+StatusOr<std::string> Client::ExchangeDbd(std::string_view method, std::string body) {
+  const conf::ClusterConfig& cfg = *config_;
+  if (!cfg.AccountingEnabled()) {
+    return absl::FailedPreconditionError("Slurm accounting storage is disabled");
+  }
+  ASSIGN_OR_RETURN(const std::string request, rpc::SealFrame(*munge_, method, std::move(body)));
+  std::string host = cfg.accounting_storage_host;
+  if (host.empty()) {
+    host = cfg.controllers.empty() ? "127.0.0.1"
+           : cfg.controllers[0].addr.empty() ? cfg.controllers[0].name
+                                             : cfg.controllers[0].addr;
+  }
+  auto conn = rpc::FrameConnection::Connect(host, cfg.accounting_storage_port, kTimeoutMs);
+  if (!conn.ok()) {
+    return absl::UnavailableError(core::StrCat("Problem talking to the database: ",
+                                               std::string(conn.status().message())));
+  }
+  // Queries over a large store take longer than the controller's answers.
+  auto reply = conn->Call(request, 6 * kTimeoutMs);
+  if (!reply.ok()) {
+    return absl::UnavailableError(core::StrCat("Problem talking to the database: ",
+                                               std::string(reply.status().message())));
+  }
+  return reply;
+}
+
 StatusOr<JobViewStream> JobViewStream::Open(std::string reply) {
   using google::protobuf::internal::WireFormatLite;
   JobViewStream out;

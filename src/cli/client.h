@@ -53,9 +53,23 @@ class Client {
     return Exchange(method, req.SerializeAsString());
   }
 
+  // One call to loomdbd (AccountingStorageHost, else the controller's host, at
+  // AccountingStoragePort), as Call. FailedPrecondition with Slurm's "Slurm accounting
+  // storage is disabled" when slurm.conf sets no accounting; Unavailable with "Problem
+  // talking to the database" when loomdbd does not answer.
+  template <typename Req, typename Reply>
+  Status CallDbd(std::string_view method, const Req& req, Reply* reply) {
+    ASSIGN_OR_RETURN(std::string bytes, ExchangeDbd(method, req.SerializeAsString()));
+    if (!reply->ParseFromString(bytes)) {
+      return absl::DataLossError("loomdbd's answer cannot be read");
+    }
+    return rpc::FromWire(reply->error());
+  }
+
   const conf::ClusterConfig& config() const { return *config_; }
 
  private:
+  StatusOr<std::string> ExchangeDbd(std::string_view method, std::string body);
   // Sends one request frame, returns the reply's bytes.
   StatusOr<std::string> Exchange(std::string_view method, std::string body);
 

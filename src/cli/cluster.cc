@@ -31,6 +31,8 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "auth/identity.h"
+#include "conf/dbd_conf.h"
 #include "conf/local_cluster.h"
 #include "conf/site_config.h"
 #include "conf/slurm_conf.h"
@@ -140,6 +142,9 @@ DaemonCommand CommandOf(const std::string& name, const std::string& dir) {
             dir + "/log/munged.out"};
   }
   if (name == "loomctld") return {{bin + "/loomctld", "-D", "-f", conf}, dir + "/log/loomctld.log"};
+  if (name == "loomdbd") {
+    return {{bin + "/loomdbd", "-D", "-f", dir + "/etc/slurmdbd.conf"}, dir + "/log/loomdbd.log"};
+  }
   const std::string node = name.substr(std::string("loomd:").size());
   return {{bin + "/loomd", "-D", "-f", conf, "-N", node, "--spool", dir + "/spool/" + node},
           dir + "/log/loomd-" + node + ".log"};
@@ -155,7 +160,46 @@ void WritePids(const std::string& dir, const std::vector<Recorded>& all) {
   for (const Recorded& r : all) pids << r.name << " " << r.pid << "\n";
 }
 
-std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) {
+// DIR/etc/slurmdbd.conf: loomdbd on 127.0.0.1:`port` with the cluster's munged. From the
+// site's file `site` when there is one (its storage kept, except that an embedded SQLite
+// store moves into the cluster's directory), else the embedded SQLite store.
+Status WriteDbdConf(const std::string& dir, int port, const std::string& site) {
+  std::string kept;
+  bool pgsql = false;
+  if (!site.empty()) {
+    std::vector<conf::Diagnostic> warnings;
+    auto parsed = conf::LoadDbdConf(site, &warnings);
+    if (!parsed.ok()) return parsed.status();
+    pgsql = parsed->storage_type == conf::AcctStorageType::kPgsql;
+    std::ifstream in(site);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::string_view t = core::Trim(line);
+      const std::string key = core::ToLower(t.substr(0, t.find('=')));
+      if (key == "dbdhost" || key == "dbdaddr" || key == "dbdport" || key == "authinfo" ||
+          key == "pidfile" || key == "logfile" || key == "slurmuser" ||
+          (!pgsql && key == "storageloc")) {
+        continue;
+      }
+      kept += line + "\n";
+    }
+  }
+  auto me = auth::LookupUserById(::getuid());
+  std::ofstream out(dir + "/etc/slurmdbd.conf", std::ios::trunc);
+  out << "# Written by `loom cluster up`" << (site.empty() ? "" : " from " + site)
+      << ": loomdbd on 127.0.0.1 with the cluster's munged.\n"
+      << "DbdHost=localhost\nDbdAddr=127.0.0.1\nDbdPort=" << port << "\n"
+      << "AuthInfo=socket=" << dir << "/munge/munge.socket\n"
+      << "SlurmUser=" << (me.ok() ? me->name : "root") << "\n";
+  if (!pgsql) {
+    out << "StorageType=accounting_storage/sqlite\nStorageLoc=" << dir << "/state/loom_acct.db\n";
+  }
+  out << kept;
+  if (!out) return absl::InternalError(core::StrCat("cannot write ", dir, "/etc/slurmdbd.conf"));
+  return absl::OkStatus();
+}
+
+std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports, int dbd_port) {
   std::ostringstream c;
   c << "# Written by `loom cluster up`: a local cluster on loopback.\n"
     << "ClusterName=local\n"
@@ -164,6 +208,10 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports) 
     << "AuthType=auth/munge\n"
     << "AuthInfo=socket=" << dir << "/munge/munge.socket\n"
     << "StateSaveLocation=" << dir << "/state\n"
+    << "# Accounting: loomdbd keeps job records (sacct) and the association tree (sacctmgr).\n"
+    << "AccountingStorageType=accounting_storage/slurmdbd\n"
+    << "AccountingStorageHost=127.0.0.1\nAccountingStoragePort=" << dbd_port << "\n"
+    << "AccountingStorageTRES=gres/gpu\n"
     << "SlurmdTimeout=60\nKillWait=5\nMinJobAge=600\n"
     << "# Every node is emulated on this host: take each to have what this file says.\n"
     << "SlurmdParameters=config_overrides\n"
@@ -205,9 +253,11 @@ Status WriteConfig(const std::string& dir, const std::string& config, int nodes)
   std::error_code ec;
   for (const char* beside : kActedOnBeside) fs::remove(etc + "/" + beside, ec);
   for (const char* beside : kNotActedOnBeside) fs::remove(etc + "/" + beside, ec);
+  fs::remove(etc + "/slurmdbd.conf", ec);
   if (config.empty()) {
-    std::ofstream(etc + "/slurm.conf") << DefaultConfig(dir, nodes, ports);
-    return absl::OkStatus();
+    const int dbd_port = ports.Next();
+    std::ofstream(etc + "/slurm.conf") << DefaultConfig(dir, nodes, ports, dbd_port);
+    return WriteDbdConf(dir, dbd_port, "");
   }
   std::ifstream in(config);
   if (!in)
@@ -221,10 +271,16 @@ Status WriteConfig(const std::string& dir, const std::string& config, int nodes)
   place.state_dir = dir + "/state";
   place.munge_socket = dir + "/munge/munge.socket";
   place.node_port = [&ports] { return ports.Next(); };
+  if (original->cluster.AccountingEnabled()) place.dbd_port = ports.Next();
   auto local = conf::LocalizeSlurmConf(text, config, conf::FileIncludeResolver(), place);
   if (!local.ok()) return local.status();
   std::ofstream(etc + "/slurm.conf") << *local;
   const fs::path from = fs::path(config).parent_path();
+  if (place.dbd_port > 0) {
+    const fs::path site_dbd = from / "slurmdbd.conf";
+    RETURN_IF_ERROR(
+        WriteDbdConf(dir, place.dbd_port, fs::exists(site_dbd) ? site_dbd.string() : ""));
+  }
   auto carry = [&](const char* beside) -> Status {
     fs::copy_file(from / beside, etc + "/" + beside, fs::copy_options::overwrite_existing, ec);
     if (ec) {
@@ -284,6 +340,8 @@ int Up(const std::string& dir, const std::string& config, int nodes) {
   for (int i = 0; i < 50 && !fs::exists(dir + "/munge/munge.socket"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // loomdbd first, so that the controller's first records find it.
+  if (fs::exists(dir + "/etc/slurmdbd.conf")) record("loomdbd");
   record("loomctld");
   for (const conf::NodeConfig& n : cfg->nodes) record("loomd:" + n.name);
   // Wait for every node to report in.
@@ -481,9 +539,9 @@ int RunCluster(int argc, char** argv) {
   down->add_option("--dir", dir)->capture_default_str();
   std::vector<std::string> restart_names;
   CLI::App* restart = app.add_subcommand(
-      "restart", "start again the daemons that stopped, or those named (loomctld, munged, NODE)");
+      "restart", "start again the daemons that stopped, or those named (loomctld, loomdbd, munged, NODE)");
   restart->add_option("--dir", dir)->capture_default_str();
-  restart->add_option("daemons", restart_names, "loomctld, munged, or a node's name");
+  restart->add_option("daemons", restart_names, "loomctld, loomdbd, munged, or a node's name");
   std::string examples;
   CLI::App* demo = app.add_subcommand(
       "demo", "up (unless running), then the example job scripts, squeue and sinfo");

@@ -20,5 +20,7 @@ int RunSinfo(int argc, char** argv);
 int RunScancel(int argc, char** argv);
 int RunSdiag(int argc, char** argv);
 int RunSstat(int argc, char** argv);
+int RunSacct(int argc, char** argv);
+int RunSacctmgr(int argc, char** argv);
 
 }  // namespace loom::cli

@@ -27,6 +27,9 @@ constexpr Command kCommands[] = {
     {"scancel", loom::cli::RunScancel, "cancel or signal jobs, as Slurm's scancel"},
     {"sdiag", loom::cli::RunSdiag, "the controller's counters and cycle times, as Slurm's sdiag"},
     {"sstat", loom::cli::RunSstat, "what running job steps use now, as Slurm's sstat"},
+    {"sacct", loom::cli::RunSacct, "jobs and steps as the accounting recorded them, as Slurm's sacct"},
+    {"sacctmgr", loom::cli::RunSacctmgr,
+     "clusters, accounts, users and QOS in the accounting, as Slurm's sacctmgr"},
 };
 
 std::string_view BaseName(const char* path) {

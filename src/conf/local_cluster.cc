@@ -61,6 +61,13 @@ StatusOr<std::string> LocalizeSlurmConf(std::string_view text, std::string_view 
       "StateSaveLocation=", place.state_dir, "\n",
       "# Every node is emulated on this host: take each to have what this file says.\n",
       "SlurmdParameters=config_overrides\n");
+  if (place.dbd_port > 0) {
+    out += StrCat("AccountingStorageHost=127.0.0.1\nAccountingStoragePort=", place.dbd_port, "\n");
+  }
+  auto is_dbd_key = [&](std::string_view k) {
+    return place.dbd_port > 0 && (k == "AccountingStorageHost" || k == "AccountingStoragePort" ||
+                                  k == "AccountingStorageBackupHost");
+  };
   for (const Statement& st : statements) {
     const KeyValue& head = st.pairs.front();
     std::optional<std::string_view> kind = internal::CanonicalKey(Scope::kGlobal, head.key);
@@ -95,7 +102,7 @@ StatusOr<std::string> LocalizeSlurmConf(std::string_view text, std::string_view 
     std::vector<KeyValue> kept;
     for (const KeyValue& kv : st.pairs) {
       std::optional<std::string_view> k = internal::CanonicalKey(Scope::kGlobal, kv.key);
-      if (!k || !IsPlaceKey(*k)) kept.push_back(kv);
+      if (!k || (!IsPlaceKey(*k) && !is_dbd_key(*k))) kept.push_back(kv);
     }
     if (!kept.empty()) out += Line(kept) + "\n";
   }

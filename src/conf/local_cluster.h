@@ -20,6 +20,10 @@ struct LocalPlacement {
   int32_t controller_port = 0;
   std::string state_dir;     // StateSaveLocation
   std::string munge_socket;  // AuthInfo=socket=...
+  // loomdbd's port, when the file keeps accounting (AccountingStorageType=
+  // accounting_storage/slurmdbd): AccountingStorageHost becomes 127.0.0.1 and
+  // AccountingStoragePort this. 0: the accounting keys are kept as written.
+  int32_t dbd_port = 0;
   // A port for the next node's daemon, called once per node in slurm.conf order.
   std::function<int32_t()> node_port;
 };
