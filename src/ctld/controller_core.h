@@ -89,6 +89,9 @@ struct JobHistory {
   std::shared_ptr<const StepProgress> step;
   Time kill_at = 0;      // when SIGKILL was due, 0: not yet known
   int32_t restarts = 0;  // times requeued (Slurm's Restarts)
+  // Who cancelled it (sacct's "CANCELLED by UID"); kept for the accounting record made in
+  // the same batch, not across a controller restart.
+  std::optional<uint32_t> cancelled_by;
 };
 
 // A JobHistory held apart from its entry, made on first write; copying it copies the history.
@@ -395,6 +398,14 @@ class ControllerCore {
   // again (its new run would meet the old one there). Returns the orphans.
   std::vector<JobId> NodeReportsJobs(const std::string& node, const std::vector<JobId>& running,
                                      Effects* fx);
+  // The other way round: a batch job the controller runs on `node` (its batch host) that the
+  // node's daemon does not report, kLaunchGraceS after it started, never reached the node
+  // (its launch was lost, e.g. with a controller killed between storing the start and
+  // sending it) or ended unreported: it goes back to the queue (or ends NODE_FAIL), as a
+  // job on a failed node does. Returns those jobs.
+  static constexpr Time kLaunchGraceS = 30;
+  std::vector<JobId> NodeMissesJobs(const std::string& node, const std::vector<JobId>& running,
+                                    Time now, Effects* fx);
 
   // A node's daemon registered with what it found on its node. Unless
   // SlurmdParameters=config_overrides, a node with less than slurm.conf and gres.conf give

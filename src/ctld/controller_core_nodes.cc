@@ -5,6 +5,7 @@
 #include <csignal>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/hostlist.h"
@@ -80,6 +81,24 @@ void ControllerCore::NodeRegistered(const std::string& node, const model::Resour
     if (fx) fx->nodes_changed.push_back(static_cast<int32_t>(n));
     return;
   }
+}
+
+std::vector<JobId> ControllerCore::NodeMissesJobs(const std::string& node,
+                                                  const std::vector<JobId>& running, Time now,
+                                                  Effects* fx) {
+  std::vector<JobId> missing;
+  const int32_t index = NodeIndex(node);
+  if (index < 0) return missing;
+  const std::unordered_set<JobId> reported(running.begin(), running.end());
+  for (JobEntry* live : LiveMutable()) {
+    JobEntry& e = *live;
+    if (e.completing || e.request->srun || e.job.state != JobState::kRunning) continue;
+    if (e.alloc().empty() || e.alloc().front().node != index) continue;
+    if (e.job.start_time + kLaunchGraceS > now || reported.count(e.job.id)) continue;
+    missing.push_back(e.job.id);
+  }
+  for (JobId id : missing) LoseJob(*FindMutable(id), now, fx);
+  return missing;
 }
 
 void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {

@@ -238,6 +238,21 @@ TEST_F(EarlierRunTest, ALaunchThatMeetsAnEarlierRunGoesBackToTheQueue) {
   EXPECT_EQ(Schedule(4).launches.size(), 1u);
 }
 
+TEST_F(EarlierRunTest, ABatchJobItsNodeNeverReportsGoesBackToTheQueue) {
+  // Its launch was lost (a controller killed after storing the start, before sending it):
+  // n1's daemon reports nothing. Within the grace the launch may still be on its way.
+  const JobId id = RunningOnN1();
+  Effects fx;
+  EXPECT_TRUE(core_.NodeMissesJobs("n1", {}, 1 + ControllerCore::kLaunchGraceS - 1, &fx).empty());
+  EXPECT_TRUE(core_.NodeMissesJobs("n1", {id}, 1 + ControllerCore::kLaunchGraceS, &fx).empty());
+  EXPECT_TRUE(core_.NodeMissesJobs("n2", {}, 1 + ControllerCore::kLaunchGraceS, &fx).empty());
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(core_.NodeMissesJobs("n1", {}, 1 + ControllerCore::kLaunchGraceS, &fx),
+            std::vector<JobId>{id});
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_EQ(core_.Find(id)->history().restarts, 1);
+}
+
 TEST_F(CoreTest, JobIdZeroNamesNoJob) {
   // Found by request_fuzzer: every plain job's array id is 0, so id 0 used to name them all.
   Up(0);

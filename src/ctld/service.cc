@@ -28,11 +28,15 @@ namespace {
 // The jobs `node` reports that the controller does not run there are killed there (see
 // ControllerCore::NodeReportsJobs), and the controller's log says so.
 void KillOrphans(ControllerCore& core, const std::string& node,
-                 const google::protobuf::RepeatedField<uint64_t>& running, Effects* fx) {
+                 const google::protobuf::RepeatedField<uint64_t>& running, Time now, Effects* fx) {
   const std::vector<JobId> reported(running.begin(), running.end());
   for (JobId id : core.NodeReportsJobs(node, reported, fx)) {
     core::LogError("node {} still runs {}, which does not run there; killing it", node,
                    core::JobId{id});
+  }
+  for (JobId id : core.NodeMissesJobs(node, reported, now, fx)) {
+    core::LogError("{} is missing from its batch node {}; requeued, or ended NODE_FAIL",
+                   core::JobId{id}, node);
   }
 }
 
@@ -389,7 +393,7 @@ Status ControllerApi::RegisterNode(const Caller& who, const v1::RegisterNodeRequ
     } else {
       core.NodeAlive(req.name(), now, &fx);
     }
-    KillOrphans(core, req.name(), req.running_jobs(), &fx);
+    KillOrphans(core, req.name(), req.running_jobs(), now, &fx);
     return absl::OkStatus();
   });
   reply->set_heartbeat_interval_s(heartbeat_interval_s_.load());
@@ -401,7 +405,7 @@ Status ControllerApi::Heartbeat(const Caller& who, const v1::HeartbeatRequest& r
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
     core.NodeAlive(req.name(), now, &fx);
-    KillOrphans(core, req.name(), req.running_jobs(), &fx);
+    KillOrphans(core, req.name(), req.running_jobs(), now, &fx);
     return absl::OkStatus();
   });
   return s;

@@ -241,6 +241,9 @@ class Daemon {
             for (int32_t g = 0; g < opt_.hardware_gpus; ++g) req.add_gpus()->set_index(g);
           }
           for (uint64_t job : RunningJobs()) req.add_running_jobs(job);
+          for (const noded::StepdLauncher::Ended& e : unreported) {
+            if (!e.ref.reported_step()) req.add_running_jobs(e.how.job_id);
+          }
           v1::RegisterNodeReply reply;
           if (Call("RegisterNode", req, &reply, &v1::Controller::Stub::RegisterNode)) {
             registered = true;
@@ -250,6 +253,10 @@ class Daemon {
           v1::HeartbeatRequest req;
           req.set_name(opt_.node);
           for (uint64_t job : RunningJobs()) req.add_running_jobs(job);
+          // Ended here but not yet told: still this node's, as far as the controller knows.
+          for (const noded::StepdLauncher::Ended& e : unreported) {
+            if (!e.ref.reported_step()) req.add_running_jobs(e.how.job_id);
+          }
           v1::HeartbeatReply reply;
           registered = Call("Heartbeat", req, &reply, &v1::Controller::Stub::Heartbeat);
         }
