@@ -169,7 +169,7 @@ std::string JobIdText(const Line& l) {
 std::string StateText(const Line& l) {
   if (l.step != nullptr) return l.step->state();
   const v1::AcctJob& a = *l.job;
-  if (a.job().state() == "CANCELLED" && a.cancelled_by() > 0) {
+  if (a.job().state() == "CANCELLED" && a.has_cancelled_by()) {
     return StrCat("CANCELLED by ", a.cancelled_by());
   }
   return a.job().state();

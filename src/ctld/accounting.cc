@@ -27,7 +27,7 @@ v1::AcctStep BatchStepOf(const v1::JobInfo& info, const model::Job& j) {
   s.set_id("batch");
   s.set_name("batch");
   s.set_start_time(j.start_time);
-  s.set_end_time(j.end_time);
+  s.set_end_time(model::IsFinal(j.state) ? j.end_time : 0);
   s.set_node_list(info.batch_host().empty() ? info.node_list() : info.batch_host());
   s.set_num_nodes(1);
   s.set_num_tasks(1);
@@ -35,7 +35,7 @@ v1::AcctStep BatchStepOf(const v1::JobInfo& info, const model::Job& j) {
   switch (j.state) {
     case model::JobState::kRunning:
     case model::JobState::kSuspended:
-      s.set_state(j.end_time > 0 ? "CANCELLED" : "RUNNING");
+      s.set_state("RUNNING");
       break;
     case model::JobState::kCompleted:
     case model::JobState::kFailed:
@@ -98,6 +98,18 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
   // What a query shows for a job being killed (COMPLETING) is, to the accounting, the state
   // it ended in.
   info.set_state(std::string(model::JobStateName(j.state)));
+  // A job that has not ended has no end yet (queries show when its time limit runs out).
+  if (!model::IsFinal(j.state)) info.set_end_time(0);
+  // A job ended by scancel, its time limit or preemption did not exit by itself: its own
+  // exit code stays 0:0 (its batch step shows the signal).
+  if (j.state == model::JobState::kCancelled || j.state == model::JobState::kTimeout ||
+      j.state == model::JobState::kPreempted) {
+    info.set_exit_code(0);
+    info.set_exit_signal(0);
+  }
+  if (j.state == model::JobState::kCancelled && e.history().cancelled_by) {
+    a.set_cancelled_by(*e.history().cancelled_by);
+  }
   int32_t derived = 0;
   if (j.start_time > 0 && !info.spec().has_srun()) *a.add_steps() = BatchStepOf(info, j);
   if (info.spec().has_srun() && j.start_time > 0) {
@@ -105,7 +117,7 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
     s.set_id("0");
     s.set_name(info.name());
     s.set_start_time(j.start_time);
-    s.set_end_time(j.end_time);
+    s.set_end_time(info.end_time());
     s.set_node_list(info.node_list());
     s.set_num_nodes(info.num_nodes());
     s.set_num_tasks(info.num_tasks());

@@ -354,6 +354,9 @@ Status ControllerCore::Signal(JobId id, std::optional<int64_t> task, int32_t sig
       }
       continue;
     }
+    if (e->job.state == JobState::kPending || e->job.state == JobState::kRunning) {
+      e->mutable_history().cancelled_by = who.uid;
+    }
     if (e->job.state == JobState::kPending) {
       End(*e, JobState::kCancelled, 0, now, fx);
     } else if (e->job.state == JobState::kRunning) {

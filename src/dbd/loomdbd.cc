@@ -142,13 +142,17 @@ int main(int argc, char** argv) {
                               config->dbd_port);
   fo.threads = 4;
   auto server = rpc::FrameServer::Start(
-      fo, [&service](std::string_view frame, const std::any&) { return service.Answer(frame); },
+      fo,
+      [&service](std::string_view frame, const std::any& admitted) {
+        return service.Answer(frame, admitted);
+      },
       [](const Status& why) {
         v1::AcctRecordReply reply;
         *reply.mutable_error() = rpc::ToWire(why);
         return reply.SerializeAsString();
       },
-      [](int fd) { ::close(fd); });
+      [](int fd) { ::close(fd); },
+      [&service](std::string_view prefix) { return service.Admit(prefix); });
   if (!server.ok()) {
     core::LogAt(core::LogLevel::kFatal, "cannot listen on {}: {}", fo.address,
                 server.status().message());

@@ -291,8 +291,15 @@ v1::AcctAssoc NewAssoc(const std::string& cluster, const std::string& account,
   return a;
 }
 
+// What Admit learnt from a large frame's first bytes.
+struct Admission {
+  std::string credential;
+  auth::OpenedCredential opened;
+};
+
 template <typename Req, typename Reply>
 rpc::FrameAnswer Serve(DbdService& svc, auth::MungeCredentials& munge, const v1::Frame& frame,
+                       const std::any& admitted,
                        Status (DbdService::*fn)(const DbdCaller&, const Req&, Reply*)) {
   Req req;
   Reply reply;
@@ -302,7 +309,15 @@ rpc::FrameAnswer Serve(DbdService& svc, auth::MungeCredentials& munge, const v1:
     s = absl::InvalidArgumentError(
         StrCat("corrupt request: the body of a ", frame.method(), " request cannot be read"));
   } else {
-    auto id = rpc::CheckCredential(munge, frame.credential(), frame.method(), frame.body());
+    StatusOr<auth::Identity> id = absl::UnauthenticatedError("no credential");
+    if (const auto* a = std::any_cast<Admission>(&admitted)) {
+      id = a->credential != frame.credential()
+               ? StatusOr<auth::Identity>(absl::UnauthenticatedError(
+                     "corrupt request: the frame's credential changed after it was admitted"))
+               : rpc::CheckOpenedCredential(a->opened, frame.method(), frame.body());
+    } else {
+      id = rpc::CheckCredential(munge, frame.credential(), frame.method(), frame.body());
+    }
     answer.authenticated = id.ok();
     if (id.ok()) {
       DbdCaller who{id->uid, ""};
@@ -872,7 +887,20 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
   return store_->ChangeEntities(put, remove);
 }
 
-rpc::FrameAnswer DbdService::Answer(std::string_view bytes) {
+StatusOr<std::any> DbdService::Admit(std::string_view prefix) {
+  std::optional<rpc::FrameHead> head = rpc::ReadFrameHead(prefix);
+  if (!head) {
+    return absl::UnauthenticatedError(
+        StrCat("a frame of over ", prefix.size(),
+               " bytes must begin with its method and MUNGE credential; send it with a Loom client"));
+  }
+  Admission a;
+  ASSIGN_OR_RETURN(a.opened, munge_->Open(head->credential));
+  a.credential = std::move(head->credential);
+  return std::any(std::move(a));
+}
+
+rpc::FrameAnswer DbdService::Answer(std::string_view bytes, const std::any& admitted) {
   v1::Frame frame;
   if (!frame.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     v1::AcctRecordReply reply;
@@ -880,12 +908,12 @@ rpc::FrameAnswer DbdService::Answer(std::string_view bytes) {
         rpc::ToWire(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
     return {reply.SerializeAsString()};
   }
-  if (frame.method() == "AcctRecord") return Serve(*this, *munge_, frame, &DbdService::AcctRecord);
+  if (frame.method() == "AcctRecord") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctRecord);
   if (frame.method() == "AcctQueryJobs") {
-    return Serve(*this, *munge_, frame, &DbdService::AcctQueryJobs);
+    return Serve(*this, *munge_, frame, admitted, &DbdService::AcctQueryJobs);
   }
-  if (frame.method() == "AcctShow") return Serve(*this, *munge_, frame, &DbdService::AcctShow);
-  if (frame.method() == "AcctChange") return Serve(*this, *munge_, frame, &DbdService::AcctChange);
+  if (frame.method() == "AcctShow") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctShow);
+  if (frame.method() == "AcctChange") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctChange);
   v1::AcctRecordReply reply;
   *reply.mutable_error() = rpc::ToWire(absl::UnimplementedError(
       StrCat("loomdbd has no method '", frame.method(), "'; is the command newer than loomdbd?")));

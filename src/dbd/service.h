@@ -10,6 +10,7 @@
 // Thread-safety: Answer may be called from several threads; store calls are serialized.
 #pragma once
 
+#include <any>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,8 +41,12 @@ class DbdService {
   // an Administrator whose default account is root.
   Status Bootstrap();
 
-  // One serialized v1::Frame in, the serialized reply out.
-  rpc::FrameAnswer Answer(std::string_view frame);
+  // One serialized v1::Frame in, the serialized reply out. `admitted` is what Admit
+  // returned for it, when it was large enough to need admission.
+  rpc::FrameAnswer Answer(std::string_view frame, const std::any& admitted = {});
+  // Whether a large frame sent before its connection authenticated (the controller's batch
+  // of records) may be read: its first bytes must hold its method and a valid credential.
+  StatusOr<std::any> Admit(std::string_view prefix);
 
   Status AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest& req,
                     v1::AcctRecordReply* reply);

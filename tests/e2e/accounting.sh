@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Accounting end to end, as a site uses it: `loom cluster up` gives a cluster with loomdbd;
+# sacct shows jobs and steps in Slurm's layout; sacctmgr builds an account tree and only an
+# administrator may change it; PrivateData=jobs hides other users' jobs; loomdbd is killed
+# during a burst of 1,000 jobs and the controller is killed (-9) while records wait, and
+# every job is in sacct afterwards; then the same on a PostgreSQL store (a private server
+# this test starts as an unprivileged user and stops by pid), restarted under load.
+#
+#   tests/e2e/accounting.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: accounting.sh BUILD_BIN_DIR}" && pwd)
+dir=$(mktemp -d /tmp/loom-acct.XXXXXX)
+chmod 755 "$dir"
+pg_pid=""
+pgdir=""
+cleanup() {
+  "$bin/loom" cluster down --dir "$dir/c" >/dev/null 2>&1 || true
+  "$bin/loom" cluster down --dir "$dir/pg" >/dev/null 2>&1 || true
+  if [[ -n $pg_pid ]]; then
+    kill -INT "$pg_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pg_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pg_pid" 2>/dev/null || true
+  fi
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; [[ -z $pgdir ]] || rm -rf "$pgdir"; fi
+}
+trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cluster=$dir/c
+fail() { echo "FAIL: $*" >&2; show_logs "$cluster"/log/*.log; exit 1; }
+export PATH="$bin:$PATH"
+
+# The pid `loom cluster` recorded for daemon $2 of cluster $1.
+pid_of() { awk -v n="$2" '$1 == n { print $2 }' "$1/run/pids"; }
+# Waits until `$1` (a shell condition) holds, at most $2 tenths of a second.
+wait_until() {
+  local _
+  for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
+  return 1
+}
+dbd_queue() { sdiag | awk -F: '/DBD Agent queue size/ { gsub(/ /, "", $2); print $2 }'; }
+
+out=$("$bin/loom" cluster up --dir "$cluster" --nodes 2) || fail "up: $out"
+eval "$(grep '^export SLURM_CONF=' <<<"$out")"
+mkdir -p "$dir/work"
+chmod 777 "$dir/work"
+cd "$dir/work"
+
+# ------------------------------------------------------------------ sacct, the basics
+ok=$(sbatch --parsable -J oker -o /dev/null --wrap true)
+failer=$(sbatch --parsable -J failer -o /dev/null --wrap 'exit 3')
+sleeper=$(sbatch --parsable -J sleeper -o /dev/null --wrap 'sleep 300')
+srun -J hostname -N2 true
+wait_until "[[ \$(squeue -h -j $sleeper -o %T) == RUNNING ]]" || fail "sleeper never ran"
+scancel "$sleeper"
+wait_until "[[ -z \$(squeue -h -j $ok,$failer,$sleeper) ]]" || fail "jobs did not end"
+wait_until "[[ \$(dbd_queue) == 0 ]]" || fail "records still queued: $(sdiag)"
+got=$(sacct -j "$ok,$failer,$sleeper" -o JobID,JobName,State,ExitCode)
+expected="JobID           JobName      State ExitCode 
+------------ ---------- ---------- -------- 
+$ok                 oker  COMPLETED      0:0 
+$ok.batch          batch  COMPLETED      0:0 
+$failer               failer     FAILED      3:0 
+$failer.batch          batch     FAILED      3:0 
+$sleeper              sleeper CANCELLED+      0:0 
+$sleeper.batch          batch  CANCELLED     0:15 "
+# JobID is left-justified in 12 columns: compare with the padding normalised.
+[[ $(sed 's/  */ /g' <<<"$got") == $(sed 's/  */ /g' <<<"$expected") ]] ||
+  fail "sacct -j: got
+$got
+expected
+$expected"
+[[ $(sacct -X -P -n -j "$sleeper" -o State) == "CANCELLED by 0" ]] || fail "CANCELLED by: $(sacct -X -P -j "$sleeper" -o State)"
+sacct -n -X -o JobName | grep -q hostname || fail "the srun job is missing: $(sacct)"
+sacct -n -o JobID,JobName | grep -qE '^[0-9]+\.0 +hostname' || fail "srun's step 0: $(sacct)"
+[[ $(sacct -X -n -s F -S now-1hour -E now -o JobID | tr -d ' ') == "$failer" ]] ||
+  fail "sacct -s F: $(sacct -X -s F -S now-1hour -E now)"
+[[ -z $(sacct -X -n -s F -S now-1hour -o JobID) ]] || fail "-s without -E looks at an instant"
+[[ $(sacct -X -P -n -j "$ok" -o JobID,ReqTRES) == "$ok|billing=1,cpu=1,node=1" ]] || fail "ReqTRES: $(sacct -X -P -j "$ok" -o JobID,ReqTRES)"
+[[ $(sacct -X -p -n -j "$ok" -o JobID,State) == "$ok|COMPLETED|" ]] || fail "-p"
+err=$(sacct -o JobID,Bogus 2>&1) && fail "an unknown field was accepted"
+[[ $err == *'Invalid field requested: "Bogus"'* ]] || fail "unknown field: $err"
+err=$(sacct -S yesterday-ish 2>&1) && fail "a bad time was accepted"
+[[ $err == *"Invalid time specification"* ]] || fail "bad time: $err"
+[[ $(sacct -n -j 999999 | wc -l) == 0 ]] || fail "unknown job"
+echo "ok: sacct layout, states, exit codes, steps, windows and errors"
+
+# ------------------------------------------------------------------ sacctmgr and permissions
+sacctmgr -i add qos high Priority=100 MaxWall=2:00:00 >/dev/null || fail "add qos"
+sacctmgr -i add account physics Description=Physics Fairshare=10 QOS=normal,high >/dev/null || fail "add account"
+sacctmgr -i add user nobody Account=physics >/dev/null || fail "add user"
+got=$(sacctmgr -n -P show assoc format=account,user,qos where account=physics)
+[[ $got == "physics||normal,high
+physics|nobody|normal" ]] || fail "show assoc: $got"
+[[ $(sacctmgr -n -P show qos format=name,priority,maxwall name=high) == "high|100|02:00:00" ]] || fail "show qos: $(sacctmgr show qos)"
+err=$(sacctmgr -i add user nobody Account=nosuch 2>&1) && fail "an unknown account was accepted"
+[[ $err == *"This account 'nosuch' doesn't exist"* ]] || fail "unknown account: $err"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
+err=$(as_nobody sacctmgr -i add account rogue 2>&1) && fail "nobody changed the tree"
+[[ $err == *"privileges"* ]] || fail "permission: $err"
+[[ $(sacctmgr -n -P show account format=account name=rogue) == "" ]] || fail "rogue account exists"
+echo "ok: sacctmgr tree, checks and permissions"
+
+# ------------------------------------------------------------------ users and PrivateData
+mine=$(as_nobody sbatch --parsable -J mine -o /dev/null -D "$dir/work" --wrap true)
+wait_until "[[ -z \$(squeue -h -j $mine) ]]" || fail "nobody's job did not end"
+wait_until "[[ \$(dbd_queue) == 0 ]]"
+[[ $(as_nobody sacct -X -n -P -o JobID,Account) == "$mine|physics" ]] || fail "nobody's own jobs: $(as_nobody sacct -X)"
+as_nobody sacct -X -n -a -o JobID | grep -q "^ *$ok *$" || fail "-a without PrivateData"
+echo "PrivateData=jobs" >>"$cluster/etc/slurmdbd.conf"
+"$bin/loom" cluster restart --dir "$cluster" loomdbd >/dev/null || fail "restart loomdbd"
+wait_until "sacct -n -j $ok >/dev/null 2>&1" || fail "loomdbd did not come back"
+[[ $(as_nobody sacct -X -n -a -P -o JobID) == "$mine" ]] || fail "PrivateData=jobs: $(as_nobody sacct -X -a)"
+sacct -X -n -a -o JobID | grep -q "^ *$ok *$" || fail "root sees every job"
+echo "ok: a user's jobs carry the default account; PrivateData=jobs"
+
+# ------------------------------------------------------------------ loomdbd down during a burst
+array=$(sbatch --parsable -o /dev/null --array=1-1000 --wrap true)
+sleep 0.5
+kill "$(pid_of "$cluster" loomdbd)"
+wait_until "[[ \$(dbd_queue) -gt 0 ]]" || fail "no record queued while loomdbd is down"
+# Records wait in the controller's store: even a controller killed -9 keeps them.
+wait_until "[[ \$(squeue -h -r -j $array | wc -l) -lt 500 ]]" 600 || fail "the burst stalled"
+kill -KILL "$(pid_of "$cluster" loomctld)"
+"$bin/loom" cluster restart --dir "$cluster" loomctld >/dev/null || fail "restart loomctld"
+wait_until "squeue -h >/dev/null 2>&1" || fail "the controller did not come back"
+wait_until "[[ -z \$(squeue -h -r -j $array) ]]" 1200 || fail "the burst did not finish: $(squeue | head -5; sinfo)"
+queued=$(dbd_queue)
+(( queued > 0 )) || fail "nothing queued before loomdbd returns"
+"$bin/loom" cluster restart --dir "$cluster" loomdbd >/dev/null || fail "restart loomdbd"
+wait_until "[[ \$(dbd_queue) == 0 ]]" 600 || fail "the queue did not drain: $(sdiag | head -6)"
+n=$(sacct -X -n -j "$array" -s CD -S now-1hour -E now -o JobID | wc -l)
+(( n == 1000 )) || fail "$n of 1000 jobs in sacct after loomdbd and the controller were killed"
+echo "ok: loomdbd killed during 1,000 jobs, the controller killed -9: $queued records waited, all 1000 in sacct"
+"$bin/loom" cluster down --dir "$cluster" >/dev/null
+
+# ------------------------------------------------------------------ PostgreSQL
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [[ -z $pgbin || ! -x $pgbin/initdb ]]; then
+  echo "FAIL: PostgreSQL's server is not installed (apt-get install postgresql-15)" >&2
+  exit 1
+fi
+pgdir=$(mktemp -d /tmp/loom-acct-pg.XXXXXX)
+chown nobody:nogroup "$pgdir"
+as_pg() { (cd "$pgdir" && setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"); }
+as_pg "$pgbin/initdb" -D "$pgdir/data" -A trust -U loom >"$pgdir/initdb.log" 2>&1 || { cat "$pgdir/initdb.log"; fail "initdb"; }
+read -r pgport ctl_port <<<"$(free_ports 2)"
+start_pg() {
+  # exec all the way down: $! is postgres itself, stopped by that pid.
+  (cd "$pgdir" && exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$pgbin/postgres" \
+    -D "$pgdir/data" -c listen_addresses=127.0.0.1 -c port="$pgport" \
+    -c unix_socket_directories="$pgdir") >>"$pgdir/server.log" 2>&1 &
+  pg_pid=$!
+  wait_until "as_pg $pgbin/pg_isready -q -h 127.0.0.1 -p $pgport" || { cat "$pgdir/server.log"; fail "postgres did not start"; }
+}
+stop_pg() {
+  kill -INT "$pg_pid"
+  wait_until "! kill -0 $pg_pid 2>/dev/null" || fail "postgres did not stop"
+}
+start_pg
+as_pg "$pgbin/createdb" -h 127.0.0.1 -p "$pgport" -U loom loom_acct || fail "createdb"
+site=$dir/site
+mkdir -p "$site"
+cat >"$site/slurm.conf" <<CONF
+ClusterName=pgsite
+SlurmctldHost=ctl1
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=dbd1
+NodeName=n[1-2] CPUs=8 RealMemory=8000 State=UNKNOWN
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+cat >"$site/slurmdbd.conf" <<CONF
+DbdHost=dbd1
+StorageType=accounting_storage/pgsql
+StorageHost=127.0.0.1
+StoragePort=$pgport
+StorageUser=loom
+StorageLoc=loom_acct
+CONF
+cluster=$dir/pg
+out=$("$bin/loom" cluster up --dir "$cluster" --config "$site/slurm.conf") || fail "up on PostgreSQL: $out"
+eval "$(grep '^export SLURM_CONF=' <<<"$out")"
+grep -q "accounting store: loom_acct" "$cluster/log/loomdbd.log" || grep -q "127.0.0.1:$pgport" "$cluster/log/loomdbd.log" || fail "loomdbd did not use PostgreSQL: $(cat "$cluster/log/loomdbd.log")"
+first=$(sbatch --parsable -o /dev/null --array=1-200 --wrap true)
+sleep 0.3
+# The database restarts under load: loomdbd reconnects, nothing is lost.
+stop_pg
+start_pg
+wait_until "[[ -z \$(squeue -h -r -j $first) ]]" 600 || fail "the PostgreSQL burst did not finish"
+wait_until "[[ \$(dbd_queue) == 0 ]]" 600 || fail "the queue did not drain on PostgreSQL: $(sdiag | head -6)"
+n=$(sacct -X -n -j "$first" -S now-1hour -E now -s CD -o JobID | wc -l)
+(( n == 200 )) || fail "$n of 200 jobs on PostgreSQL"
+rows=$(as_pg "$pgbin/psql" -h 127.0.0.1 -p "$pgport" -U loom -d loom_acct -Atc "SELECT count(*) FROM acct_jobs WHERE cluster = 'pgsite'")
+(( rows >= 200 )) || fail "PostgreSQL holds $rows job rows"
+echo "ok: PostgreSQL store, restarted under load: all 200 jobs in sacct ($rows rows)"
