@@ -215,11 +215,64 @@ size_t AcctAgent::queued() const {
   return queue_.size();
 }
 
+std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShowReply& reply,
+                                                              const std::string& cluster) {
+  auto t = std::make_shared<model::AssociationTable>();
+  for (const v1::AcctUser& u : reply.users()) t->default_account[u.name()] = u.default_account();
+  for (const v1::AcctQos& q : reply.qos()) t->qos.insert(q.name());
+  for (const v1::AcctAssoc& a : reply.assocs()) {
+    if (a.cluster() != cluster || a.user().empty()) continue;
+    model::UserAssociation u;
+    u.account = a.account();
+    u.user = a.user();
+    u.partition = a.partition();
+    u.qos.assign(a.qos().begin(), a.qos().end());
+    u.default_qos = a.default_qos();
+    t->associations.push_back(std::move(u));
+  }
+  return t;
+}
+
 void AcctAgent::Loop() {
   std::optional<rpc::FrameConnection> conn;
   int backoff_ms = 0;
   bool reported_down = false;
+  std::optional<std::chrono::steady_clock::time_point> last_refresh;
+  // One call on the agent's connection (made when there is none).
+  auto call = [&](std::string_view method, const std::string& body) -> StatusOr<std::string> {
+    if (!conn) {
+      ASSIGN_OR_RETURN(rpc::FrameConnection c, rpc::FrameConnection::Connect(
+                                                   options_.host, options_.port, options_.timeout_ms));
+      conn.emplace(std::move(c));
+    }
+    StatusOr<std::string> bytes =
+        rpc::CallFrame(*conn, *options_.munge, method, body, options_.timeout_ms);
+    if (!bytes.ok()) conn.reset();
+    return bytes;
+  };
+  // The cluster registers itself first (its root associations are made then), so that the
+  // first tree read holds them.
+  bool registered = false;
   while (true) {
+    if (!registered) {
+      v1::AcctRecordRequest hello;
+      hello.set_cluster(options_.cluster);
+      hello.set_control_host(options_.control_host);
+      hello.set_control_port(options_.control_port);
+      StatusOr<std::string> bytes = call("AcctRecord", hello.SerializeAsString());
+      v1::AcctRecordReply reply;
+      registered = bytes.ok() && reply.ParseFromString(*bytes) && rpc::FromWire(reply.error()).ok();
+      if (registered) last_refresh.reset();
+    }
+    if (options_.associations &&
+        (!last_refresh || options_.clock->Monotonic() - *last_refresh >= options_.refresh_associations)) {
+      last_refresh = options_.clock->Monotonic();
+      v1::AcctShowReply tree;
+      StatusOr<std::string> bytes = call("AcctShow", v1::AcctShowRequest().SerializeAsString());
+      if (bytes.ok() && tree.ParseFromString(*bytes) && rpc::FromWire(tree.error()).ok()) {
+        options_.associations(tree);
+      }
+    }
     v1::AcctRecordRequest req;
     std::vector<uint64_t> seqs;
     {
@@ -229,8 +282,9 @@ void AcctAgent::Loop() {
         mu_.AwaitFor([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; },
                      std::chrono::milliseconds(backoff_ms));
       }
+      // Until the cluster has registered, try again soon: submissions wait for the tree.
       mu_.AwaitFor([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); },
-                   std::chrono::seconds(1));
+                   registered ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(200));
       if (stop_) return;
       for (const AcctRecord& r : queue_) {
         if (seqs.size() >= options_.max_records_per_request) break;
@@ -245,13 +299,7 @@ void AcctAgent::Loop() {
     req.set_control_host(options_.control_host);
     req.set_control_port(options_.control_port);
     Status sent = [&]() -> Status {
-      if (!conn) {
-        ASSIGN_OR_RETURN(rpc::FrameConnection c, rpc::FrameConnection::Connect(
-                                                     options_.host, options_.port, options_.timeout_ms));
-        conn.emplace(std::move(c));
-      }
-      ASSIGN_OR_RETURN(std::string bytes, rpc::CallFrame(*conn, *options_.munge, "AcctRecord",
-                                                         req.SerializeAsString(), options_.timeout_ms));
+      ASSIGN_OR_RETURN(std::string bytes, call("AcctRecord", req.SerializeAsString()));
       v1::AcctRecordReply reply;
       if (!reply.ParseFromString(bytes)) return absl::DataLossError("loomdbd's answer cannot be read");
       return rpc::FromWire(reply.error());

@@ -8,6 +8,7 @@
 // The outbox (owner thread) decides what to queue; the agent (its own thread) sends.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -27,11 +28,14 @@
 #include "ctld/controller_core.h"
 #include "ctld/wire.h"
 #include "loom/v1/loom.pb.h"
+#include "model/association.h"
 #include "store/store.h"
 
 namespace loom::ctld {
 
 inline constexpr std::string_view kAcctKeyPrefix = "acct/";
+// The store key of the association tree last read from loomdbd (a v1::AcctShowReply).
+inline constexpr std::string_view kAcctTreeKey = "acct_tree";
 // The store key of record `seq`: zero-padded, so the store's key order is the send order.
 std::string AcctKey(uint64_t seq);
 // The sequence number of a key AcctKey made; nullopt for any other key.
@@ -78,7 +82,15 @@ struct AcctAgentOptions {
   const core::Clock* clock = &core::RealClock();
   size_t max_records_per_request = 500;
   int timeout_ms = 10000;
+  // Called on the agent's thread with loomdbd's association tree, read at the start and
+  // then every `refresh_associations` (sacctmgr's changes reach submissions that soon).
+  std::function<void(const v1::AcctShowReply&)> associations;
+  std::chrono::milliseconds refresh_associations{5000};
 };
+
+// The association tree of `cluster` in `reply`, as submissions use it.
+std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShowReply& reply,
+                                                              const std::string& cluster);
 
 class AcctAgent {
  public:

@@ -102,6 +102,14 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
       if (acct_queued != nullptr) acct_queued->push_back({*seq, bytes});
       continue;
     }
+    if (key == kAcctTreeKey) {
+      v1::AcctShowReply tree;
+      if (associations_ == nullptr && site_.cluster.AccountingEnabled() && tree.ParseFromString(bytes)) {
+        associations_ = AssociationsOf(tree, site_.cluster.cluster_name);
+        acct_tree_bytes_ = bytes;
+      }
+      continue;
+    }
     const std::optional<JobId> job = JobOfStepsKey(key);
     if (!job) continue;
     StatusOr<StoredSteps> steps =
@@ -112,6 +120,7 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
     }
     core->RestoreSteps(*job, std::move(steps->steps), std::move(steps->srun));
   }
+  if (associations_ != nullptr) core->SetAssociations(associations_);
   for (const store::NodeRecord& n : snap.nodes) {
     auto user = auth::LookupUserById(n.reason_uid);
     core->RestoreNode(n.name, n.drain, n.state == model::NodeState::kDown, n.reason, n.reason_uid,
@@ -209,6 +218,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
           RefuseFrame,
           [server = c->server_.get()](int fd) { grpc::AddInsecureChannelFromFd(server, fd); },
           [api = c->api_.get()](std::string_view prefix) { return AdmitFrame(*api, prefix); }));
+  std::optional<std::future<void>> acct_tree_wait;
   if (cfg.AccountingEnabled()) {
     AcctAgentOptions ao;
     ao.cluster = cfg.cluster_name;
@@ -220,6 +230,24 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     ao.control_port = c->port();
     ao.munge = c->munge_.get();
     ao.clock = c->clock_;
+    // Submissions need the tree (a job's default account): a controller that has none
+    // stored waits a little for loomdbd's at the start, as `loom cluster up` starts both.
+    auto first_tree = std::make_shared<std::promise<void>>();
+    auto got_first = std::make_shared<std::once_flag>();
+    std::future<void> tree_ready = first_tree->get_future();
+    ao.associations = [p = c.get(), first_tree, got_first](const v1::AcctShowReply& tree) {
+      std::call_once(*got_first, [&] { first_tree->set_value(); });
+      std::string bytes = tree.SerializeAsString();
+      p->PostNoWait([p, tree, bytes = std::move(bytes)](ControllerCore& core, Effects&, Time) {
+        if (bytes == p->acct_tree_bytes_) return absl::OkStatus();
+        p->associations_ = AssociationsOf(tree, p->site_.cluster.cluster_name);
+        p->acct_tree_bytes_ = bytes;
+        p->acct_tree_unstored_ = true;
+        core.SetAssociations(p->associations_);
+        return absl::OkStatus();
+      });
+    };
+    if (c->associations_ == nullptr) acct_tree_wait = std::move(tree_ready);
     const uint64_t next_seq = acct_queued.empty() ? 1 : acct_queued.back().seq + 1;
     c->acct_outbox_ = std::make_unique<AcctOutbox>(next_seq);
     c->acct_agent_ = std::make_unique<AcctAgent>(
@@ -231,6 +259,12 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
         });
   }
   c->dispatcher_ = std::thread([p = c.get()] { p->DispatchLoop(); });
+  if (acct_tree_wait) {
+    if (acct_tree_wait->wait_for(kFirstTreeWait) != std::future_status::ready) {
+      core::LogError("accounting: no association tree from loomdbd yet; jobs get no default "
+                     "account until it answers");
+    }
+  }
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
   return c;
 }
@@ -374,6 +408,7 @@ Status Controller::Persist(const Effects& fx) {
   if (acct_outbox_) {
     acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), &batch);
     for (uint64_t seq : acct_acked_) batch.Add(store::DeleteValue{AcctKey(seq)});
+    if (acct_tree_unstored_) batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
   }
   core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
@@ -391,6 +426,7 @@ Status Controller::Persist(const Effects& fx) {
     acct_outbox_->Committed(s.ok() ? acct_records : std::vector<AcctRecord>{});
     if (s.ok()) {
       acct_acked_.clear();
+      acct_tree_unstored_ = false;
       acct_agent_->Enqueue(std::move(acct_records));
     }
   }

@@ -86,6 +86,9 @@ class Controller {
   ~Controller();
 
   static constexpr int kMaxStoreBackoffMs = 5000;
+  // How long a controller with accounting and no stored association tree waits at the
+  // start for loomdbd's.
+  static constexpr std::chrono::seconds kFirstTreeWait{5};
 
   void Wait();      // until Shutdown
   void Shutdown();  // stops serving, then the owner thread
@@ -251,6 +254,13 @@ class Controller {
   // batch (owner thread), and the agent that sends them.
   std::unique_ptr<AcctOutbox> acct_outbox_;
   std::vector<uint64_t> acct_acked_;
+  // The association tree as last read from loomdbd (owner thread), given to every core
+  // (a recovered one too) and kept in the store (kAcctTreeKey) so that a controller
+  // restarted while loomdbd is away still applies it; `acct_tree_unstored_` is set while
+  // the store has not taken the latest.
+  std::shared_ptr<const model::AssociationTable> associations_;
+  std::string acct_tree_bytes_;
+  bool acct_tree_unstored_ = false;
   std::unique_ptr<AcctAgent> acct_agent_;
 };
 

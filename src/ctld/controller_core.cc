@@ -151,6 +151,31 @@ StatusOr<std::vector<int32_t>> ControllerCore::NodesNamed(const std::string& hos
   return *std::move(named);
 }
 
+Status ControllerCore::ApplyAssociation(const Caller& who, const std::string& partition,
+                                        model::JobRequest* r) const {
+  if (associations_ == nullptr) return absl::OkStatus();
+  const conf::ClusterConfig& cfg = site_.cluster;
+  r->account = core::ToLower(r->account);
+  r->qos = core::ToLower(r->qos);
+  if (r->account.empty()) {
+    auto d = associations_->default_account.find(who.user);
+    if (d != associations_->default_account.end()) r->account = d->second;
+  }
+  const model::UserAssociation* a =
+      r->account.empty() ? nullptr : associations_->Find(who.user, r->account, partition);
+  if (a == nullptr && cfg.Enforces("associations")) {
+    return absl::InvalidArgumentError("Invalid account or account/partition combination specified");
+  }
+  if (r->qos.empty() && a != nullptr) r->qos = model::AssociationTable::DefaultQos(*a);
+  if (!r->qos.empty() && cfg.Enforces("qos")) {
+    const bool allowed = a == nullptr || std::find(a->qos.begin(), a->qos.end(), r->qos) != a->qos.end();
+    if (!associations_->qos.count(r->qos) || !allowed) {
+      return absl::InvalidArgumentError("Invalid qos specification");
+    }
+  }
+  return absl::OkStatus();
+}
+
 StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
@@ -226,6 +251,7 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
   const int32_t part = admitted.partition;
   const model::Partition& partition = cluster_.partitions[part];
   model::JobRequest& filled = *admitted.request;
+  RETURN_IF_ERROR(ApplyAssociation(who, partition.name, &filled));
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.

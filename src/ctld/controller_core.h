@@ -19,6 +19,7 @@
 #include "absl/container/btree_set.h"
 #include "conf/site_config.h"
 #include "core/status.h"
+#include "model/association.h"
 #include "model/job.h"
 #include "model/job_request.h"
 #include "model/step.h"
@@ -458,6 +459,10 @@ class ControllerCore {
   const JobEntry* Find(JobId id) const;
   const sched::Cluster& cluster() const { return cluster_; }
   const conf::SiteConfig& site() const { return site_; }
+  // The association tree loomdbd last gave (null: none yet, or no accounting).
+  void SetAssociations(std::shared_ptr<const model::AssociationTable> table) {
+    associations_ = std::move(table);
+  }
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
@@ -477,6 +482,12 @@ class ControllerCore {
   // name the cluster does not have.
   StatusOr<std::vector<int32_t>> NodesNamed(const std::string& hostlist) const;
   StatusOr<Admitted> Admit(model::JobRequest request) const;
+  // With accounting: the job's account (the user's default when it names none, lower-cased
+  // as Slurm keeps them) and QOS (its association's default); with AccountingStorageEnforce
+  // =associations (or qos) a job whose user has no association with the account in
+  // `partition` (or whose QOS the association may not use) is refused with Slurm's error.
+  Status ApplyAssociation(const Caller& who, const std::string& partition,
+                          model::JobRequest* request) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
@@ -520,6 +531,7 @@ class ControllerCore {
   bool AnyJobOf(JobId submission) const;
 
   conf::SiteConfig site_;
+  std::shared_ptr<const model::AssociationTable> associations_;
   CoreOptions opt_;
   sched::Cluster cluster_;
   std::unique_ptr<sched::Policy> policy_;

@@ -37,6 +37,7 @@ wait_until() {
   for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
   return 1
 }
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 dbd_queue() { sdiag | awk -F: '/DBD Agent queue size/ { gsub(/ /, "", $2); print $2 }'; }
 
 out=$("$bin/loom" cluster up --dir "$cluster" --nodes 2) || fail "up: $out"
@@ -94,22 +95,40 @@ physics|nobody|normal" ]] || fail "show assoc: $got"
 [[ $(sacctmgr -n -P show qos format=name,priority,maxwall name=high) == "high|100|02:00:00" ]] || fail "show qos: $(sacctmgr show qos)"
 err=$(sacctmgr -i add user nobody Account=nosuch 2>&1) && fail "an unknown account was accepted"
 [[ $err == *"This account 'nosuch' doesn't exist"* ]] || fail "unknown account: $err"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 err=$(as_nobody sacctmgr -i add account rogue 2>&1) && fail "nobody changed the tree"
 [[ $err == *"privileges"* ]] || fail "permission: $err"
 [[ $(sacctmgr -n -P show account format=account name=rogue) == "" ]] || fail "rogue account exists"
 echo "ok: sacctmgr tree, checks and permissions"
 
+# ------------------------------------------------------------------ AccountingStorageEnforce
+echo "AccountingStorageEnforce=associations,qos" >>"$SLURM_CONF"
+scontrol reconfigure || fail "reconfigure"
+err=$(sbatch -A nosuch -o /dev/null --wrap true 2>&1) && fail "an unknown account was accepted"
+[[ $err == *"Invalid account or account/partition combination specified"* ]] || fail "-A nosuch: $err"
+# sacctmgr's changes reach the controller within seconds.
+wait_until "as_nobody sbatch -o /dev/null -D $dir/work --wrap true >/dev/null 2>&1" 100 ||
+  fail "nobody cannot submit to its default account: $(as_nobody sbatch -o /dev/null -D "$dir/work" --wrap true 2>&1)"
+err=$(as_nobody sbatch -A root -o /dev/null -D "$dir/work" --wrap true 2>&1) && fail "nobody used root's account"
+[[ $err == *"Invalid account or account/partition combination specified"* ]] || fail "-A root as nobody: $err"
+err=$(as_nobody sbatch --qos=high -o /dev/null -D "$dir/work" --wrap true 2>&1) && fail "nobody used QOS high"
+[[ $err == *"Invalid qos specification"* ]] || fail "--qos=high as nobody: $err"
+j=$(as_nobody sbatch --parsable -o /dev/null -D "$dir/work" --wrap 'sleep 2')
+[[ $(squeue -h -j "$j" -o '%a %q') == "physics normal" ]] || fail "account and QOS: $(squeue -j "$j" -o '%i %a %q')"
+sed -i '/^AccountingStorageEnforce=/d' "$SLURM_CONF"
+scontrol reconfigure || fail "reconfigure"
+echo "ok: jobs carry their default account and QOS; AccountingStorageEnforce=associations,qos"
+
 # ------------------------------------------------------------------ users and PrivateData
 mine=$(as_nobody sbatch --parsable -J mine -o /dev/null -D "$dir/work" --wrap true)
 wait_until "[[ -z \$(squeue -h -j $mine) ]]" || fail "nobody's job did not end"
 wait_until "[[ \$(dbd_queue) == 0 ]]"
-[[ $(as_nobody sacct -X -n -P -o JobID,Account) == "$mine|physics" ]] || fail "nobody's own jobs: $(as_nobody sacct -X)"
+as_nobody sacct -X -n -P -o JobID,Account | grep -qx "$mine|physics" || fail "nobody's own jobs: $(as_nobody sacct -X)"
+[[ $(as_nobody sacct -X -n -P -o User | sort -u) == nobody ]] || fail "nobody sees others' jobs by default: $(as_nobody sacct -X -o JobID,User)"
 as_nobody sacct -X -n -a -o JobID | grep -q "^ *$ok *$" || fail "-a without PrivateData"
 echo "PrivateData=jobs" >>"$cluster/etc/slurmdbd.conf"
 "$bin/loom" cluster restart --dir "$cluster" loomdbd >/dev/null || fail "restart loomdbd"
 wait_until "sacct -n -j $ok >/dev/null 2>&1" || fail "loomdbd did not come back"
-[[ $(as_nobody sacct -X -n -a -P -o JobID) == "$mine" ]] || fail "PrivateData=jobs: $(as_nobody sacct -X -a)"
+[[ $(as_nobody sacct -X -n -a -P -o User | sort -u) == nobody ]] || fail "PrivateData=jobs: $(as_nobody sacct -X -a -o JobID,User)"
 sacct -X -n -a -o JobID | grep -q "^ *$ok *$" || fail "root sees every job"
 echo "ok: a user's jobs carry the default account; PrivateData=jobs"
 

@@ -1,0 +1,37 @@
+// The accounting's association tree as the controller uses it at submission (Slurm's
+// assoc_mgr cache): each user's default account, the user associations (account, user,
+// partition) with the QOS they may use, and the QOS that exist. Filled from loomdbd; a value
+// type, immutable once built, shared by snapshots. Thread-compatible.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::model {
+
+struct UserAssociation {
+  std::string account;
+  std::string user;
+  std::string partition;         // empty: every partition
+  std::vector<std::string> qos;  // the QOS its jobs may ask for
+  std::string default_qos;       // empty: "normal" when allowed
+};
+
+struct AssociationTable {
+  std::map<std::string, std::string, std::less<>> default_account;  // user -> account
+  std::vector<UserAssociation> associations;
+  std::set<std::string, std::less<>> qos;
+
+  // The association of `user` with `account` for `partition`: one made for that partition
+  // first, else one for every partition; null when there is none.
+  const UserAssociation* Find(std::string_view user, std::string_view account,
+                              std::string_view partition) const;
+  // The QOS a job of `a` gets when it asks for none: its DefaultQOS, else "normal" when `a`
+  // may use it, else its only QOS; empty when none of these holds.
+  static std::string DefaultQos(const UserAssociation& a);
+};
+
+}  // namespace loom::model
