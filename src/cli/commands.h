@@ -22,5 +22,6 @@ int RunSdiag(int argc, char** argv);
 int RunSstat(int argc, char** argv);
 int RunSacct(int argc, char** argv);
 int RunSacctmgr(int argc, char** argv);
+int RunSreport(int argc, char** argv);
 
 }  // namespace loom::cli

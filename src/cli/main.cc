@@ -30,6 +30,7 @@ constexpr Command kCommands[] = {
     {"sacct", loom::cli::RunSacct, "jobs and steps as the accounting recorded them, as Slurm's sacct"},
     {"sacctmgr", loom::cli::RunSacctmgr,
      "clusters, accounts, users and QOS in the accounting, as Slurm's sacctmgr"},
+    {"sreport", loom::cli::RunSreport, "usage reports from the accounting, as Slurm's sreport"},
 };
 
 std::string_view BaseName(const char* path) {

@@ -215,6 +215,19 @@ size_t AcctAgent::queued() const {
   return queue_.size();
 }
 
+std::string ClusterTres(const conf::ClusterConfig& cluster) {
+  int64_t cpus = 0, mem = 0, gpus = 0;
+  for (const conf::NodeConfig& n : cluster.nodes) {
+    cpus += n.cpus;
+    mem += n.real_memory_mb;
+    gpus += n.GpuCount();
+  }
+  std::string out = core::StrCat("cpu=", cpus, ",mem=", mem, "M,node=", cluster.nodes.size(),
+                                 ",billing=", cpus);
+  if (gpus > 0) out += core::StrCat(",gres/gpu=", gpus);
+  return out;
+}
+
 std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShowReply& reply,
                                                               const std::string& cluster) {
   auto t = std::make_shared<model::AssociationTable>();
@@ -259,6 +272,7 @@ void AcctAgent::Loop() {
       hello.set_cluster(options_.cluster);
       hello.set_control_host(options_.control_host);
       hello.set_control_port(options_.control_port);
+      hello.set_cluster_tres(options_.cluster_tres);
       StatusOr<std::string> bytes = call("AcctRecord", hello.SerializeAsString());
       v1::AcctRecordReply reply;
       registered = bytes.ok() && reply.ParseFromString(*bytes) && rpc::FromWire(reply.error()).ok();
@@ -298,6 +312,7 @@ void AcctAgent::Loop() {
     req.set_cluster(options_.cluster);
     req.set_control_host(options_.control_host);
     req.set_control_port(options_.control_port);
+    req.set_cluster_tres(options_.cluster_tres);
     Status sent = [&]() -> Status {
       ASSIGN_OR_RETURN(std::string bytes, call("AcctRecord", req.SerializeAsString()));
       v1::AcctRecordReply reply;

@@ -78,6 +78,7 @@ struct AcctAgentOptions {
   int port = 6819;
   std::string control_host;  // where this controller listens, for `sacctmgr show cluster`
   int control_port = 0;
+  std::string cluster_tres;  // what the cluster has (sreport's capacity)
   const auth::MungeCredentials* munge = nullptr;
   const core::Clock* clock = &core::RealClock();
   size_t max_records_per_request = 500;
@@ -87,6 +88,10 @@ struct AcctAgentOptions {
   std::function<void(const v1::AcctShowReply&)> associations;
   std::chrono::milliseconds refresh_associations{5000};
 };
+
+// What `cluster`'s nodes have, as a TRES string ("cpu=48,mem=192000M,node=2,billing=48,
+// gres/gpu=8").
+std::string ClusterTres(const conf::ClusterConfig& cluster);
 
 // The association tree of `cluster` in `reply`, as submissions use it.
 std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShowReply& reply,

@@ -228,6 +228,7 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     ao.port = cfg.accounting_storage_port;
     ao.control_host = controller_host;
     ao.control_port = c->port();
+    ao.cluster_tres = ClusterTres(cfg);
     ao.munge = c->munge_.get();
     ao.clock = c->clock_;
     // Submissions need the tree (a job's default account): a controller that has none

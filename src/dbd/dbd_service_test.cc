@@ -27,7 +27,7 @@ class DbdServiceTest : public ::testing::Test {
     service_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Start(conf::DbdConfig config) {
+  void Start(conf::DbdConfig config, const core::Clock* clock = &core::RealClock()) {
     service_.reset();
     if (dir_.empty()) {
       std::string tmpl = (std::filesystem::temp_directory_path() / "dbd_test.XXXXXX").string();
@@ -36,8 +36,7 @@ class DbdServiceTest : public ::testing::Test {
     }
     auto store = store::OpenSqliteAcctStore({.path = dir_ + "/acct.db"});
     ASSERT_TRUE(store.ok()) << store.status();
-    service_ = std::make_unique<DbdService>(std::move(config), *std::move(store), nullptr,
-                                            &core::RealClock());
+    service_ = std::make_unique<DbdService>(std::move(config), *std::move(store), nullptr, clock);
     ASSERT_TRUE(service_->Bootstrap().ok());
   }
   Status Change(const DbdCaller& who, std::string verb, std::string entity,
@@ -72,6 +71,7 @@ class DbdServiceTest : public ::testing::Test {
   Status Record(std::vector<v1::AcctJob> jobs) {
     v1::AcctRecordRequest req;
     req.set_cluster("c1");
+    req.set_cluster_tres("cpu=10,mem=1000M,node=1,billing=10,gres/gpu=4");
     req.set_control_host("127.0.0.1");
     req.set_control_port(6817);
     for (v1::AcctJob& j : jobs) *req.add_jobs() = std::move(j);
@@ -222,6 +222,51 @@ TEST_F(DbdServiceTest, OnlyAdministratorsChangeTheTree) {
   // An Operator cannot make an Administrator.
   EXPECT_EQ(Change(kAlice, "add", "user", {"bob", "Account=ops", "AdminLevel=Administrator"}).code(),
             absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(DbdServiceTest, HourlyRollupsAddUpAndLateRecordsAreRolledUpAgain) {
+  // The cluster registers at 10:00 (hour 36000 s); jobs run, the report comes at 13:30.
+  core::SimulatedClock clock(10 * 3600);
+  Start({}, &clock);
+  ASSERT_TRUE(Record({}).ok());
+  v1::AcctJob a = Job(1, 0, "root", "COMPLETED", 10 * 3600, 10 * 3600 + 1800, 11 * 3600 + 1800);
+  a.mutable_job()->set_tres_alloc("cpu=4,mem=100M,node=1,billing=4,gres/gpu=2");
+  a.mutable_job()->set_num_cpus(4);
+  clock.Advance(std::chrono::seconds(2 * 3600));
+  ASSERT_TRUE(Record({a}).ok());
+  clock.Advance(std::chrono::seconds(3600 + 1800));  // 13:30
+  v1::AcctReportRequest req;
+  req.set_start(10 * 3600);
+  req.set_end(14 * 3600);
+  v1::AcctReportReply reply;
+  ASSERT_TRUE(service_->AcctReport(kRoot, req, &reply).ok());
+  ASSERT_EQ(reply.hours_size(), 1);
+  EXPECT_EQ(reply.rolled_until(), 13 * 3600);
+  const v1::AcctUsageHour& sum = reply.hours(0);
+  // Three whole hours rolled up (10, 11, 12): 10 CPUs each; the job ran 4 CPUs for 1 h.
+  EXPECT_DOUBLE_EQ(sum.capacity().at("cpu"), 3 * 3600 * 10.0);
+  EXPECT_DOUBLE_EQ(sum.alloc().at("cpu"), 4 * 3600.0);
+  EXPECT_DOUBLE_EQ(sum.alloc().at("gres/gpu"), 2 * 3600.0);
+  ASSERT_EQ(sum.assocs_size(), 1);
+  EXPECT_EQ(sum.assocs(0).account(), "root");
+
+  // A record of 10:00-11:00 arrives late (loomdbd was away): the hour is rolled up again.
+  v1::AcctJob late = Job(2, 0, "root", "COMPLETED", 10 * 3600, 10 * 3600, 11 * 3600);
+  late.mutable_job()->set_tres_alloc("cpu=2,node=1,billing=2");
+  ASSERT_TRUE(Record({late}).ok());
+  reply.Clear();
+  ASSERT_TRUE(service_->AcctReport(kRoot, req, &reply).ok());
+  EXPECT_DOUBLE_EQ(reply.hours(0).alloc().at("cpu"), 4 * 3600.0 + 2 * 3600.0);
+
+  // Job sizes by account: CPU-seconds in the window, by bin.
+  v1::AcctReportRequest sizes = req;
+  sizes.set_kind("sizes");
+  sizes.add_grouping(3);
+  reply.Clear();
+  ASSERT_TRUE(service_->AcctReport(kRoot, sizes, &reply).ok());
+  ASSERT_EQ(reply.sizes_size(), 1);
+  ASSERT_EQ(reply.sizes(0).cpu_seconds_size(), 2);
+  EXPECT_DOUBLE_EQ(reply.sizes(0).cpu_seconds(1), 4 * 3600.0);  // job 1: 4 CPUs, >= 3
 }
 
 TEST_F(DbdServiceTest, ADryRunChangesNothing) {

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "dbd/usage.h"
 #include "rpc/convert.h"
 #include "rpc/credential.h"
 
@@ -410,8 +411,11 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
   for (const v1::AcctCluster& c : have.clusters()) {
     if (c.name() == req.cluster()) known = &c;
   }
+  const std::string tres = !req.cluster_tres().empty() ? req.cluster_tres()
+                           : known != nullptr             ? known->tres()
+                                                          : "";
   if (known != nullptr && known->control_host() == req.control_host() &&
-      known->control_port() == req.control_port()) {
+      known->control_port() == req.control_port() && known->tres() == tres) {
     return absl::OkStatus();
   }
   v1::AcctCluster c;
@@ -419,7 +423,15 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
   c.set_control_host(req.control_host());
   c.set_control_port(req.control_port());
   c.set_rpc_version(kRpcVersion);
+  c.set_tres(tres);
   put.push_back(Entity("cluster", c.name(), c));
+  if (known == nullptr) {
+    // Usage is rolled up from the hour the cluster registered (or the earliest a record
+    // later names).
+    v1::AcctRollupState state;
+    state.set_rolled_until(FloorHour(clock_->UnixSeconds()));
+    put.push_back(Entity("rollup", c.name(), state));
+  }
   if (known == nullptr) {
     // As `sacctmgr add cluster` does: the cluster's root account, and root in it.
     uint32_t next_id = 1;
@@ -479,7 +491,126 @@ Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest&
     r.record = job.SerializeAsString();
     rows.push_back(std::move(r));
   }
-  return store_->UpsertJobs(rows);
+  RETURN_IF_ERROR(store_->UpsertJobs(rows));
+  // Records of hours already rolled up (loomdbd was away, or a job that ran then ended
+  // now): those hours are rolled up again at the next report.
+  int64_t earliest = 0;
+  for (const store::AcctJobRow& r : rows) {
+    if (r.start_time > 0 && (earliest == 0 || r.start_time < earliest)) earliest = r.start_time;
+  }
+  if (earliest == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(v1::AcctRollupState state, RollupState(req.cluster()));
+  if (earliest >= state.rolled_until()) return absl::OkStatus();
+  const int64_t from = FloorHour(earliest);
+  if (state.dirty_from() != 0 && state.dirty_from() <= from) return absl::OkStatus();
+  state.set_dirty_from(from);
+  return store_->ChangeEntities({Entity("rollup", req.cluster(), state)}, {});
+}
+
+StatusOr<v1::AcctRollupState> DbdService::RollupState(const std::string& cluster) {
+  ASSIGN_OR_RETURN(std::vector<store::AcctEntity> states,
+                   // Exactly `cluster`: no name sorts between it and it + "\x01".
+                   store_->ListEntitiesBetween("rollup", cluster, cluster + '\x01'));
+  v1::AcctRollupState state;
+  if (!states.empty() && !state.ParseFromString(states.front().record)) {
+    return absl::DataLossError(StrCat("the rollup state of cluster ", cluster, " cannot be read"));
+  }
+  return state;
+}
+
+StatusOr<int64_t> DbdService::RollUp(const std::string& cluster) {
+  ASSIGN_OR_RETURN(v1::AcctRollupState state, RollupState(cluster));
+  const int64_t to = FloorHour(clock_->UnixSeconds());
+  int64_t from = state.rolled_until() > 0 ? state.rolled_until() : to;
+  if (state.dirty_from() > 0) from = std::min(from, state.dirty_from());
+  if (from >= to) return state.rolled_until();
+  ASSIGN_OR_RETURN(v1::AcctShowReply clusters, Load("cluster"));
+  std::map<std::string, double> capacity;
+  for (const v1::AcctCluster& c : clusters.clusters()) {
+    if (c.name() == cluster) capacity = ParseTres(c.tres());
+  }
+  store::AcctJobFilter f;
+  f.cluster = cluster;
+  f.active_from = from;
+  f.active_to = to;
+  ASSIGN_OR_RETURN(std::vector<store::AcctJobRow> rows, store_->FindJobs(f));
+  std::vector<v1::AcctJob> jobs(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!jobs[i].ParseFromString(rows[i].record)) {
+      return absl::DataLossError(StrCat("the stored record of job ", rows[i].job_id, " cannot be read"));
+    }
+  }
+  std::vector<store::AcctEntity> put;
+  for (const v1::AcctUsageHour& h : dbd::RollUp(jobs, capacity, from, to, clock_->UnixSeconds())) {
+    put.push_back(Entity("usage", UsageName(cluster, h.hour()), h));
+  }
+  v1::AcctRollupState done;
+  done.set_rolled_until(std::max(to, state.rolled_until()));
+  put.push_back(Entity("rollup", cluster, done));
+  RETURN_IF_ERROR(store_->ChangeEntities(put, {}));
+  return done.rolled_until();
+}
+
+Status DbdService::AcctReport(const DbdCaller& who, const v1::AcctReportRequest& req,
+                              v1::AcctReportReply* reply) {
+  core::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(v1::AcctShowReply tree, Load(""));
+  std::vector<std::string> clusters;
+  for (const v1::AcctCluster& c : tree.clusters()) {
+    if (req.cluster().empty() || req.cluster() == c.name()) clusters.push_back(c.name());
+  }
+  const int64_t start = FloorHour(req.start());
+  const int64_t end = FloorHour(req.end());
+  if (end <= start) {
+    return absl::InvalidArgumentError("the report's end must be at least an hour after its start");
+  }
+  // PrivateData=usage: a user who is no administrator sees only their own usage.
+  const bool own_only = config_.Private("usage") && !IsAdmin(who, "Operator");
+  if (req.kind() == "sizes") {
+    std::vector<int32_t> grouping(req.grouping().begin(), req.grouping().end());
+    if (grouping.empty()) grouping = {50, 250, 500, 1000};
+    store::AcctJobFilter f;
+    f.cluster = req.cluster();
+    f.active_from = start;
+    f.active_to = end;
+    if (own_only) f.uids.push_back(who.uid);
+    ASSIGN_OR_RETURN(std::vector<store::AcctJobRow> rows, store_->FindJobs(f));
+    std::vector<v1::AcctJob> jobs(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) jobs[i].ParseFromString(rows[i].record);
+    for (v1::AcctSizes& s : JobSizes(jobs, grouping, start, end, clock_->UnixSeconds())) {
+      *reply->add_sizes() = std::move(s);
+    }
+  } else {
+    for (const std::string& c : clusters) {
+      ASSIGN_OR_RETURN(int64_t rolled, RollUp(c));
+      reply->set_rolled_until(rolled);
+      ASSIGN_OR_RETURN(std::vector<store::AcctEntity> hours,
+                       store_->ListEntitiesBetween("usage", UsageName(c, start), UsageName(c, end)));
+      // One line per cluster: the window's hours summed.
+      v1::AcctUsageHour& sum = *reply->add_hours();
+      sum.set_hour(start);
+      std::map<std::pair<std::string, std::string>, v1::AcctUsage> lines;
+      for (const store::AcctEntity& e : hours) {
+        v1::AcctUsageHour h;
+        if (!h.ParseFromString(e.record)) return absl::DataLossError("a usage rollup cannot be read");
+        for (const auto& [k, v] : h.capacity()) (*sum.mutable_capacity())[k] += v;
+        for (const auto& [k, v] : h.alloc()) (*sum.mutable_alloc())[k] += v;
+        for (const auto& [k, v] : h.down()) (*sum.mutable_down())[k] += v;
+        for (const v1::AcctUsage& u : h.assocs()) {
+          if (own_only && u.user() != who.user) continue;
+          v1::AcctUsage& line = lines[{u.account(), u.user()}];
+          line.set_account(u.account());
+          line.set_user(u.user());
+          for (const auto& [k, v] : u.alloc()) (*line.mutable_alloc())[k] += v;
+        }
+      }
+      for (auto& [key, line] : lines) *sum.add_assocs() = std::move(line);
+    }
+  }
+  for (const v1::AcctAssoc& a : tree.assocs()) {
+    if (req.cluster().empty() || a.cluster() == req.cluster()) *reply->add_assocs() = a;
+  }
+  return absl::OkStatus();
 }
 
 Status DbdService::AcctQueryJobs(const DbdCaller& who, const v1::AcctQueryJobsRequest& req,
@@ -914,6 +1045,7 @@ rpc::FrameAnswer DbdService::Answer(std::string_view bytes, const std::any& admi
   }
   if (frame.method() == "AcctShow") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctShow);
   if (frame.method() == "AcctChange") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctChange);
+  if (frame.method() == "AcctReport") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctReport);
   v1::AcctRecordReply reply;
   *reply.mutable_error() = rpc::ToWire(absl::UnimplementedError(
       StrCat("loomdbd has no method '", frame.method(), "'; is the command newer than loomdbd?")));

@@ -55,12 +55,20 @@ class DbdService {
   Status AcctShow(const DbdCaller& who, const v1::AcctShowRequest& req, v1::AcctShowReply* reply);
   Status AcctChange(const DbdCaller& who, const v1::AcctChangeRequest& req,
                     v1::AcctChangeReply* reply);
+  // sreport: the rolled-up usage of a window (rolling up first what is due), or job sizes.
+  Status AcctReport(const DbdCaller& who, const v1::AcctReportRequest& req,
+                    v1::AcctReportReply* reply);
 
  private:
   bool IsDaemon(const DbdCaller& who) const;
   // root, SlurmUser, or a user of at least `level` ("Operator", "Administrator").
   bool IsAdmin(const DbdCaller& who, std::string_view level) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status RegisterCluster(const v1::AcctRecordRequest& req) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Rolls `cluster`'s usage up to the last whole hour before now, from where it was left or
+  // from the earliest hour late records changed; returns how far it is rolled up.
+  StatusOr<int64_t> RollUp(const std::string& cluster) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  StatusOr<v1::AcctRollupState> RollupState(const std::string& cluster)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every entity as the store keeps it.
   StatusOr<v1::AcctShowReply> Load(std::string_view kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

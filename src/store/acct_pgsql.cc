@@ -270,6 +270,28 @@ class PgsqlAcctStore final : public AcctStore {
     });
   }
 
+  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind, std::string_view from,
+                                                        std::string_view to) override {
+    return WithReconnect("listing entities", [&]() -> StatusOr<std::vector<AcctEntity>> {
+      Params p;
+      p.Text(kind);
+      p.Text(from);
+      p.Text(to);
+      // Byte order whatever the database's collation, as the SQLite store compares.
+      ASSIGN_OR_RETURN(
+          ResultPtr res,
+          Exec("SELECT kind, name, record FROM acct_entities WHERE kind = $1 AND name "
+               "COLLATE \"C\" >= $2 AND name COLLATE \"C\" < $3 ORDER BY name COLLATE \"C\"",
+               p, StrCat("listing ", kind, " entities")));
+      std::vector<AcctEntity> out;
+      for (int i = 0; i < PQntuples(res.get()); ++i) {
+        out.push_back(
+            {GetBytes(res.get(), i, 0), GetBytes(res.get(), i, 1), GetBytes(res.get(), i, 2)});
+      }
+      return out;
+    });
+  }
+
   std::string Location() const override {
     return StrCat(options_.host.empty() ? "localhost" : options_.host, ":", options_.port, "/",
                   options_.database);

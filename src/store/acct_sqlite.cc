@@ -244,6 +244,25 @@ class SqliteAcctStore final : public AcctStore {
     return out;
   }
 
+  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind, std::string_view from,
+                                                        std::string_view to) override {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db_,
+                                "SELECT kind, name, record FROM acct_entities WHERE kind = ? AND "
+                                "name >= ? AND name < ? ORDER BY name",
+                                -1, &raw, nullptr);
+    if (rc != SQLITE_OK) return Error(rc, "preparing an entity range");
+    StmtPtr stmt(raw);
+    const std::string k(kind), f(from), t(to);
+    Binder(raw).Text(k).Text(f).Text(t);
+    std::vector<AcctEntity> out;
+    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+      out.push_back({ColumnText(raw, 0), ColumnText(raw, 1), ColumnBlob(raw, 2)});
+    }
+    if (rc != SQLITE_DONE) return Error(rc, "listing an entity range");
+    return out;
+  }
+
   std::string Location() const override { return options_.path; }
 
  private:

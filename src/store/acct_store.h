@@ -98,6 +98,11 @@ class AcctStore {
 
   // Every entity of `kind`, ordered by name.
   virtual StatusOr<std::vector<AcctEntity>> ListEntities(std::string_view kind) = 0;
+  // The entities of `kind` whose names lie in [from, to) in byte order, ordered so (the
+  // usage rollups, named cluster/zero-padded hour).
+  virtual StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind,
+                                                                std::string_view from,
+                                                                std::string_view to) = 0;
 
   // Where the data lives, for messages: a file's path, or the server and database.
   virtual std::string Location() const = 0;

@@ -289,6 +289,23 @@ TEST_P(AcctStoreTest, EntitiesPutReplaceAndDeleteTogether) {
   EXPECT_TRUE(store_->ListEntities("user")->empty());
 }
 
+TEST_P(AcctStoreTest, EntityRangesAreInByteOrder) {
+  ASSERT_TRUE(store_->ChangeEntities({{"usage", "c1/0000000100", "a"},
+                                      {"usage", "c1/0000000200", "b"},
+                                      {"usage", "c1/0000000300", "c"},
+                                      {"usage", "c2/0000000200", "d"},
+                                      {"usage", "C1/0000000200", "e"},
+                                      {"qos", "c1/0000000200", "f"}},
+                                     {})
+                  .ok());
+  auto range = store_->ListEntitiesBetween("usage", "c1/0000000150", "c1/0000000300");
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_THAT(*range, ElementsAre(AcctEntity{"usage", "c1/0000000200", "b"}));
+  auto all = store_->ListEntitiesBetween("usage", "c1/", "c1/~");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+}
+
 TEST_P(AcctStoreTest, ReopenKeepsEverything) {
   ASSERT_TRUE(store_->UpsertJobs({Row(7, 1, 2)}).ok());
   store_.reset();

@@ -85,6 +85,17 @@ err=$(sacct -S yesterday-ish 2>&1) && fail "a bad time was accepted"
 [[ $(sacct -n -j 999999 | wc -l) == 0 ]] || fail "unknown job"
 echo "ok: sacct layout, states, exit codes, steps, windows and errors"
 
+# sreport reads loomdbd's hourly rollups (their arithmetic: dbd_service_test); here, that
+# each report answers in its shape.
+rep=$(sreport -P -T cpu,gres/gpu cluster utilization Start=now-1day End=now) || fail "sreport: $rep"
+grep -q "^Cluster|TRES Name|Allocated|Down|PLND Down|Idle|Reserved|Reported$" <<<"$rep" || fail "sreport utilization: $rep"
+grep -q "^local|gres/gpu|" <<<"$rep" || fail "sreport gres/gpu line: $rep"
+for r in "cluster AccountUtilizationByUser" "cluster UserUtilizationByAccount" "user topusage" "job sizesbyaccount"; do
+  sreport -n $r >/dev/null || fail "sreport $r"
+done
+err=$(sreport cluster nosuch 2>&1) && fail "an unknown report was accepted"
+[[ $err == *"Not valid report"* ]] || fail "unknown report: $err"
+
 # ------------------------------------------------------------------ sacctmgr and permissions
 sacctmgr -i add qos high Priority=100 MaxWall=2:00:00 >/dev/null || fail "add qos"
 sacctmgr -i add account physics Description=Physics Fairshare=10 QOS=normal,high >/dev/null || fail "add account"
