@@ -1,12 +1,11 @@
 #include "cli/client.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <map>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include "auth/identity.h"
 #include "cli/wire_views.h"
@@ -108,20 +107,20 @@ StatusOr<std::string> Client::ExchangeDbd(std::string_view method, std::string b
   ASSIGN_OR_RETURN(const std::string request, rpc::SealFrame(*munge_, method, std::move(body)));
   std::string host = cfg.accounting_storage_host;
   if (host.empty()) {
-    host = cfg.controllers.empty() ? "127.0.0.1"
+    host = cfg.controllers.empty()           ? "127.0.0.1"
            : cfg.controllers[0].addr.empty() ? cfg.controllers[0].name
                                              : cfg.controllers[0].addr;
   }
   auto conn = rpc::FrameConnection::Connect(host, cfg.accounting_storage_port, kTimeoutMs);
   if (!conn.ok()) {
-    return absl::UnavailableError(core::StrCat("Problem talking to the database: ",
-                                               std::string(conn.status().message())));
+    return absl::UnavailableError(
+        core::StrCat("Problem talking to the database: ", std::string(conn.status().message())));
   }
   // Queries over a large store take longer than the controller's answers.
   auto reply = conn->Call(request, 6 * kTimeoutMs);
   if (!reply.ok()) {
-    return absl::UnavailableError(core::StrCat("Problem talking to the database: ",
-                                               std::string(reply.status().message())));
+    return absl::UnavailableError(
+        core::StrCat("Problem talking to the database: ", std::string(reply.status().message())));
   }
   return reply;
 }

@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include "auth/identity.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "auth/identity.h"
 #include "conf/dbd_conf.h"
 #include "conf/local_cluster.h"
 #include "conf/site_config.h"
@@ -539,7 +539,8 @@ int RunCluster(int argc, char** argv) {
   down->add_option("--dir", dir)->capture_default_str();
   std::vector<std::string> restart_names;
   CLI::App* restart = app.add_subcommand(
-      "restart", "start again the daemons that stopped, or those named (loomctld, loomdbd, munged, NODE)");
+      "restart",
+      "start again the daemons that stopped, or those named (loomctld, loomdbd, munged, NODE)");
   restart->add_option("--dir", dir)->capture_default_str();
   restart->add_option("daemons", restart_names, "loomctld, loomdbd, munged, or a node's name");
   std::string examples;

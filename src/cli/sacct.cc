@@ -18,6 +18,7 @@
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/format/sstat_format.h"
 #include "cli/format/text.h"
 #include "cli/submit/begin_time.h"
 #include "core/clock.h"
@@ -116,7 +117,7 @@ constexpr CommandText kText{"sacct", kHelpText, kUsageText};
 // One line: a job, or one of its steps.
 struct Line {
   const v1::AcctJob* job;
-  const v1::AcctStep* step;  // null: the job itself
+  const v1::AcctStep* step;   // null: the job itself
   std::string pending_array;  // set: the job stands for its array's pending tasks ("3-10%2")
 };
 
@@ -175,6 +176,26 @@ std::string StateText(const Line& l) {
   return a.job().state();
 }
 
+// CPU time as sacct prints it: a step's own, a job's its steps' added up.
+std::string CpuTime(const Line& l, int64_t (*of)(const v1::AcctStep&)) {
+  int64_t usec = 0;
+  if (l.step != nullptr) {
+    usec = of(*l.step);
+  } else {
+    for (const v1::AcctStep& s : l.job->steps()) usec += of(s);
+  }
+  return usec == 0 ? std::string("00:00:00") : format::FormatCpuTime(usec);
+}
+int64_t UserCpu(const v1::AcctStep& s) { return s.user_cpu_usec(); }
+int64_t SystemCpu(const v1::AcctStep& s) { return s.system_cpu_usec(); }
+int64_t TotalCpu(const v1::AcctStep& s) { return s.user_cpu_usec() + s.system_cpu_usec(); }
+
+// Memory fields are the steps' (a job's line has none, as in Slurm).
+std::string StepMemory(const Line& l) {
+  if (l.step == nullptr || !l.step->usage_known()) return "";
+  return format::FormatKib(l.step->max_rss_bytes());
+}
+
 std::vector<Field> AllFields() {
   auto job = [](const Line& l) -> const v1::JobInfo& { return l.job->job(); };
   auto job_only = [](auto f) {
@@ -188,18 +209,24 @@ std::vector<Field> AllFields() {
        }},
       {"AllocNodes", 10, false,
        [=](const Line& l, int64_t) {
-         return StrCat(l.step ? l.step->num_nodes()
-                              : job(l).start_time() > 0 ? job(l).num_nodes() : 0);
+         return StrCat(l.step                    ? l.step->num_nodes()
+                       : job(l).start_time() > 0 ? job(l).num_nodes()
+                                                 : 0);
        }},
       {"AllocTRES", 10, false,
        [=](const Line& l, int64_t) {
          return SortedTres(l.step ? l.step->tres_alloc() : job(l).tres_alloc());
        }},
       {"AveCPU", 10, false, [](const Line&, int64_t) { return std::string(); }},
-      {"AveRSS", 10, false, [](const Line&, int64_t) { return std::string(); }},
+      // Per-task figures are known only where one task ran.
+      {"AveRSS", 10, false,
+       [](const Line& l, int64_t) {
+         return l.step && l.step->num_tasks() == 1 ? StepMemory(l) : std::string();
+       }},
       {"AveVMSize", 10, false, [](const Line&, int64_t) { return std::string(); }},
       {"Cluster", 10, false, [](const Line& l, int64_t) { return l.job->cluster(); }},
-      {"Comment", 15, false, job_only([=](const Line& l, int64_t) { return job(l).spec().comment(); })},
+      {"Comment", 15, false,
+       job_only([=](const Line& l, int64_t) { return job(l).spec().comment(); })},
       {"Constraints", 19, false,
        job_only([=](const Line& l, int64_t) { return job(l).spec().constraint(); })},
       {"CPUTime", 10, false,
@@ -219,7 +246,9 @@ std::vector<Field> AllFields() {
       {"ElapsedRaw", 10, false, [](const Line& l, int64_t now) { return StrCat(Elapsed(l, now)); }},
       {"Eligible", 19, false, [=](const Line& l, int64_t) { return Time(job(l).eligible_time()); }},
       {"End", 19, false,
-       [=](const Line& l, int64_t) { return Time(l.step ? l.step->end_time() : job(l).end_time()); }},
+       [=](const Line& l, int64_t) {
+         return Time(l.step ? l.step->end_time() : job(l).end_time());
+       }},
       {"ExitCode", 8, false,
        [=](const Line& l, int64_t) {
          if (l.step) return ExitPair(l.step->exit_code());
@@ -240,61 +269,76 @@ std::vector<Field> AllFields() {
        }},
       {"JobName", 10, false,
        [=](const Line& l, int64_t) { return l.step ? l.step->name() : job(l).name(); }},
-      {"MaxRSS", 10, false, [](const Line&, int64_t) { return std::string(); }},
-      {"MaxRSSNode", 10, false, [](const Line&, int64_t) { return std::string(); }},
-      {"MaxRSSTask", 10, false, [](const Line&, int64_t) { return std::string(); }},
+      {"MaxRSS", 10, false, [](const Line& l, int64_t) { return StepMemory(l); }},
+      {"MaxRSSNode", 10, false,
+       [](const Line& l, int64_t) {
+         return l.step && l.step->usage_known() ? l.step->max_rss_node() : std::string();
+       }},
+      {"MaxRSSTask", 10, false,
+       [](const Line& l, int64_t) {
+         return l.step && l.step->usage_known() && l.step->num_tasks() == 1 ? std::string("0")
+                                                                            : std::string();
+       }},
       {"MaxVMSize", 10, false, [](const Line&, int64_t) { return std::string(); }},
       {"NCPUS", 10, false,
-       [=](const Line& l, int64_t) { return StrCat(l.step ? l.step->num_cpus() : job(l).num_cpus()); }},
+       [=](const Line& l, int64_t) {
+         return StrCat(l.step ? l.step->num_cpus() : job(l).num_cpus());
+       }},
       {"NNodes", 8, false,
-       [=](const Line& l, int64_t) { return StrCat(l.step ? l.step->num_nodes() : job(l).num_nodes()); }},
+       [=](const Line& l, int64_t) {
+         return StrCat(l.step ? l.step->num_nodes() : job(l).num_nodes());
+       }},
       {"NodeList", 15, false,
        [=](const Line& l, int64_t) {
          if (l.step) return l.step->node_list();
-         return job(l).start_time() > 0 && !job(l).node_list().empty() ? job(l).node_list()
-                                                                       : std::string("None assigned");
+         return job(l).start_time() > 0 && !job(l).node_list().empty()
+                    ? job(l).node_list()
+                    : std::string("None assigned");
        }},
       {"NTasks", 8, false,
        [](const Line& l, int64_t) { return l.step ? StrCat(l.step->num_tasks()) : std::string(); }},
-      {"Partition", 10, false, job_only([=](const Line& l, int64_t) { return job(l).partition(); })},
-      {"Priority", 10, false, job_only([=](const Line& l, int64_t) { return StrCat(job(l).priority()); })},
+      {"Partition", 10, false,
+       job_only([=](const Line& l, int64_t) { return job(l).partition(); })},
+      {"Priority", 10, false,
+       job_only([=](const Line& l, int64_t) { return StrCat(job(l).priority()); })},
       {"QOS", 10, false, job_only([](const Line& l, int64_t) { return l.job->qos(); })},
-      {"Reason", 20, false,
-       job_only([=](const Line& l, int64_t) {
+      {"Reason", 20, false, job_only([=](const Line& l, int64_t) {
          return job(l).reason().empty() ? std::string("None") : job(l).reason();
        })},
-      {"ReqCPUS", 8, false, job_only([=](const Line& l, int64_t) { return StrCat(job(l).num_cpus()); })},
-      {"ReqMem", 10, false,
-       job_only([=](const Line& l, int64_t) {
+      {"ReqCPUS", 8, false,
+       job_only([=](const Line& l, int64_t) { return StrCat(job(l).num_cpus()); })},
+      {"ReqMem", 10, false, job_only([=](const Line& l, int64_t) {
          return job(l).min_memory_mb() > 0 ? StrCat(job(l).min_memory_mb(), "M") : std::string("0");
        })},
-      {"ReqNodes", 8, false, job_only([=](const Line& l, int64_t) { return StrCat(std::max(1, job(l).num_nodes())); })},
-      {"ReqTRES", 10, false, job_only([=](const Line& l, int64_t) { return SortedTres(job(l).tres_req()); })},
-      {"Restarts", 8, false, job_only([=](const Line& l, int64_t) { return StrCat(job(l).restarts()); })},
+      {"ReqNodes", 8, false,
+       job_only([=](const Line& l, int64_t) { return StrCat(std::max(1, job(l).num_nodes())); })},
+      {"ReqTRES", 10, false,
+       job_only([=](const Line& l, int64_t) { return SortedTres(job(l).tres_req()); })},
+      {"Restarts", 8, false,
+       job_only([=](const Line& l, int64_t) { return StrCat(job(l).restarts()); })},
       {"Start", 19, false,
        [=](const Line& l, int64_t) {
          return Time(l.step ? l.step->start_time() : job(l).start_time());
        }},
       {"State", 10, false, [](const Line& l, int64_t) { return StateText(l); }},
       {"Submit", 19, false, [=](const Line& l, int64_t) { return Time(job(l).submit_time()); }},
-      {"SystemCPU", 10, false, [](const Line&, int64_t) { return std::string("00:00:00"); }},
-      {"Timelimit", 10, false,
-       job_only([=](const Line& l, int64_t) {
+      {"SystemCPU", 10, false, [](const Line& l, int64_t) { return CpuTime(l, SystemCpu); }},
+      {"Timelimit", 10, false, job_only([=](const Line& l, int64_t) {
          return job(l).time_limit_s() <= 0 ? std::string("UNLIMITED")
                                            : core::FormatDuration(job(l).time_limit_s());
        })},
-      {"TimelimitRaw", 12, false,
-       job_only([=](const Line& l, int64_t) {
+      {"TimelimitRaw", 12, false, job_only([=](const Line& l, int64_t) {
          return job(l).time_limit_s() <= 0 || job(l).time_limit_s() == core::kUnlimitedSeconds
                     ? std::string("UNLIMITED")
                     : StrCat(job(l).time_limit_s() / 60);
        })},
-      {"TotalCPU", 10, false, [](const Line&, int64_t) { return std::string("00:00:00"); }},
+      {"TotalCPU", 10, false, [](const Line& l, int64_t) { return CpuTime(l, TotalCpu); }},
       {"UID", 6, false, [=](const Line& l, int64_t) { return StrCat(job(l).uid()); }},
       {"User", 9, false, job_only([=](const Line& l, int64_t) { return job(l).user(); })},
-      {"UserCPU", 10, false, [](const Line&, int64_t) { return std::string("00:00:00"); }},
+      {"UserCPU", 10, false, [](const Line& l, int64_t) { return CpuTime(l, UserCpu); }},
       {"WCKey", 10, false, job_only([](const Line& l, int64_t) { return l.job->wckey(); })},
-      {"WorkDir", 15, false, job_only([=](const Line& l, int64_t) { return job(l).spec().work_dir(); })},
+      {"WorkDir", 15, false,
+       job_only([=](const Line& l, int64_t) { return job(l).spec().work_dir(); })},
   };
 }
 
@@ -387,7 +431,8 @@ std::vector<std::string> List(const std::string& v) {
   return out;
 }
 
-constexpr std::string_view kDefaultFields = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+constexpr std::string_view kDefaultFields =
+    "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 constexpr std::string_view kLongFields =
     "JobID,JobIDRaw,JobName,Partition,MaxVMSize,AveVMSize,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,"
     "AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,ReqMem,ReqTRES,AllocTRES";
@@ -406,17 +451,32 @@ int RunSacct(int argc, char** argv) {
   std::vector<std::string> users, clusters;
   for (const ParsedOption<Opt>& o : scan.options) {
     switch (o.id) {
-      case Opt::kAllClusters: all_clusters = true; break;
-      case Opt::kAllUsers: all_users = true; break;
+      case Opt::kAllClusters:
+        all_clusters = true;
+        break;
+      case Opt::kAllUsers:
+        all_users = true;
+        break;
       case Opt::kAccounts:
         for (const std::string& a : List(*o.value)) req.add_accounts(core::ToLower(a));
         break;
-      case Opt::kAllocations: steps = false; break;
-      case Opt::kClusters: clusters = List(*o.value); break;
-      case Opt::kDuplicates: break;  // one record per job is kept: its last attempt
-      case Opt::kEndTime: end_text = *o.value; break;
-      case Opt::kFormat: fields = *o.value; break;
-      case Opt::kHelpFormat: help_format = true; break;
+      case Opt::kAllocations:
+        steps = false;
+        break;
+      case Opt::kClusters:
+        clusters = List(*o.value);
+        break;
+      case Opt::kDuplicates:
+        break;  // one record per job is kept: its last attempt
+      case Opt::kEndTime:
+        end_text = *o.value;
+        break;
+      case Opt::kFormat:
+        fields = *o.value;
+        break;
+      case Opt::kHelpFormat:
+        help_format = true;
+        break;
       case Opt::kJobs:
         for (const std::string& id : List(*o.value)) {
           std::string_view base = id;
@@ -429,18 +489,31 @@ int RunSacct(int argc, char** argv) {
           req.add_job_ids(static_cast<uint64_t>(*n));
         }
         break;
-      case Opt::kJson: return NotSupported("sacct", "json");
-      case Opt::kLong: fields = kLongFields; break;
-      case Opt::kNoHeader: header = false; break;
-      case Opt::kParsable: delimiter = '|'; trailing = true; break;
-      case Opt::kParsable2: delimiter = '|'; trailing = false; break;
+      case Opt::kJson:
+        return NotSupported("sacct", "json");
+      case Opt::kLong:
+        fields = kLongFields;
+        break;
+      case Opt::kNoHeader:
+        header = false;
+        break;
+      case Opt::kParsable:
+        delimiter = '|';
+        trailing = true;
+        break;
+      case Opt::kParsable2:
+        delimiter = '|';
+        trailing = false;
+        break;
       case Opt::kPartition:
         for (const std::string& p : List(*o.value)) req.add_partitions(p);
         break;
       case Opt::kQos:
         for (const std::string& q : List(*o.value)) req.add_qos(core::ToLower(q));
         break;
-      case Opt::kStartTime: start_text = *o.value; break;
+      case Opt::kStartTime:
+        start_text = *o.value;
+        break;
       case Opt::kState:
         for (const std::string& s : List(*o.value)) {
           std::optional<model::JobState> st = model::ParseJobState(s);
@@ -451,10 +524,15 @@ int RunSacct(int argc, char** argv) {
           req.add_states(std::string(model::JobStateName(*st)));
         }
         break;
-      case Opt::kUnits: break;  // memory fields Loom fills are printed as recorded
-      case Opt::kUser: users = List(*o.value); break;
-      case Opt::kVerbose: break;
-      default: break;
+      case Opt::kUnits:
+        break;  // memory fields Loom fills are printed as recorded
+      case Opt::kUser:
+        users = List(*o.value);
+        break;
+      case Opt::kVerbose:
+        break;
+      default:
+        break;
     }
   }
   const std::vector<Field> all = AllFields();

@@ -20,19 +20,25 @@ namespace {
 
 using core::StrCat;
 
-enum class Opt { kHelp, kImmediate, kNoHeader, kParsable, kParsable2, kQuiet, kReadonly, kUsage, kVerbose, kVersion };
+enum class Opt {
+  kHelp,
+  kImmediate,
+  kNoHeader,
+  kParsable,
+  kParsable2,
+  kQuiet,
+  kReadonly,
+  kUsage,
+  kVerbose,
+  kVersion
+};
 
 constexpr OptionSpec<Opt> kOptions[] = {
-    {"help", 'h', kNoArg, Opt::kHelp},
-    {"immediate", 'i', kNoArg, Opt::kImmediate},
-    {"noheader", 'n', kNoArg, Opt::kNoHeader},
-    {"parsable", 'p', kNoArg, Opt::kParsable},
-    {"parsable2", 'P', kNoArg, Opt::kParsable2},
-    {"quiet", 'Q', kNoArg, Opt::kQuiet},
-    {"readonly", 'r', kNoArg, Opt::kReadonly},
-    {"usage", 0, kNoArg, Opt::kUsage},
-    {"verbose", 'v', kNoArg, Opt::kVerbose},
-    {"version", 'V', kNoArg, Opt::kVersion},
+    {"help", 'h', kNoArg, Opt::kHelp},           {"immediate", 'i', kNoArg, Opt::kImmediate},
+    {"noheader", 'n', kNoArg, Opt::kNoHeader},   {"parsable", 'p', kNoArg, Opt::kParsable},
+    {"parsable2", 'P', kNoArg, Opt::kParsable2}, {"quiet", 'Q', kNoArg, Opt::kQuiet},
+    {"readonly", 'r', kNoArg, Opt::kReadonly},   {"usage", 0, kNoArg, Opt::kUsage},
+    {"verbose", 'v', kNoArg, Opt::kVerbose},     {"version", 'V', kNoArg, Opt::kVersion},
 };
 
 constexpr std::string_view kHelpText =
@@ -57,9 +63,7 @@ std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& items)
 }
 
 std::string Limit(int64_t v) { return v < 0 ? "" : StrCat(v); }
-std::string Wall(int64_t minutes) {
-  return minutes < 0 ? "" : core::FormatDuration(minutes * 60);
-}
+std::string Wall(int64_t minutes) { return minutes < 0 ? "" : core::FormatDuration(minutes * 60); }
 
 // Each entity's columns (Slurm's names and widths) and how a row fills them.
 template <typename Row>
@@ -70,10 +74,19 @@ struct Table {
 };
 
 Table<v1::AcctCluster> ClusterTable() {
-  return {{{"Cluster", {"name"}, 10}, {"ControlHost", {}, 15}, {"ControlPort", {}, 12}, {"RPC", {}, 5},
-           {"Share", {"fairshare"}, 9}, {"GrpJobs", {}, 7}, {"GrpTRES", {}, 13},
-           {"GrpSubmit", {"grpsubmitjobs"}, 9}, {"MaxJobs", {}, 7}, {"MaxTRES", {}, 13},
-           {"MaxSubmit", {"maxsubmitjobs"}, 9}, {"MaxWall", {}, 11}, {"QOS", {}, 20},
+  return {{{"Cluster", {"name"}, 10},
+           {"ControlHost", {}, 15},
+           {"ControlPort", {}, 12},
+           {"RPC", {}, 5},
+           {"Share", {"fairshare"}, 9},
+           {"GrpJobs", {}, 7},
+           {"GrpTRES", {}, 13},
+           {"GrpSubmit", {"grpsubmitjobs"}, 9},
+           {"MaxJobs", {}, 7},
+           {"MaxTRES", {}, 13},
+           {"MaxSubmit", {"maxsubmitjobs"}, 9},
+           {"MaxWall", {}, 11},
+           {"QOS", {}, 20},
            {"Def QOS", {"defaultqos", "defqos"}, 9}},
           [](const v1::AcctCluster& c, std::string_view col) -> std::string {
             if (col == "Cluster") return c.name();
@@ -89,13 +102,28 @@ Table<v1::AcctCluster> ClusterTable() {
 }
 
 Table<v1::AcctAssoc> AssocTable() {
-  return {{{"Cluster", {}, 10}, {"Account", {}, 10}, {"User", {}, 10}, {"Partition", {}, 10},
-           {"Share", {"fairshare", "shares"}, 9}, {"Priority", {}, 10}, {"GrpJobs", {}, 7},
-           {"GrpTRES", {}, 13}, {"GrpSubmit", {"grpsubmitjobs"}, 9}, {"GrpWall", {}, 11},
-           {"GrpTRESMins", {}, 13}, {"MaxJobs", {}, 7}, {"MaxTRES", {"maxtresperjob"}, 13},
-           {"MaxTRESPerNode", {}, 15}, {"MaxSubmit", {"maxsubmitjobs"}, 9}, {"MaxWall", {}, 11},
-           {"MaxTRESMins", {}, 13}, {"QOS", {}, 20}, {"Def QOS", {"defaultqos", "defqos"}, 9},
-           {"GrpTRESRunMins", {}, 13}, {"ParentName", {"parent"}, 10}, {"ID", {}, 6}},
+  return {{{"Cluster", {}, 10},
+           {"Account", {}, 10},
+           {"User", {}, 10},
+           {"Partition", {}, 10},
+           {"Share", {"fairshare", "shares"}, 9},
+           {"Priority", {}, 10},
+           {"GrpJobs", {}, 7},
+           {"GrpTRES", {}, 13},
+           {"GrpSubmit", {"grpsubmitjobs"}, 9},
+           {"GrpWall", {}, 11},
+           {"GrpTRESMins", {}, 13},
+           {"MaxJobs", {}, 7},
+           {"MaxTRES", {"maxtresperjob"}, 13},
+           {"MaxTRESPerNode", {}, 15},
+           {"MaxSubmit", {"maxsubmitjobs"}, 9},
+           {"MaxWall", {}, 11},
+           {"MaxTRESMins", {}, 13},
+           {"QOS", {}, 20},
+           {"Def QOS", {"defaultqos", "defqos"}, 9},
+           {"GrpTRESRunMins", {}, 13},
+           {"ParentName", {"parent"}, 10},
+           {"ID", {}, 6}},
           [](const v1::AcctAssoc& a, std::string_view col) -> std::string {
             if (col == "Cluster") return a.cluster();
             if (col == "Account") return a.account();
@@ -112,7 +140,8 @@ Table<v1::AcctAssoc> AssocTable() {
             if (col == "MaxWall") return Wall(a.max_wall_min());
             if (col == "QOS") return Joined(a.qos());
             if (col == "Def QOS") return a.default_qos();
-            if (col == "ParentName") return a.user().empty() && a.account() != "root" ? a.parent() : "";
+            if (col == "ParentName")
+              return a.user().empty() && a.account() != "root" ? a.parent() : "";
             if (col == "ID") return StrCat(a.id());
             return "";
           },
@@ -122,17 +151,19 @@ Table<v1::AcctAssoc> AssocTable() {
 }
 
 Table<v1::AcctAccount> AccountTable() {
-  return {{{"Account", {"name"}, 10}, {"Descr", {"description"}, 20}, {"Org", {"organization"}, 20}},
-          [](const v1::AcctAccount& a, std::string_view col) -> std::string {
-            if (col == "Account") return a.name();
-            if (col == "Descr") return a.description();
-            return a.organization();
-          },
-          "Account,Descr,Org"};
+  return {
+      {{"Account", {"name"}, 10}, {"Descr", {"description"}, 20}, {"Org", {"organization"}, 20}},
+      [](const v1::AcctAccount& a, std::string_view col) -> std::string {
+        if (col == "Account") return a.name();
+        if (col == "Descr") return a.description();
+        return a.organization();
+      },
+      "Account,Descr,Org"};
 }
 
 Table<v1::AcctUser> UserTable() {
-  return {{{"User", {"name"}, 10}, {"Def Acct", {"defaultaccount", "defacct"}, 10},
+  return {{{"User", {"name"}, 10},
+           {"Def Acct", {"defaultaccount", "defacct"}, 10},
            {"Admin", {"adminlevel"}, 9}},
           [](const v1::AcctUser& u, std::string_view col) -> std::string {
             if (col == "User") return u.name();
@@ -143,21 +174,40 @@ Table<v1::AcctUser> UserTable() {
 }
 
 Table<v1::AcctQos> QosTable() {
-  return {{{"Name", {}, 10}, {"Priority", {}, 10}, {"GraceTime", {}, 10}, {"Preempt", {}, 10},
-           {"PreemptExemptTime", {}, 19}, {"PreemptMode", {}, 11}, {"Flags", {}, 10},
-           {"UsageThres", {}, 10}, {"UsageFactor", {}, 11}, {"GrpTRES", {}, 13},
-           {"GrpTRESMins", {}, 13}, {"GrpTRESRunMins", {}, 13}, {"GrpJobs", {}, 7},
-           {"GrpSubmit", {"grpsubmitjobs"}, 9}, {"GrpWall", {}, 11}, {"MaxTRES", {"maxtresperjob"}, 13},
-           {"MaxTRESPerNode", {}, 15}, {"MaxTRESMins", {}, 13}, {"MaxWall", {"maxwalldurationperjob"}, 11},
-           {"MaxTRESPU", {"maxtresperuser"}, 13}, {"MaxJobsPU", {"maxjobsperuser"}, 9},
-           {"MaxSubmitPU", {"maxsubmitjobsperuser"}, 11}, {"MaxTRESPA", {}, 13},
-           {"MaxJobsPA", {}, 9}, {"MaxSubmitPA", {}, 11}, {"MinTRES", {}, 13}, {"ID", {}, 6}},
+  return {{{"Name", {}, 10},
+           {"Priority", {}, 10},
+           {"GraceTime", {}, 10},
+           {"Preempt", {}, 10},
+           {"PreemptExemptTime", {}, 19},
+           {"PreemptMode", {}, 11},
+           {"Flags", {}, 10},
+           {"UsageThres", {}, 10},
+           {"UsageFactor", {}, 11},
+           {"GrpTRES", {}, 13},
+           {"GrpTRESMins", {}, 13},
+           {"GrpTRESRunMins", {}, 13},
+           {"GrpJobs", {}, 7},
+           {"GrpSubmit", {"grpsubmitjobs"}, 9},
+           {"GrpWall", {}, 11},
+           {"MaxTRES", {"maxtresperjob"}, 13},
+           {"MaxTRESPerNode", {}, 15},
+           {"MaxTRESMins", {}, 13},
+           {"MaxWall", {"maxwalldurationperjob"}, 11},
+           {"MaxTRESPU", {"maxtresperuser"}, 13},
+           {"MaxJobsPU", {"maxjobsperuser"}, 9},
+           {"MaxSubmitPU", {"maxsubmitjobsperuser"}, 11},
+           {"MaxTRESPA", {}, 13},
+           {"MaxJobsPA", {}, 9},
+           {"MaxSubmitPA", {}, 11},
+           {"MinTRES", {}, 13},
+           {"ID", {}, 6}},
           [](const v1::AcctQos& q, std::string_view col) -> std::string {
             if (col == "Name") return q.name();
             if (col == "Priority") return StrCat(q.priority());
             if (col == "GraceTime") return core::FormatDuration(q.grace_time_s());
             if (col == "Preempt") return Joined(q.preempt());
-            if (col == "PreemptMode") return q.preempt_mode().empty() ? "cluster" : q.preempt_mode();
+            if (col == "PreemptMode")
+              return q.preempt_mode().empty() ? "cluster" : q.preempt_mode();
             if (col == "Flags") return Joined(q.flags());
             if (col == "UsageFactor") {
               char buf[32];
@@ -283,18 +333,34 @@ int RunSacctmgr(int argc, char** argv) {
   bool immediate = false, quiet = false, readonly = false;
   for (const ParsedOption<Opt>& o : scan.options) {
     switch (o.id) {
-      case Opt::kImmediate: immediate = true; break;
-      case Opt::kNoHeader: out.header = false; break;
-      case Opt::kParsable: out.delimiter = '|'; out.trailing = true; break;
-      case Opt::kParsable2: out.delimiter = '|'; out.trailing = false; break;
-      case Opt::kQuiet: quiet = true; break;
-      case Opt::kReadonly: readonly = true; break;
-      default: break;
+      case Opt::kImmediate:
+        immediate = true;
+        break;
+      case Opt::kNoHeader:
+        out.header = false;
+        break;
+      case Opt::kParsable:
+        out.delimiter = '|';
+        out.trailing = true;
+        break;
+      case Opt::kParsable2:
+        out.delimiter = '|';
+        out.trailing = false;
+        break;
+      case Opt::kQuiet:
+        quiet = true;
+        break;
+      case Opt::kReadonly:
+        readonly = true;
+        break;
+      default:
+        break;
     }
   }
   std::vector<std::string>& words = scan.rest;
   if (words.empty()) {
-    std::fprintf(stderr, "sacctmgr: no command given (show, add, modify or delete); see sacctmgr --help\n");
+    std::fprintf(stderr,
+                 "sacctmgr: no command given (show, add, modify or delete); see sacctmgr --help\n");
     return 1;
   }
   std::string verb = Lower(words[0]);
@@ -303,7 +369,8 @@ int RunSacctmgr(int argc, char** argv) {
   if (verb == "update") verb = "modify";
   if (verb == "remove") verb = "delete";
   if (verb != "show" && verb != "add" && verb != "modify" && verb != "delete") {
-    std::fprintf(stderr, " Unknown command '%s': use show, add, modify or delete\n", words[0].c_str());
+    std::fprintf(stderr, " Unknown command '%s': use show, add, modify or delete\n",
+                 words[0].c_str());
     return 1;
   }
   if (words.size() < 2) {

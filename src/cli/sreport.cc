@@ -33,19 +33,25 @@ namespace {
 
 using core::StrCat;
 
-enum class Opt { kAll, kClusters, kHelp, kNoHeader, kParsable, kParsable2, kTime, kTres, kUsage, kVersion };
+enum class Opt {
+  kAll,
+  kClusters,
+  kHelp,
+  kNoHeader,
+  kParsable,
+  kParsable2,
+  kTime,
+  kTres,
+  kUsage,
+  kVersion
+};
 
 constexpr OptionSpec<Opt> kOptions[] = {
-    {"all_clusters", 'a', kNoArg, Opt::kAll},
-    {"cluster", 'M', kArg, Opt::kClusters},
-    {"help", 'h', kNoArg, Opt::kHelp},
-    {"noheader", 'n', kNoArg, Opt::kNoHeader},
-    {"parsable", 'p', kNoArg, Opt::kParsable},
-    {"parsable2", 'P', kNoArg, Opt::kParsable2},
-    {"time", 't', kArg, Opt::kTime},
-    {"tres", 'T', kArg, Opt::kTres},
-    {"usage", 0, kNoArg, Opt::kUsage},
-    {"version", 'V', kNoArg, Opt::kVersion},
+    {"all_clusters", 'a', kNoArg, Opt::kAll},  {"cluster", 'M', kArg, Opt::kClusters},
+    {"help", 'h', kNoArg, Opt::kHelp},         {"noheader", 'n', kNoArg, Opt::kNoHeader},
+    {"parsable", 'p', kNoArg, Opt::kParsable}, {"parsable2", 'P', kNoArg, Opt::kParsable2},
+    {"time", 't', kArg, Opt::kTime},           {"tres", 'T', kArg, Opt::kTres},
+    {"usage", 0, kNoArg, Opt::kUsage},         {"version", 'V', kNoArg, Opt::kVersion},
 };
 
 constexpr std::string_view kHelpText =
@@ -57,7 +63,8 @@ constexpr std::string_view kHelpText =
     "  -t minutes|hours|seconds|percent   the unit (default minutes)\n"
     "  -T, --tres=LIST   TRES to report (default cpu), e.g. cpu,gres/gpu\n"
     "  -n, --noheader;  -p/-P, --parsable[2];  -a, --all_clusters;  -M, --cluster=NAME\n";
-constexpr std::string_view kUsageText = "Usage: sreport [-anpPV] [-t unit] [-T tres] REPORT [options]\n";
+constexpr std::string_view kUsageText =
+    "Usage: sreport [-anpPV] [-t unit] [-T tres] REPORT [options]\n";
 constexpr CommandText kText{"sreport", kHelpText, kUsageText};
 
 struct Out {
@@ -123,12 +130,26 @@ int RunSreport(int argc, char** argv) {
   std::string cluster_opt;
   for (const ParsedOption<Opt>& o : scan.options) {
     switch (o.id) {
-      case Opt::kAll: all_clusters = true; break;
-      case Opt::kClusters: cluster_opt = *o.value; break;
-      case Opt::kNoHeader: out.header = false; break;
-      case Opt::kParsable: out.delimiter = '|'; out.trailing = true; break;
-      case Opt::kParsable2: out.delimiter = '|'; out.trailing = false; break;
-      case Opt::kTime: unit = core::ToLower(*o.value); break;
+      case Opt::kAll:
+        all_clusters = true;
+        break;
+      case Opt::kClusters:
+        cluster_opt = *o.value;
+        break;
+      case Opt::kNoHeader:
+        out.header = false;
+        break;
+      case Opt::kParsable:
+        out.delimiter = '|';
+        out.trailing = true;
+        break;
+      case Opt::kParsable2:
+        out.delimiter = '|';
+        out.trailing = false;
+        break;
+      case Opt::kTime:
+        unit = core::ToLower(*o.value);
+        break;
       case Opt::kTres:
         tres.clear();
         for (std::string_view t : core::Split(*o.value, ',')) {
@@ -136,7 +157,8 @@ int RunSreport(int argc, char** argv) {
         }
         tres_given = true;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   double divisor = 60;
@@ -203,24 +225,25 @@ int RunSreport(int argc, char** argv) {
   auto client = Client::Connect("sreport");
   if (!client.ok()) return Fail(std::string(client.status().message()));
   v1::AcctReportRequest req;
-  req.set_cluster(all_clusters ? "" : cluster_opt.empty() ? client->config().cluster_name : cluster_opt);
+  req.set_cluster(all_clusters          ? ""
+                  : cluster_opt.empty() ? client->config().cluster_name
+                                        : cluster_opt);
   req.set_start(start);
   req.set_end(end);
   const bool sizes = area == "job" && report == "sizesbyaccount";
   req.set_kind(sizes ? "sizes" : "usage");
   for (int32_t g : grouping) req.add_grouping(g);
-  const bool known = (area == "cluster" && (report == "utilization" ||
-                                            report == "accountutilizationbyuser" ||
-                                            report == "userutilizationbyaccount")) ||
-                     (area == "user" && report == "topusage") || sizes;
+  const bool known =
+      (area == "cluster" && (report == "utilization" || report == "accountutilizationbyuser" ||
+                             report == "userutilizationbyaccount")) ||
+      (area == "user" && report == "topusage") || sizes;
   if (!known) return Fail(StrCat("Not valid report: ", words[0], " ", words[1]));
   v1::AcctReportReply reply;
   if (Status s = client->CallDbd("AcctReport", req, &reply); !s.ok()) {
     return Fail(std::string(s.message()));
   }
   const int64_t from = start - start % 3600, to = end - end % 3600;
-  const std::string units =
-      percent ? unit_name : StrCat(tres_given ? "TRES " : "CPU ", unit_name);
+  const std::string units = percent ? unit_name : StrCat(tres_given ? "TRES " : "CPU ", unit_name);
   auto banner = [&](const std::string& title) {
     if (!out.header) return;
     const std::string rule(80, '-');
@@ -313,7 +336,8 @@ int RunSreport(int argc, char** argv) {
         std::vector<std::pair<std::string, int>> row = {{cluster, 9}};
         if (tres_given) row.push_back({t, 14});
         const double idle = std::max(0.0, capacity - alloc - down);
-        for (double v : {alloc, down, 0.0, idle, 0.0, capacity}) row.push_back({amount(v, capacity), 13});
+        for (double v : {alloc, down, 0.0, idle, 0.0, capacity})
+          row.push_back({amount(v, capacity), 13});
         out.Row(row);
         continue;
       }
@@ -330,8 +354,10 @@ int RunSreport(int argc, char** argv) {
       }
       if (area == "user" || report == "userutilizationbyaccount") {
         const bool topusage = area == "user";
-        if (&t == &tres.front()) banner(topusage ? StrCat("Top ", top, " Users") : "Cluster/User/Account Utilization");
-        std::vector<std::pair<std::string, int>> cols = {{"Cluster", 9}, {"Login", 9}, {"Proper Name", 15}, {"Account", 15}};
+        if (&t == &tres.front())
+          banner(topusage ? StrCat("Top ", top, " Users") : "Cluster/User/Account Utilization");
+        std::vector<std::pair<std::string, int>> cols = {
+            {"Cluster", 9}, {"Login", 9}, {"Proper Name", 15}, {"Account", 15}};
         if (tres_given) cols.push_back({"TRES Name", 14});
         cols.push_back({"Used", 11});
         cols.push_back({"Energy", 9});
@@ -365,7 +391,8 @@ int RunSreport(int argc, char** argv) {
       }
       // AccountUtilizationByUser: each account (its subtree's usage), then its users.
       if (&t == &tres.front()) banner("Cluster/Account/User Utilization");
-      std::vector<std::pair<std::string, int>> cols = {{"Cluster", 9}, {"Account", 15}, {"Login", 9}, {"Proper Name", 15}};
+      std::vector<std::pair<std::string, int>> cols = {
+          {"Cluster", 9}, {"Account", 15}, {"Login", 9}, {"Proper Name", 15}};
       if (tres_given) cols.push_back({"TRES Name", 14});
       cols.push_back({"Used", 11});
       cols.push_back({"Energy", 9});
@@ -383,7 +410,10 @@ int RunSreport(int argc, char** argv) {
         double sum = 0;
         for (const Line& l : lines) sum += within(l.account, account) ? l.used : 0;
         std::vector<std::pair<std::string, int>> row = {
-            {cluster, 9}, {std::string(static_cast<size_t>(depth(account)), ' ') + account, 15}, {"", 9}, {"", 15}};
+            {cluster, 9},
+            {std::string(static_cast<size_t>(depth(account)), ' ') + account, 15},
+            {"", 9},
+            {"", 15}};
         if (tres_given) row.push_back({t, 14});
         row.push_back({amount(sum, capacity), 11});
         row.push_back({"0", 9});
@@ -392,11 +422,14 @@ int RunSreport(int argc, char** argv) {
         for (const Line& l : lines) {
           if (l.account == account) mine.push_back(l);
         }
-        std::sort(mine.begin(), mine.end(), [](const Line& a, const Line& b) { return a.used > b.used; });
+        std::sort(mine.begin(), mine.end(),
+                  [](const Line& a, const Line& b) { return a.used > b.used; });
         for (const Line& l : mine) {
           std::vector<std::pair<std::string, int>> u = {
-              {cluster, 9}, {std::string(static_cast<size_t>(depth(account) + 1), ' ') + account, 15},
-              {l.user, 9}, {ProperName(l.user), 15}};
+              {cluster, 9},
+              {std::string(static_cast<size_t>(depth(account) + 1), ' ') + account, 15},
+              {l.user, 9},
+              {ProperName(l.user), 15}};
           if (tres_given) u.push_back({t, 14});
           u.push_back({amount(l.used, capacity), 11});
           u.push_back({"0", 9});

@@ -13,16 +13,22 @@ namespace {
 using core::StrCat;
 
 // Keys of Slurm 22.05's slurmdbd.conf that Loom accepts without acting on.
-constexpr std::string_view kKnownKeys[] = {
-    "ArchiveDir",         "ArchiveEvents",        "ArchiveJobs",       "ArchiveResvs",
-    "ArchiveScript",      "ArchiveSteps",         "ArchiveSuspend",    "ArchiveTXN",
-    "ArchiveUsage",       "AuthAltTypes",         "AuthAltParameters",
-    "AuthType",           "CommitDelay",          "CommunicationParameters",
-    "DbdBackupHost",      "DebugFlags",           "DefaultQOS",        "LogTimeFormat",
-    "MaxQueryTimeRange",  "MessageTimeout",       "Parameters",        "PluginDir",
-    "PurgeEventAfter",      "PurgeResvAfter",    "PurgeStepAfter",
-    "PurgeSuspendAfter",  "PurgeTXNAfter",        "PurgeUsageAfter",   "StorageParameters",
-    "TCPTimeout",         "TrackSlurmctldDown",   "TrackWCKey"};
+constexpr std::string_view kKnownKeys[] = {"ArchiveDir",         "ArchiveEvents",
+                                           "ArchiveJobs",        "ArchiveResvs",
+                                           "ArchiveScript",      "ArchiveSteps",
+                                           "ArchiveSuspend",     "ArchiveTXN",
+                                           "ArchiveUsage",       "AuthAltTypes",
+                                           "AuthAltParameters",  "AuthType",
+                                           "CommitDelay",        "CommunicationParameters",
+                                           "DbdBackupHost",      "DebugFlags",
+                                           "DefaultQOS",         "LogTimeFormat",
+                                           "MaxQueryTimeRange",  "MessageTimeout",
+                                           "Parameters",         "PluginDir",
+                                           "PurgeEventAfter",    "PurgeResvAfter",
+                                           "PurgeStepAfter",     "PurgeSuspendAfter",
+                                           "PurgeTXNAfter",      "PurgeUsageAfter",
+                                           "StorageParameters",  "TCPTimeout",
+                                           "TrackSlurmctldDown", "TrackWCKey"};
 
 // Slurm's purge periods: a number and hours, days or months ("12month", "30days").
 std::optional<int64_t> ParsePurgePeriod(std::string_view v) {
@@ -59,8 +65,8 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
     const std::string_view key = core::Trim(line.substr(0, eq));
     const std::string_view value = core::Trim(line.substr(eq + 1));
     auto bad = [&](std::string_view expected) {
-      errors.push_back(StrCat(where, "error: invalid value '", value, "' for ", key,
-                              ": expected ", expected));
+      errors.push_back(
+          StrCat(where, "error: invalid value '", value, "' for ", key, ": expected ", expected));
     };
     auto port = [&](int32_t* out) {
       int v = 0;
@@ -85,9 +91,10 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
       } else if (v == "accounting_storage/pgsql") {
         c.storage_type = AcctStorageType::kPgsql;
       } else if (v == "accounting_storage/mysql") {
-        errors.push_back(StrCat(where, "error: StorageType=accounting_storage/mysql is not "
-                                       "supported by Loom: use accounting_storage/pgsql "
-                                       "(PostgreSQL) or accounting_storage/sqlite (embedded)"));
+        errors.push_back(StrCat(where,
+                                "error: StorageType=accounting_storage/mysql is not "
+                                "supported by Loom: use accounting_storage/pgsql "
+                                "(PostgreSQL) or accounting_storage/sqlite (embedded)"));
       } else {
         bad("accounting_storage/sqlite or accounting_storage/pgsql");
       }
@@ -102,15 +109,19 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
     } else if (is("StorageLoc")) {
       c.storage_loc = std::string(value);
     } else if (is("SlurmUser")) {
-      if (value.empty()) bad("a user name");
-      else c.slurm_user = std::string(value);
+      if (value.empty())
+        bad("a user name");
+      else
+        c.slurm_user = std::string(value);
     } else if (is("LogFile")) {
       c.log_file = std::string(value);
     } else if (is("PidFile")) {
       c.pid_file = std::string(value);
     } else if (is("DebugLevel")) {
-      if (auto l = core::ParseLogLevel(value)) c.debug_level = *l;
-      else bad("quiet, fatal, error, info, verbose or debug..debug5");
+      if (auto l = core::ParseLogLevel(value))
+        c.debug_level = *l;
+      else
+        bad("quiet, fatal, error, info, verbose or debug..debug5");
     } else if (is("AuthInfo")) {
       for (std::string_view part : core::Split(value, ',')) {
         part = core::Trim(part);
@@ -122,8 +133,10 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
         if (!core::Trim(k).empty()) c.private_data.push_back(core::ToLower(core::Trim(k)));
       }
     } else if (is("PurgeJobAfter")) {
-      if (auto s = ParsePurgePeriod(value)) c.purge_job_after_s = *s;
-      else bad("a period such as 12month, 30days or 48hours");
+      if (auto s = ParsePurgePeriod(value))
+        c.purge_job_after_s = *s;
+      else
+        bad("a period such as 12month, 30days or 48hours");
     } else {
       bool known = false;
       for (std::string_view k : kKnownKeys) known = known || core::EqualsIgnoreCase(key, k);

@@ -286,11 +286,35 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         kv.starts_with("JobAcctGatherFrequency=") || kv.starts_with("DebugFlags=") ||
         kv.starts_with("SlurmctldDebug=") || kv.starts_with("SlurmctldLogFile=") ||
         kv.starts_with("SlurmdDebug=") || kv.starts_with("SlurmdLogFile=") ||
-        kv.starts_with("SlurmctldPidFile=") || kv.starts_with("SlurmdPidFile=")) {
+        kv.starts_with("SlurmctldPidFile=") || kv.starts_with("SlurmdPidFile=") ||
+        // And the accounting's (docs/admin/accounting.md).
+        kv.starts_with("AccountingStorageEnforce=") || kv.starts_with("AccountingStorageHost=") ||
+        kv.starts_with("AccountingStoragePort=") || kv.starts_with("AccountingStorageType=") ||
+        kv.starts_with("PrivateData=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;
   }
+}
+
+TEST(SlurmConfKeys, AccountingKeysAreTypedAndChecked) {
+  auto c = ParseBody(
+      "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=db1\n"
+      "AccountingStoragePort=16819\nAccountingStorageEnforce=limits,QOS\nPrivateData=jobs,Usage\n",
+      nullptr);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_TRUE(c->AccountingEnabled());
+  EXPECT_EQ(c->accounting_storage_host, "db1");
+  EXPECT_EQ(c->accounting_storage_port, 16819);
+  EXPECT_TRUE(c->Enforces("associations"));  // limits holds it, as in Slurm
+  EXPECT_TRUE(c->Enforces("qos"));
+  EXPECT_FALSE(c->Enforces("wckeys"));
+  EXPECT_TRUE(c->Private("usage"));
+  EXPECT_FALSE(c->Private("users"));
+  EXPECT_THAT(ErrorText(ParseBody("AccountingStorageEnforce=assocs\n")),
+              HasSubstr("invalid value 'assocs' for AccountingStorageEnforce"));
+  EXPECT_THAT(ErrorText(ParseBody("AccountingStorageType=accounting_storage/mysql\n")),
+              HasSubstr("AccountingStorageType"));
 }
 
 TEST(SlurmConfKeys, LoggingKeysSetLevelsFilesAndFlags) {

@@ -4,8 +4,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <algorithm>
-#include <csignal>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <set>
 #include <unordered_set>
@@ -19,6 +19,15 @@
 
 namespace loom::ctld {
 namespace {
+
+void SetUsage(const ResourceUsage& u, v1::AcctStep* s) {
+  if (!u.known) return;
+  s->set_usage_known(true);
+  s->set_user_cpu_usec(u.user_cpu_usec);
+  s->set_system_cpu_usec(u.system_cpu_usec);
+  s->set_max_rss_bytes(u.max_rss_bytes);
+  s->set_max_rss_node(u.max_rss_node);
+}
 
 // A job's batch step as Slurm accounts it: it ends as the job does, except that a job that
 // was cancelled, timed out or preempted had its script killed by SIGTERM.
@@ -111,7 +120,11 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
     a.set_cancelled_by(*e.history().cancelled_by);
   }
   int32_t derived = 0;
-  if (j.start_time > 0 && !info.spec().has_srun()) *a.add_steps() = BatchStepOf(info, j);
+  if (j.start_time > 0 && !info.spec().has_srun()) {
+    v1::AcctStep& batch = *a.add_steps();
+    batch = BatchStepOf(info, j);
+    SetUsage(e.history().usage, &batch);
+  }
   if (info.spec().has_srun() && j.start_time > 0) {
     v1::AcctStep& s = *a.add_steps();
     s.set_id("0");
@@ -124,10 +137,11 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
     s.set_num_cpus(info.num_cpus());
     s.set_tres_alloc(info.tres_alloc());
     const bool ended = model::IsFinal(j.state);
-    s.set_state(!ended ? "RUNNING"
-                       : j.state == model::JobState::kTimeout ? "CANCELLED"
-                                                              : std::string(model::JobStateName(j.state)));
+    s.set_state(!ended                                 ? "RUNNING"
+                : j.state == model::JobState::kTimeout ? "CANCELLED"
+                                                       : std::string(model::JobStateName(j.state)));
     s.set_exit_code(j.exit_code);
+    SetUsage(e.history().usage, &s);
     derived = std::max(derived, j.exit_code);
   }
   if (const JobSteps* steps = core.StepsOf(e.job.id)) {
@@ -145,6 +159,7 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
       s.set_num_nodes(si.nodes_size());
       s.set_num_tasks(si.num_tasks());
       s.set_num_cpus(si.num_cpus());
+      SetUsage(step.usage, &s);
       derived = std::max(derived, si.exit_code());
     }
   }
@@ -222,8 +237,8 @@ std::string ClusterTres(const conf::ClusterConfig& cluster) {
     mem += n.real_memory_mb;
     gpus += n.GpuCount();
   }
-  std::string out = core::StrCat("cpu=", cpus, ",mem=", mem, "M,node=", cluster.nodes.size(),
-                                 ",billing=", cpus);
+  std::string out =
+      core::StrCat("cpu=", cpus, ",mem=", mem, "M,node=", cluster.nodes.size(), ",billing=", cpus);
   if (gpus > 0) out += core::StrCat(",gres/gpu=", gpus);
   return out;
 }
@@ -254,8 +269,9 @@ void AcctAgent::Loop() {
   // One call on the agent's connection (made when there is none).
   auto call = [&](std::string_view method, const std::string& body) -> StatusOr<std::string> {
     if (!conn) {
-      ASSIGN_OR_RETURN(rpc::FrameConnection c, rpc::FrameConnection::Connect(
-                                                   options_.host, options_.port, options_.timeout_ms));
+      ASSIGN_OR_RETURN(
+          rpc::FrameConnection c,
+          rpc::FrameConnection::Connect(options_.host, options_.port, options_.timeout_ms));
       conn.emplace(std::move(c));
     }
     StatusOr<std::string> bytes =
@@ -278,8 +294,8 @@ void AcctAgent::Loop() {
       registered = bytes.ok() && reply.ParseFromString(*bytes) && rpc::FromWire(reply.error()).ok();
       if (registered) last_refresh.reset();
     }
-    if (options_.associations &&
-        (!last_refresh || options_.clock->Monotonic() - *last_refresh >= options_.refresh_associations)) {
+    if (options_.associations && (!last_refresh || options_.clock->Monotonic() - *last_refresh >=
+                                                       options_.refresh_associations)) {
       last_refresh = options_.clock->Monotonic();
       v1::AcctShowReply tree;
       StatusOr<std::string> bytes = call("AcctShow", v1::AcctShowRequest().SerializeAsString());
@@ -316,22 +332,25 @@ void AcctAgent::Loop() {
     Status sent = [&]() -> Status {
       ASSIGN_OR_RETURN(std::string bytes, call("AcctRecord", req.SerializeAsString()));
       v1::AcctRecordReply reply;
-      if (!reply.ParseFromString(bytes)) return absl::DataLossError("loomdbd's answer cannot be read");
+      if (!reply.ParseFromString(bytes))
+        return absl::DataLossError("loomdbd's answer cannot be read");
       return rpc::FromWire(reply.error());
     }();
     if (!sent.ok()) {
       conn.reset();
       if (!reported_down) {
-        core::LogError("accounting: loomdbd at {}:{} did not take {} job records ({}); they stay "
-                       "queued in the controller's store and are sent when it answers",
-                       options_.host, options_.port, seqs.size(), sent.message());
+        core::LogError(
+            "accounting: loomdbd at {}:{} did not take {} job records ({}); they stay "
+            "queued in the controller's store and are sent when it answers",
+            options_.host, options_.port, seqs.size(), sent.message());
         reported_down = true;
       }
       backoff_ms = std::clamp(backoff_ms * 2, 250, 5000);
       continue;
     }
-    if (reported_down) core::LogInfo("accounting: loomdbd at {}:{} takes job records again",
-                                     options_.host, options_.port);
+    if (reported_down)
+      core::LogInfo("accounting: loomdbd at {}:{} takes job records again", options_.host,
+                    options_.port);
     reported_down = false;
     backoff_ms = 0;
     {

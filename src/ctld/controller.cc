@@ -104,7 +104,8 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
     }
     if (key == kAcctTreeKey) {
       v1::AcctShowReply tree;
-      if (associations_ == nullptr && site_.cluster.AccountingEnabled() && tree.ParseFromString(bytes)) {
+      if (associations_ == nullptr && site_.cluster.AccountingEnabled() &&
+          tree.ParseFromString(bytes)) {
         associations_ = AssociationsOf(tree, site_.cluster.cluster_name);
         acct_tree_bytes_ = bytes;
       }
@@ -262,8 +263,9 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->dispatcher_ = std::thread([p = c.get()] { p->DispatchLoop(); });
   if (acct_tree_wait) {
     if (acct_tree_wait->wait_for(kFirstTreeWait) != std::future_status::ready) {
-      core::LogError("accounting: no association tree from loomdbd yet; jobs get no default "
-                     "account until it answers");
+      core::LogError(
+          "accounting: no association tree from loomdbd yet; jobs get no default "
+          "account until it answers");
     }
   }
   c->owner_ = std::thread([p = c.get()] { p->OwnerLoop(); });
@@ -409,7 +411,8 @@ Status Controller::Persist(const Effects& fx) {
   if (acct_outbox_) {
     acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), &batch);
     for (uint64_t seq : acct_acked_) batch.Add(store::DeleteValue{AcctKey(seq)});
-    if (acct_tree_unstored_) batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
+    if (acct_tree_unstored_)
+      batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
   }
   core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));

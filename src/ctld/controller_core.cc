@@ -168,7 +168,8 @@ Status ControllerCore::ApplyAssociation(const Caller& who, const std::string& pa
   }
   if (r->qos.empty() && a != nullptr) r->qos = model::AssociationTable::DefaultQos(*a);
   if (!r->qos.empty() && cfg.Enforces("qos")) {
-    const bool allowed = a == nullptr || std::find(a->qos.begin(), a->qos.end(), r->qos) != a->qos.end();
+    const bool allowed =
+        a == nullptr || std::find(a->qos.begin(), a->qos.end(), r->qos) != a->qos.end();
     if (!associations_->qos.count(r->qos) || !allowed) {
       return absl::InvalidArgumentError("Invalid qos specification");
     }

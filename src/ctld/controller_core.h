@@ -40,6 +40,27 @@ struct StepProgress {
   bool out_of_memory = false;  // some node said its tasks ran out of memory
 };
 
+// What a job's batch script, or a step's tasks, used: added up over the nodes that reported
+// (CPU time), the largest resident set and where it was. For the accounting (sacct's
+// TotalCPU, MaxRSS, MaxRSSNode); not kept across a controller restart.
+struct ResourceUsage {
+  bool known = false;
+  int64_t user_cpu_usec = 0;
+  int64_t system_cpu_usec = 0;
+  int64_t max_rss_bytes = 0;
+  std::string max_rss_node;
+  void Add(std::string_view node, int64_t user_usec, int64_t system_usec, int64_t rss_bytes) {
+    known = true;
+    user_cpu_usec += user_usec;
+    system_cpu_usec += system_usec;
+    if (max_rss_node.empty() || rss_bytes > max_rss_bytes) {
+      max_rss_bytes = rss_bytes;
+      max_rss_node = std::string(node);
+    }
+  }
+  friend bool operator==(const ResourceUsage&, const ResourceUsage&) = default;
+};
+
 // A step inside a running job's allocation (srun from a batch script or a salloc shell), as
 // the controller keeps it. Stored with its job's other steps (persist.h, EncodeSteps).
 struct StepRecord {
@@ -62,6 +83,7 @@ struct StepRecord {
   std::string launch_failed_node;  // the first node that could not start its tasks, and why
   std::string launch_error;
   std::string cpu_bind, gpu_bind, gpus_per_task;
+  ResourceUsage usage;
 };
 
 // What a step asks for (v1::StepRequest's counts; 0: not given).
@@ -93,6 +115,8 @@ struct JobHistory {
   // Who cancelled it (sacct's "CANCELLED by UID"); kept for the accounting record made in
   // the same batch, not across a controller restart.
   std::optional<uint32_t> cancelled_by;
+  // What its batch script (or, for a job srun submitted, its tasks) used.
+  ResourceUsage usage;
 };
 
 // A JobHistory held apart from its entry, made on first write; copying it copies the history.
@@ -364,6 +388,11 @@ class ControllerCore {
   // the node could not start them, and why (the step's other tasks are then killed).
   // `out_of_memory`: the OOM killer ended some task of it there (the step then ends
   // OUT_OF_MEMORY).
+  // What the processes of job `job` (its batch script, a job srun submitted's tasks, or with
+  // `step` that step's tasks) used on `node`, as its daemon reported when they ended; kept for
+  // the accounting record. Call before JobEnded or StepNodeEnded for the same report.
+  void RecordUsage(JobId job, std::optional<uint32_t> step, std::string_view node,
+                   int64_t user_cpu_usec, int64_t system_cpu_usec, int64_t max_rss_bytes);
   void StepNodeEnded(JobId job, uint32_t step, std::string_view node, int32_t status,
                      std::string_view launch_error, Time now, Effects* fx,
                      bool out_of_memory = false);
@@ -399,11 +428,11 @@ class ControllerCore {
   // again (its new run would meet the old one there). Returns the orphans.
   std::vector<JobId> NodeReportsJobs(const std::string& node, const std::vector<JobId>& running,
                                      Effects* fx);
-  // The other way round: a batch job the controller runs on `node` (its batch host) that the
-  // node's daemon does not report, kLaunchGraceS after it started, never reached the node
-  // (its launch was lost, e.g. with a controller killed between storing the start and
-  // sending it) or ended unreported: it goes back to the queue (or ends NODE_FAIL), as a
-  // job on a failed node does. Returns those jobs.
+  // The other way round: a batch job (not salloc's, not srun's) the controller runs on `node` (its
+  // batch host) that the node's daemon does not report, kLaunchGraceS after it started, never
+  // reached the node (its launch was lost, e.g. with a controller killed between storing the start
+  // and sending it) or ended unreported: it goes back to the queue (or ends NODE_FAIL), as a job on
+  // a failed node does. Returns those jobs.
   static constexpr Time kLaunchGraceS = 30;
   std::vector<JobId> NodeMissesJobs(const std::string& node, const std::vector<JobId>& running,
                                     Time now, Effects* fx);

@@ -92,7 +92,11 @@ std::vector<JobId> ControllerCore::NodeMissesJobs(const std::string& node,
   const std::unordered_set<JobId> reported(running.begin(), running.end());
   for (JobEntry* live : LiveMutable()) {
     JobEntry& e = *live;
-    if (e.completing || e.request->srun || e.job.state != JobState::kRunning) continue;
+    // salloc's allocations and srun's jobs run no batch script: nothing to report.
+    if (e.completing || e.request->srun || e.request->allocation_only ||
+        e.job.state != JobState::kRunning) {
+      continue;
+    }
     if (e.alloc().empty() || e.alloc().front().node != index) continue;
     if (e.job.start_time + kLaunchGraceS > now || reported.count(e.job.id)) continue;
     missing.push_back(e.job.id);

@@ -89,6 +89,22 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
   return std::optional<StepRecord>(std::move(step));
 }
 
+void ControllerCore::RecordUsage(JobId job, std::optional<uint32_t> step, std::string_view node,
+                                 int64_t user_cpu_usec, int64_t system_cpu_usec,
+                                 int64_t max_rss_bytes) {
+  if (step) {
+    auto table = steps_.find(job);
+    if (table == steps_.end()) return;
+    auto it = table->second.steps.find(*step);
+    if (it == table->second.steps.end() || it->second.nodes_done.contains(node)) return;
+    it->second.usage.Add(node, user_cpu_usec, system_cpu_usec, max_rss_bytes);
+    return;
+  }
+  JobEntry* e = FindMutable(job);
+  if (e == nullptr || !RunsOn(*e, NodeIndex(node))) return;  // gone, or an earlier run
+  e->mutable_history().usage.Add(node, user_cpu_usec, system_cpu_usec, max_rss_bytes);
+}
+
 void ControllerCore::StepNodeEnded(JobId job, uint32_t step_id, std::string_view node,
                                    int32_t status, std::string_view launch_error, Time now,
                                    Effects* fx, bool out_of_memory) {

@@ -415,6 +415,11 @@ Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteReques
                                 v1::JobCompleteReply* reply) {
   if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
   Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    if (req.message().empty()) {
+      core.RecordUsage(req.job_id(),
+                       req.has_step_id() ? std::optional<uint32_t>(req.step_id()) : std::nullopt,
+                       req.node(), req.user_cpu_usec(), req.system_cpu_usec(), req.max_rss_bytes());
+    }
     if (req.has_step_id()) {
       core.StepNodeEnded(req.job_id(), req.step_id(), req.node(), req.exit_code(),
                          req.message(), now, &fx, req.out_of_memory());

@@ -1,11 +1,10 @@
 // loomdbd's API on a real SQLite store: records in, sacct's selection out, sacctmgr's
 // changes, and who may do what.
-#include "dbd/service.h"
-
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "dbd/service.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/acct_sqlite.h"
@@ -120,11 +119,11 @@ TEST_F(DbdServiceTest, OnlyTheControllersUsersSendRecords) {
 }
 
 TEST_F(DbdServiceTest, TheWindowFollowsSacctsRules) {
-  ASSERT_TRUE(Record({Job(1, 0, "root", "COMPLETED", 100, 110, 120),
-                      Job(2, 0, "root", "FAILED", 100, 110, 300),
-                      Job(3, 0, "root", "RUNNING", 100, 250, 0),
-                      Job(4, 0, "root", "PENDING", 100, 0, 0)})
-                  .ok());
+  ASSERT_TRUE(
+      Record({Job(1, 0, "root", "COMPLETED", 100, 110, 120),
+              Job(2, 0, "root", "FAILED", 100, 110, 300), Job(3, 0, "root", "RUNNING", 100, 250, 0),
+              Job(4, 0, "root", "PENDING", 100, 0, 0)})
+          .ok());
   v1::AcctQueryJobsRequest window;
   window.set_start(200);
   window.set_end(400);
@@ -165,11 +164,13 @@ TEST_F(DbdServiceTest, UsersSeeTheirOwnJobsAndPrivateDataHidesOthers) {
 TEST_F(DbdServiceTest, SacctmgrBuildsTheTreeAndChecksNames) {
   ASSERT_TRUE(Record({Job(1, 0, "root", "COMPLETED", 1, 2, 3)}).ok());
   std::string msg;
-  ASSERT_TRUE(Change(kRoot, "add", "qos", {"high", "Priority=100", "MaxWall=2:00:00",
-                                           "GrpTRES=cpu=16,gres/gpu=4"}, &msg).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "qos",
+                     {"high", "Priority=100", "MaxWall=2:00:00", "GrpTRES=cpu=16,gres/gpu=4"}, &msg)
+                  .ok());
   EXPECT_THAT(msg, HasSubstr(" Adding QOS(s)\n  high\n"));
-  ASSERT_TRUE(Change(kRoot, "add", "account", {"physics", "Description=Physics dept",
-                                               "Fairshare=10", "QOS=normal,high"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "account",
+                     {"physics", "Description=Physics dept", "Fairshare=10", "QOS=normal,high"})
+                  .ok());
   ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=physics"}, &msg).ok());
   EXPECT_THAT(msg, HasSubstr("C = c1 A = physics U = alice"));
   // Adding again adds nothing.
@@ -220,8 +221,9 @@ TEST_F(DbdServiceTest, OnlyAdministratorsChangeTheTree) {
   ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=ops", "AdminLevel=Operator"}).ok());
   EXPECT_TRUE(Change(kAlice, "add", "account", {"physics"}).ok());
   // An Operator cannot make an Administrator.
-  EXPECT_EQ(Change(kAlice, "add", "user", {"bob", "Account=ops", "AdminLevel=Administrator"}).code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      Change(kAlice, "add", "user", {"bob", "Account=ops", "AdminLevel=Administrator"}).code(),
+      absl::StatusCode::kPermissionDenied);
 }
 
 TEST_F(DbdServiceTest, HourlyRollupsAddUpAndLateRecordsAreRolledUpAgain) {

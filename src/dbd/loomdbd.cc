@@ -137,9 +137,10 @@ int main(int argc, char** argv) {
     pid_file = *std::move(written);
   }
   rpc::FrameServerOptions fo;
-  fo.address = !listen.empty() ? listen
-               : core::StrCat(config->dbd_addr.empty() ? config->dbd_host : config->dbd_addr, ":",
-                              config->dbd_port);
+  fo.address = !listen.empty()
+                   ? listen
+                   : core::StrCat(config->dbd_addr.empty() ? config->dbd_host : config->dbd_addr,
+                                  ":", config->dbd_port);
   fo.threads = 4;
   auto server = rpc::FrameServer::Start(
       fo,

@@ -105,7 +105,8 @@ Words SplitWords(const v1::AcctChangeRequest& req) {
         continue;
       }
     }
-    (part == kSet || (add && part == kNames) ? w.set : w.where).emplace_back(std::move(key), std::move(value));
+    (part == kSet || (add && part == kNames) ? w.set : w.where)
+        .emplace_back(std::move(key), std::move(value));
   }
   return w;
 }
@@ -233,7 +234,8 @@ Status ApplyQosSetting(const std::string& key, const std::string& value, v1::Acc
   } else if (Is(key, {"UsageFactor"})) {
     char* end = nullptr;
     const double f = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || f < 0) return BadValue(key, value, "a factor such as 1 or 0.5");
+    if (value.empty() || *end != '\0' || f < 0)
+      return BadValue(key, value, "a factor such as 1 or 0.5");
     q->set_usage_factor(f);
   } else if (Is(key, {"Flags"})) {
     q->clear_flags();
@@ -256,8 +258,8 @@ Status ApplyQosSetting(const std::string& key, const std::string& value, v1::Acc
     if (!s.ok()) return BadValue(key, value, "a time such as 120 or 00:02:00");
     q->set_grace_time_s(*s);
   } else {
-    return absl::InvalidArgumentError(StrCat(" Unknown option: ", key, "=", value,
-                                             "\n Use keyword 'where' to modify condition"));
+    return absl::InvalidArgumentError(
+        StrCat(" Unknown option: ", key, "=", value, "\n Use keyword 'where' to modify condition"));
   }
   return absl::OkStatus();
 }
@@ -412,8 +414,8 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
     if (c.name() == req.cluster()) known = &c;
   }
   const std::string tres = !req.cluster_tres().empty() ? req.cluster_tres()
-                           : known != nullptr             ? known->tres()
-                                                          : "";
+                           : known != nullptr          ? known->tres()
+                                                       : "";
   if (known != nullptr && known->control_host() == req.control_host() &&
       known->control_port() == req.control_port() && known->tres() == tres) {
     return absl::OkStatus();
@@ -450,11 +452,12 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
 Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest& req,
                               v1::AcctRecordReply* reply) {
   if (!IsDaemon(who)) {
-    return absl::PermissionDeniedError(
-        StrCat("Access/permission denied: only root or SlurmUser (", config_.slurm_user,
-               ") may send job records, not ", who.user));
+    return absl::PermissionDeniedError(StrCat("Access/permission denied: only root or SlurmUser (",
+                                              config_.slurm_user, ") may send job records, not ",
+                                              who.user));
   }
-  if (req.cluster().empty()) return absl::InvalidArgumentError("job records without a cluster name");
+  if (req.cluster().empty())
+    return absl::InvalidArgumentError("job records without a cluster name");
   core::MutexLock lock(&mu_);
   RETURN_IF_ERROR(RegisterCluster(req));
   ASSIGN_OR_RETURN(v1::AcctShowReply have, Load("user"));
@@ -537,7 +540,8 @@ StatusOr<int64_t> DbdService::RollUp(const std::string& cluster) {
   std::vector<v1::AcctJob> jobs(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!jobs[i].ParseFromString(rows[i].record)) {
-      return absl::DataLossError(StrCat("the stored record of job ", rows[i].job_id, " cannot be read"));
+      return absl::DataLossError(
+          StrCat("the stored record of job ", rows[i].job_id, " cannot be read"));
     }
   }
   std::vector<store::AcctEntity> put;
@@ -584,15 +588,17 @@ Status DbdService::AcctReport(const DbdCaller& who, const v1::AcctReportRequest&
     for (const std::string& c : clusters) {
       ASSIGN_OR_RETURN(int64_t rolled, RollUp(c));
       reply->set_rolled_until(rolled);
-      ASSIGN_OR_RETURN(std::vector<store::AcctEntity> hours,
-                       store_->ListEntitiesBetween("usage", UsageName(c, start), UsageName(c, end)));
+      ASSIGN_OR_RETURN(
+          std::vector<store::AcctEntity> hours,
+          store_->ListEntitiesBetween("usage", UsageName(c, start), UsageName(c, end)));
       // One line per cluster: the window's hours summed.
       v1::AcctUsageHour& sum = *reply->add_hours();
       sum.set_hour(start);
       std::map<std::pair<std::string, std::string>, v1::AcctUsage> lines;
       for (const store::AcctEntity& e : hours) {
         v1::AcctUsageHour h;
-        if (!h.ParseFromString(e.record)) return absl::DataLossError("a usage rollup cannot be read");
+        if (!h.ParseFromString(e.record))
+          return absl::DataLossError("a usage rollup cannot be read");
         for (const auto& [k, v] : h.capacity()) (*sum.mutable_capacity())[k] += v;
         for (const auto& [k, v] : h.alloc()) (*sum.mutable_alloc())[k] += v;
         for (const auto& [k, v] : h.down()) (*sum.mutable_down())[k] += v;
@@ -726,7 +732,7 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
     }
     return absl::OkStatus();
   };
-  const std::string default_cluster = !req.cluster().empty() ? req.cluster()
+  const std::string default_cluster = !req.cluster().empty()     ? req.cluster()
                                       : have.clusters_size() > 0 ? have.clusters(0).name()
                                                                  : "";
   std::vector<std::string> names = w.names;
@@ -778,8 +784,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else {
         ASSIGN_OR_RETURN(bool known, ApplyAssocSetting(k, v, &limits));
         if (!known) {
-          return absl::InvalidArgumentError(StrCat(" Unknown option: ", k, "=", v,
-                                                   "\n Use keyword 'where' to modify condition"));
+          return absl::InvalidArgumentError(
+              StrCat(" Unknown option: ", k, "=", v, "\n Use keyword 'where' to modify condition"));
         }
         limits_given = true;
       }
@@ -819,13 +825,13 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
           }
         }
       } else {
-        if (name == "root") return absl::InvalidArgumentError(" The root account cannot be deleted");
+        if (name == "root")
+          return absl::InvalidArgumentError(" The root account cannot be deleted");
         for (const v1::AcctAssoc& as : have.assocs()) {
           if ((as.account() == name && !as.user().empty()) || as.parent() == name) {
-            return absl::FailedPreconditionError(
-                StrCat(" Account '", name, "' still has users or sub-accounts (e.g. ",
-                       as.user().empty() ? as.account() : as.user(),
-                       "): delete or move them first"));
+            return absl::FailedPreconditionError(StrCat(
+                " Account '", name, "' still has users or sub-accounts (e.g. ",
+                as.user().empty() ? as.account() : as.user(), "): delete or move them first"));
           }
         }
         remove.push_back({"account", name});
@@ -851,10 +857,14 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else if (Is(k, {"DefaultAccount", "DefAccount"})) {
         default_account = core::ToLower(v);
       } else if (Is(k, {"AdminLevel", "Admin"})) {
-        if (Is(v, {"None"})) admin_level = "None";
-        else if (Is(v, {"Operator", "Oper"})) admin_level = "Operator";
-        else if (Is(v, {"Administrator", "Admin"})) admin_level = "Administrator";
-        else return BadValue(k, v, "None, Operator or Administrator");
+        if (Is(v, {"None"}))
+          admin_level = "None";
+        else if (Is(v, {"Operator", "Oper"}))
+          admin_level = "Operator";
+        else if (Is(v, {"Administrator", "Admin"}))
+          admin_level = "Administrator";
+        else
+          return BadValue(k, v, "None, Operator or Administrator");
         if (admin_level == "Administrator" && !IsAdmin(who, "Administrator")) {
           return absl::PermissionDeniedError(
               " Only an Administrator may make another user an Administrator");
@@ -866,8 +876,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else {
         ASSIGN_OR_RETURN(bool known, ApplyAssocSetting(k, v, &limits));
         if (!known) {
-          return absl::InvalidArgumentError(StrCat(" Unknown option: ", k, "=", v,
-                                                   "\n Use keyword 'where' to modify condition"));
+          return absl::InvalidArgumentError(
+              StrCat(" Unknown option: ", k, "=", v, "\n Use keyword 'where' to modify condition"));
         }
         limits_given = true;
       }
@@ -882,7 +892,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
     }
     for (const std::string& a : accounts) {
       if (find_account(a) == nullptr) {
-        return absl::NotFoundError(StrCat(" This account '", a, "' doesn't exist.\n"
+        return absl::NotFoundError(StrCat(" This account '", a,
+                                          "' doesn't exist.\n"
                                           "        Contact your admin to add this account."));
       }
     }
@@ -903,7 +914,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
           assoc.set_partition(partition);
           assoc.set_parent(account);
           bool exists = false;
-          for (const v1::AcctAssoc& as : have.assocs()) exists = exists || AssocKey(as) == AssocKey(assoc);
+          for (const v1::AcctAssoc& as : have.assocs())
+            exists = exists || AssocKey(as) == AssocKey(assoc);
           if (exists) continue;
           assoc.set_id(next_assoc_id++);
           for (const auto& [k, v] : w.set) ApplyAssocSetting(k, v, &assoc).IgnoreError();
@@ -922,9 +934,9 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
             member = member || (as.user() == name && as.account() == default_account);
           }
           if (!member) {
-            return absl::FailedPreconditionError(
-                StrCat(" User '", name, "' has no association with account '", default_account,
-                       "': add it first (sacctmgr add user ", name, " Account=", default_account, ")"));
+            return absl::FailedPreconditionError(StrCat(
+                " User '", name, "' has no association with account '", default_account,
+                "': add it first (sacctmgr add user ", name, " Account=", default_account, ")"));
           }
           nu.set_default_account(default_account);
         }
@@ -981,13 +993,13 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       }
     }
   } else {
-    return absl::InvalidArgumentError(StrCat(" Unknown entity '", entity,
-                                             "': use cluster, account, user or qos"));
+    return absl::InvalidArgumentError(
+        StrCat(" Unknown entity '", entity, "': use cluster, account, user or qos"));
   }
 
   if (put.empty() && remove.empty()) {
     reply->set_changed(false);
-    reply->set_message(verb == "add" ? " Nothing new added.\n"
+    reply->set_message(verb == "add"      ? " Nothing new added.\n"
                        : verb == "delete" ? " Nothing deleted\n"
                                           : " Nothing modified\n");
     return absl::OkStatus();
@@ -1021,9 +1033,9 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
 StatusOr<std::any> DbdService::Admit(std::string_view prefix) {
   std::optional<rpc::FrameHead> head = rpc::ReadFrameHead(prefix);
   if (!head) {
-    return absl::UnauthenticatedError(
-        StrCat("a frame of over ", prefix.size(),
-               " bytes must begin with its method and MUNGE credential; send it with a Loom client"));
+    return absl::UnauthenticatedError(StrCat(
+        "a frame of over ", prefix.size(),
+        " bytes must begin with its method and MUNGE credential; send it with a Loom client"));
   }
   Admission a;
   ASSIGN_OR_RETURN(a.opened, munge_->Open(head->credential));
@@ -1039,13 +1051,17 @@ rpc::FrameAnswer DbdService::Answer(std::string_view bytes, const std::any& admi
         rpc::ToWire(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
     return {reply.SerializeAsString()};
   }
-  if (frame.method() == "AcctRecord") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctRecord);
+  if (frame.method() == "AcctRecord")
+    return Serve(*this, *munge_, frame, admitted, &DbdService::AcctRecord);
   if (frame.method() == "AcctQueryJobs") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctQueryJobs);
   }
-  if (frame.method() == "AcctShow") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctShow);
-  if (frame.method() == "AcctChange") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctChange);
-  if (frame.method() == "AcctReport") return Serve(*this, *munge_, frame, admitted, &DbdService::AcctReport);
+  if (frame.method() == "AcctShow")
+    return Serve(*this, *munge_, frame, admitted, &DbdService::AcctShow);
+  if (frame.method() == "AcctChange")
+    return Serve(*this, *munge_, frame, admitted, &DbdService::AcctChange);
+  if (frame.method() == "AcctReport")
+    return Serve(*this, *munge_, frame, admitted, &DbdService::AcctReport);
   v1::AcctRecordReply reply;
   *reply.mutable_error() = rpc::ToWire(absl::UnimplementedError(
       StrCat("loomdbd has no method '", frame.method(), "'; is the command newer than loomdbd?")));

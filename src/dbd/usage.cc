@@ -16,8 +16,8 @@ int64_t Overlap(const v1::JobInfo& j, int64_t from, int64_t to, int64_t now) {
   return std::max<int64_t>(0, std::min(end, to) - std::max(j.start_time(), from));
 }
 
-void Add(google::protobuf::Map<std::string, double>* into, const std::map<std::string, double>& tres,
-         double seconds) {
+void Add(google::protobuf::Map<std::string, double>* into,
+         const std::map<std::string, double>& tres, double seconds) {
   for (const auto& [name, count] : tres) (*into)[name] += count * seconds;
 }
 
@@ -33,11 +33,23 @@ std::map<std::string, double> ParseTres(const std::string& tres) {
     double scale = 1;
     if (!value.empty() && name == "mem") {
       switch (value.back()) {
-        case 'K': scale = 1.0 / 1024; value.pop_back(); break;
-        case 'M': value.pop_back(); break;
-        case 'G': scale = 1024; value.pop_back(); break;
-        case 'T': scale = 1024.0 * 1024; value.pop_back(); break;
-        default: break;
+        case 'K':
+          scale = 1.0 / 1024;
+          value.pop_back();
+          break;
+        case 'M':
+          value.pop_back();
+          break;
+        case 'G':
+          scale = 1024;
+          value.pop_back();
+          break;
+        case 'T':
+          scale = 1024.0 * 1024;
+          value.pop_back();
+          break;
+        default:
+          break;
       }
     }
     char* end = nullptr;
@@ -55,8 +67,8 @@ std::string UsageName(const std::string& cluster, int64_t hour) {
 }
 
 std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
-                                      const std::map<std::string, double>& capacity,
-                                      int64_t from, int64_t to, int64_t now) {
+                                      const std::map<std::string, double>& capacity, int64_t from,
+                                      int64_t to, int64_t now) {
   std::vector<v1::AcctUsageHour> hours;
   for (int64_t h = FloorHour(from); h < to; h += kHour) {
     v1::AcctUsageHour& u = hours.emplace_back();
@@ -73,7 +85,8 @@ std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
     const std::map<std::string, double> tres = ParseTres(j.tres_alloc());
     if (tres.empty()) continue;
     const int64_t end = j.end_time() > 0 ? j.end_time() : now;
-    for (int64_t h = std::max(first, FloorHour(j.start_time())); h < std::min(end, to); h += kHour) {
+    for (int64_t h = std::max(first, FloorHour(j.start_time())); h < std::min(end, to);
+         h += kHour) {
       const double seconds = static_cast<double>(Overlap(j, h, h + kHour, now));
       if (seconds <= 0) continue;
       const size_t i = static_cast<size_t>((h - first) / kHour);
@@ -91,8 +104,8 @@ std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
 }
 
 std::vector<v1::AcctSizes> JobSizes(const std::vector<v1::AcctJob>& jobs,
-                                    const std::vector<int32_t>& grouping, int64_t from,
-                                    int64_t to, int64_t now) {
+                                    const std::vector<int32_t>& grouping, int64_t from, int64_t to,
+                                    int64_t now) {
   std::map<std::pair<std::string, std::string>, v1::AcctSizes> out;
   for (const v1::AcctJob& a : jobs) {
     const v1::JobInfo& j = a.job();
@@ -106,7 +119,8 @@ std::vector<v1::AcctSizes> JobSizes(const std::vector<v1::AcctJob>& jobs,
       s.set_account(j.spec().account());
       for (size_t i = 0; i <= grouping.size(); ++i) s.add_cpu_seconds(0);
     }
-    s.set_cpu_seconds(static_cast<int>(bin), s.cpu_seconds(static_cast<int>(bin)) + seconds * j.num_cpus());
+    s.set_cpu_seconds(static_cast<int>(bin),
+                      s.cpu_seconds(static_cast<int>(bin)) + seconds * j.num_cpus());
   }
   std::vector<v1::AcctSizes> v;
   for (auto& [key, s] : out) v.push_back(std::move(s));

@@ -25,14 +25,14 @@ std::string UsageName(const std::string& cluster, int64_t hour);
 // jobs in `jobs` (any that may overlap those hours; a job still running counts up to
 // `now`).
 std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
-                                      const std::map<std::string, double>& capacity,
-                                      int64_t from, int64_t to, int64_t now);
+                                      const std::map<std::string, double>& capacity, int64_t from,
+                                      int64_t to, int64_t now);
 
 // CPU-seconds of the jobs in `jobs` within [from, to), by cluster and account and by the
 // size bin of their CPU count: bin 0 holds fewer than grouping[0] CPUs, bin i from
 // grouping[i-1], the last grouping.back() and more.
 std::vector<v1::AcctSizes> JobSizes(const std::vector<v1::AcctJob>& jobs,
-                                    const std::vector<int32_t>& grouping, int64_t from,
-                                    int64_t to, int64_t now);
+                                    const std::vector<int32_t>& grouping, int64_t from, int64_t to,
+                                    int64_t now);
 
 }  // namespace loom::dbd

@@ -212,6 +212,9 @@ class Daemon {
         req.set_exit_code(how.out_of_memory && !step ? 125 : how.wait_status);
         req.set_out_of_memory(how.out_of_memory);
         if (step) req.set_step_id(*step);
+        req.set_user_cpu_usec(how.user_cpu_us);
+        req.set_system_cpu_usec(how.system_cpu_us);
+        req.set_max_rss_bytes(how.max_rss_bytes);
         v1::JobCompleteReply reply;
         if (Call("JobComplete", req, &reply, &v1::Controller::Stub::JobComplete)) {
           launcher_.Forget(it->ref);  // the controller has it: the result may go

@@ -306,6 +306,7 @@ std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
         done.killed = r->killed;
         done.user_cpu_us = r->user_cpu_us;
         done.system_cpu_us = r->system_cpu_us;
+        done.max_rss_bytes = r->max_rss_bytes;
         done.out_of_memory = r->out_of_memory;
         entry.reaped = true;
         out.push_back(Ended{ref, done});

@@ -218,6 +218,7 @@ std::vector<FinishedJob> BatchLauncher::Reap() {
     done.wait_status = ended->wait_status;
     done.user_cpu_us = ended->user_cpu_us;
     done.system_cpu_us = ended->system_cpu_us;
+    done.max_rss_bytes = ended->max_rss_bytes;
     done.terminated = r.terminated;
     done.killed = r.killed;
     std::error_code ec;

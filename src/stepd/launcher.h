@@ -35,6 +35,9 @@ struct FinishedJob {
   bool killed = false;      // it outlived its kill_wait and was sent SIGKILL
   int64_t user_cpu_us = 0;  // CPU time of the script and the children it waited for
   int64_t system_cpu_us = 0;
+  // The largest resident set: of the script (or a task) or a child it waited for (rusage),
+  // or the cgroup's peak when confined.
+  int64_t max_rss_bytes = 0;
   bool out_of_memory = false;  // the job's cgroup saw the OOM killer end one of its processes
 };
 

@@ -120,7 +120,7 @@ struct StepResult {
   int64_t user_cpu_us = 0;     // the script and the children it waited for
   int64_t system_cpu_us = 0;
   int64_t cgroup_cpu_us = 0;  // every process of the job's cgroup; 0 without a cgroup
-  int64_t max_rss_bytes = 0;  // the cgroup's peak memory; 0 without a cgroup
+  int64_t max_rss_bytes = 0;  // the cgroup's peak memory, or the largest process's (rusage)
   friend bool operator==(const StepResult&, const StepResult&) = default;
 };
 // "key=value" lines.

@@ -396,6 +396,7 @@ std::optional<Reaped> ReapIfEnded(pid_t pid) {
     done.wait_status = status;
     done.user_cpu_us = int64_t{usage.ru_utime.tv_sec} * 1000000 + usage.ru_utime.tv_usec;
     done.system_cpu_us = int64_t{usage.ru_stime.tv_sec} * 1000000 + usage.ru_stime.tv_usec;
+    done.max_rss_bytes = int64_t{usage.ru_maxrss} * 1024;  // Linux counts it in KiB
   }
   return done;
 }

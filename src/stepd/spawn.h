@@ -92,6 +92,7 @@ struct Reaped {
   int wait_status = 0;      // the raw status from wait(2)
   int64_t user_cpu_us = 0;  // CPU time of the process and the children it waited for
   int64_t system_cpu_us = 0;
+  int64_t max_rss_bytes = 0;  // the largest resident set of it or a child it waited for
 };
 
 // If `pid`, a process SpawnProcess started (its own process group's leader), has ended: kills

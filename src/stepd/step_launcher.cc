@@ -110,6 +110,7 @@ struct StepLauncher::Task {
   int64_t reaped_at_ms = 0;
   int64_t user_cpu_us = 0;  // the task and the children it waited for
   int64_t system_cpu_us = 0;
+  int64_t max_rss_bytes = 0;
 };
 
 struct StepLauncher::Step {
@@ -478,12 +479,14 @@ std::vector<FinishedStep> StepLauncher::Reap() {
     f.terminated = step->terminated;
     f.killed = step->killed;
     f.out_of_memory = step->out_of_memory;
+    f.max_rss_bytes = step->max_rss_bytes;  // the cgroup's peak, when confined
     for (const Task& t : step->tasks) {
       f.user_cpu_us += t.user_cpu_us;
       f.system_cpu_us += t.system_cpu_us;
+      // Without a cgroup, the largest task's own (rusage); tasks are counted alone.
+      if (t.max_rss_bytes > f.max_rss_bytes) f.max_rss_bytes = t.max_rss_bytes;
     }
     f.cgroup_cpu_us = step->cgroup_cpu_us;
-    f.max_rss_bytes = step->max_rss_bytes;
     out.push_back(f);
   }
   return out;
@@ -561,6 +564,7 @@ void StepLauncher::RunIo(Step* step) {
           t.reaped_at_ms = now;
           t.user_cpu_us = r->user_cpu_us;
           t.system_cpu_us = r->system_cpu_us;
+          t.max_rss_bytes = r->max_rss_bytes;
         }
       }
     }

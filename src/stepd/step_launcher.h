@@ -66,9 +66,9 @@ struct StepJob {
 struct FinishedStep : FinishedJob {
   std::optional<uint32_t> step_id;
   // From the step's cgroup when it was confined (0 otherwise): the CPU time of every process
-  // that ran in it, and its peak memory. user_cpu_us and system_cpu_us add up the tasks'.
+  // that ran in it. user_cpu_us and system_cpu_us add up the tasks'; max_rss_bytes is the
+  // cgroup's peak, or the largest task's.
   int64_t cgroup_cpu_us = 0;
-  int64_t max_rss_bytes = 0;
 };
 
 // Cuts the bytes one task writes to one stream into the Output payloads srun gets: whole

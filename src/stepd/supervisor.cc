@@ -113,6 +113,7 @@ StepResult BatchSupervisor::Finish(const stepd::FinishedJob& ended) {
   r.timed_out = timed_out_;
   r.user_cpu_us = ended.user_cpu_us;
   r.system_cpu_us = ended.system_cpu_us;
+  r.max_rss_bytes = ended.max_rss_bytes;
   if (!cgroup_) return r;
   // Processes that left the script's process group (setsid, daemons) end with the job.
   for (int i = 0; i < 20 && !cgroup_->Pids().empty(); ++i) {
@@ -122,7 +123,7 @@ StepResult BatchSupervisor::Finish(const stepd::FinishedJob& ended) {
   if (StatusOr<stepd::CgroupUsage> usage = cgroup_->Usage(); usage.ok()) {
     r.out_of_memory = usage->oom_kills > 0;
     r.cgroup_cpu_us = usage->cpu_usec;
-    r.max_rss_bytes = usage->memory_peak_bytes;
+    r.max_rss_bytes = std::max(r.max_rss_bytes, usage->memory_peak_bytes);
   }
   if (Status removed = cgroup_->Remove(); !removed.ok()) {
     core::LogError("{} {}", core::JobId{r.job_id}, removed.message());

@@ -270,7 +270,8 @@ class PgsqlAcctStore final : public AcctStore {
     });
   }
 
-  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind, std::string_view from,
+  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind,
+                                                        std::string_view from,
                                                         std::string_view to) override {
     return WithReconnect("listing entities", [&]() -> StatusOr<std::vector<AcctEntity>> {
       Params p;

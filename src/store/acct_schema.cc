@@ -10,15 +10,14 @@ std::vector<std::string> AcctSchemaStep(int version, std::string_view blob_type)
     case 1:
       return {
           "CREATE TABLE loom_acct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-          core::StrCat(
-              "CREATE TABLE acct_jobs (cluster TEXT NOT NULL, job_id BIGINT NOT NULL, "
-              "submit_time BIGINT NOT NULL, array_job_id BIGINT NOT NULL, "
-              "array_task_id BIGINT NOT NULL, eligible_time BIGINT NOT NULL, "
-              "start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, uid BIGINT NOT NULL, "
-              "gid BIGINT NOT NULL, user_name TEXT NOT NULL, account TEXT NOT NULL, "
-              "partition_name TEXT NOT NULL, qos TEXT NOT NULL, state TEXT NOT NULL, "
-              "record ",
-              blob, " NOT NULL, PRIMARY KEY (cluster, job_id, submit_time))"),
+          core::StrCat("CREATE TABLE acct_jobs (cluster TEXT NOT NULL, job_id BIGINT NOT NULL, "
+                       "submit_time BIGINT NOT NULL, array_job_id BIGINT NOT NULL, "
+                       "array_task_id BIGINT NOT NULL, eligible_time BIGINT NOT NULL, "
+                       "start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, uid BIGINT NOT NULL, "
+                       "gid BIGINT NOT NULL, user_name TEXT NOT NULL, account TEXT NOT NULL, "
+                       "partition_name TEXT NOT NULL, qos TEXT NOT NULL, state TEXT NOT NULL, "
+                       "record ",
+                       blob, " NOT NULL, PRIMARY KEY (cluster, job_id, submit_time))"),
           // sacct's usual questions: a period (by end), one user's jobs, an array's tasks.
           "CREATE INDEX acct_jobs_end ON acct_jobs (end_time)",
           "CREATE INDEX acct_jobs_uid ON acct_jobs (uid, submit_time)",

@@ -51,17 +51,17 @@ class SqliteAcctStore final : public AcctStore {
       return absl::FailedPreconditionError(StrCat("cannot create the accounting store's directory ",
                                                   dir.string(), ": ", ec.message()));
     }
-    int rc = sqlite3_open_v2(options_.path.c_str(), &db_,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(options_.path.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Error(rc, "opening");
     sqlite3_busy_timeout(db_, options_.busy_timeout_ms);
     RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "switching to WAL"));
     RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
     if (options_.max_page_count_for_testing > 0) {
-      RETURN_IF_ERROR(Exec(
-          StrCat("PRAGMA max_page_count=", options_.max_page_count_for_testing).c_str(),
-          "capping the file"));
+      RETURN_IF_ERROR(
+          Exec(StrCat("PRAGMA max_page_count=", options_.max_page_count_for_testing).c_str(),
+               "capping the file"));
     }
     RETURN_IF_ERROR(Migrate());
     sqlite3_stmt* s = nullptr;
@@ -212,8 +212,9 @@ class SqliteAcctStore final : public AcctStore {
       return s;
     };
     for (const AcctEntityKey& k : remove) {
-      Status s = Run("DELETE FROM acct_entities WHERE kind = ? AND name = ?",
-                     [&](Binder& b) { b.Text(k.kind).Text(k.name); }, "deleting an entity");
+      Status s = Run(
+          "DELETE FROM acct_entities WHERE kind = ? AND name = ?",
+          [&](Binder& b) { b.Text(k.kind).Text(k.name); }, "deleting an entity");
       if (!s.ok()) return fail(s);
     }
     for (const AcctEntity& e : put) {
@@ -230,8 +231,8 @@ class SqliteAcctStore final : public AcctStore {
   StatusOr<std::vector<AcctEntity>> ListEntities(std::string_view kind) override {
     sqlite3_stmt* raw = nullptr;
     int rc = sqlite3_prepare_v2(
-        db_, "SELECT kind, name, record FROM acct_entities WHERE kind = ? ORDER BY name", -1,
-        &raw, nullptr);
+        db_, "SELECT kind, name, record FROM acct_entities WHERE kind = ? ORDER BY name", -1, &raw,
+        nullptr);
     if (rc != SQLITE_OK) return Error(rc, "preparing an entity listing");
     StmtPtr stmt(raw);
     const std::string k(kind);
@@ -244,7 +245,8 @@ class SqliteAcctStore final : public AcctStore {
     return out;
   }
 
-  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind, std::string_view from,
+  StatusOr<std::vector<AcctEntity>> ListEntitiesBetween(std::string_view kind,
+                                                        std::string_view from,
                                                         std::string_view to) override {
     sqlite3_stmt* raw = nullptr;
     int rc = sqlite3_prepare_v2(db_,
@@ -271,15 +273,17 @@ class SqliteAcctStore final : public AcctStore {
   StatusOr<int> Version() {
     bool has_meta = false;
     int tables = 0;
-    RETURN_IF_ERROR(Query("SELECT name FROM sqlite_master WHERE type = 'table'", [&](sqlite3_stmt* s) {
-      ++tables;
-      if (ColumnText(s, 0) == "loom_acct_meta") has_meta = true;
-    }));
+    RETURN_IF_ERROR(
+        Query("SELECT name FROM sqlite_master WHERE type = 'table'", [&](sqlite3_stmt* s) {
+          ++tables;
+          if (ColumnText(s, 0) == "loom_acct_meta") has_meta = true;
+        }));
     if (!has_meta) {
       if (tables > 0) {
         return absl::FailedPreconditionError(
-            StrCat(options_.path, " is not a Loom accounting store (it has other tables); "
-                                  "give StorageLoc a new file"));
+            StrCat(options_.path,
+                   " is not a Loom accounting store (it has other tables); "
+                   "give StorageLoc a new file"));
       }
       return 0;
     }
@@ -298,9 +302,8 @@ class SqliteAcctStore final : public AcctStore {
   }
 
   Status Migrate() {
-    const int target = options_.schema_version_for_testing > 0
-                           ? options_.schema_version_for_testing
-                           : kAcctSchemaVersion;
+    const int target = options_.schema_version_for_testing > 0 ? options_.schema_version_for_testing
+                                                               : kAcctSchemaVersion;
     RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "beginning the schema check"));
     auto fail = [&](Status s) {
       Exec("ROLLBACK", "rolling back").IgnoreError();
@@ -309,9 +312,9 @@ class SqliteAcctStore final : public AcctStore {
     StatusOr<int> version = Version();
     if (!version.ok()) return fail(version.status());
     if (*version > kAcctSchemaVersion) {
-      return fail(absl::FailedPreconditionError(
-          StrCat(options_.path, " was written by a newer Loom (accounting schema ", *version,
-                 "; this build knows up to ", kAcctSchemaVersion, "); run that version's loomdbd")));
+      return fail(absl::FailedPreconditionError(StrCat(
+          options_.path, " was written by a newer Loom (accounting schema ", *version,
+          "; this build knows up to ", kAcctSchemaVersion, "); run that version's loomdbd")));
     }
     for (int v = *version + 1; v <= target; ++v) {
       for (const std::string& sql : AcctSchemaStep(v, "BLOB")) {
@@ -322,11 +325,12 @@ class SqliteAcctStore final : public AcctStore {
     }
     if (*version < target) {
       const std::string v = StrCat(target);
-      Status s = Run("INSERT OR REPLACE INTO loom_acct_meta (key, value) VALUES (?, ?), (?, ?)",
-                     [&](Binder& b) {
-                       b.Text("application").Text(kAcctApplication).Text("schema_version").Text(v);
-                     },
-                     "recording the schema version");
+      Status s = Run(
+          "INSERT OR REPLACE INTO loom_acct_meta (key, value) VALUES (?, ?), (?, ?)",
+          [&](Binder& b) {
+            b.Text("application").Text(kAcctApplication).Text("schema_version").Text(v);
+          },
+          "recording the schema version");
       if (!s.ok()) return fail(s);
     }
     if (Status s = Exec("COMMIT", "committing the schema"); !s.ok()) return fail(s);
@@ -368,12 +372,13 @@ class SqliteAcctStore final : public AcctStore {
   }
 
   Status Error(int rc, std::string_view doing, std::string_view detail = {}) const {
-    const std::string what = detail.empty() && db_ != nullptr ? sqlite3_errmsg(db_)
-                                                              : std::string(detail);
+    const std::string what =
+        detail.empty() && db_ != nullptr ? sqlite3_errmsg(db_) : std::string(detail);
     std::string text = StrCat("accounting store ", options_.path, ": ", doing, " failed: ", what);
     const int primary = rc & 0xff;
     if (primary == SQLITE_FULL) {
-      return absl::ResourceExhaustedError(text + " (the disk or the file's cap is full; free space)");
+      return absl::ResourceExhaustedError(text +
+                                          " (the disk or the file's cap is full; free space)");
     }
     if (primary == SQLITE_READONLY) return absl::FailedPreconditionError(text + " (read-only)");
     if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return absl::UnavailableError(text);

@@ -26,13 +26,13 @@ namespace loom::store {
 // (cluster, job_id, submit_time): a requeued job keeps its key and is rewritten.
 struct AcctJobRow {
   std::string cluster;
-  uint64_t job_id = 0;        // JobIDRaw; > 0
-  uint64_t array_job_id = 0;  // 0: not part of an array
+  uint64_t job_id = 0;         // JobIDRaw; > 0
+  uint64_t array_job_id = 0;   // 0: not part of an array
   int64_t array_task_id = -1;  // -1: none
-  int64_t submit_time = 0;    // Unix seconds
-  int64_t eligible_time = 0;  // 0: never eligible
-  int64_t start_time = 0;     // 0: never started
-  int64_t end_time = 0;       // 0: has not ended
+  int64_t submit_time = 0;     // Unix seconds
+  int64_t eligible_time = 0;   // 0: never eligible
+  int64_t start_time = 0;      // 0: never started
+  int64_t end_time = 0;        // 0: has not ended
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string user;

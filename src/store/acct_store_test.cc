@@ -290,13 +290,14 @@ TEST_P(AcctStoreTest, EntitiesPutReplaceAndDeleteTogether) {
 }
 
 TEST_P(AcctStoreTest, EntityRangesAreInByteOrder) {
-  ASSERT_TRUE(store_->ChangeEntities({{"usage", "c1/0000000100", "a"},
-                                      {"usage", "c1/0000000200", "b"},
-                                      {"usage", "c1/0000000300", "c"},
-                                      {"usage", "c2/0000000200", "d"},
-                                      {"usage", "C1/0000000200", "e"},
-                                      {"qos", "c1/0000000200", "f"}},
-                                     {})
+  ASSERT_TRUE(store_
+                  ->ChangeEntities({{"usage", "c1/0000000100", "a"},
+                                    {"usage", "c1/0000000200", "b"},
+                                    {"usage", "c1/0000000300", "c"},
+                                    {"usage", "c2/0000000200", "d"},
+                                    {"usage", "C1/0000000200", "e"},
+                                    {"qos", "c1/0000000200", "f"}},
+                                   {})
                   .ok());
   auto range = store_->ListEntitiesBetween("usage", "c1/0000000150", "c1/0000000300");
   ASSERT_TRUE(range.ok()) << range.status();

@@ -182,8 +182,7 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
       cfg.topology_plugin = core::ToLower(value);
     }
   } else if (key == "AccountingStorageType") {
-    if (auto c = ctx_->Choice(at, kv,
-                              {"accounting_storage/none", "accounting_storage/slurmdbd"})) {
+    if (auto c = ctx_->Choice(at, kv, {"accounting_storage/none", "accounting_storage/slurmdbd"})) {
       cfg.accounting_storage_type = core::ToLower(value);
     }
   } else if (key == "AccountingStorageHost") {
@@ -195,8 +194,8 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     for (const std::string& f : SplitList(value)) {
       const std::string lower = core::ToLower(f);
       if (lower == "none") continue;
-      static constexpr std::string_view kKnown[] = {"associations", "limits", "nojobs",
-                                                    "nosteps", "qos", "safe", "wckeys", "all"};
+      static constexpr std::string_view kKnown[] = {"associations", "limits", "nojobs", "nosteps",
+                                                    "qos",          "safe",   "wckeys", "all"};
       if (std::find(std::begin(kKnown), std::end(kKnown), lower) == std::end(kKnown)) {
         ctx_->BadValue(at, kv.key, kv.value,
                        "a comma list of associations, limits, nojobs, nosteps, qos, safe, "
