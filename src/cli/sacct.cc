@@ -373,14 +373,6 @@ StatusOr<std::vector<Column>> ParseFormat(const std::string& list, const std::ve
   return out;
 }
 
-std::string Cell(const std::string& v, const Column& c) {
-  const size_t w = static_cast<size_t>(c.width);
-  std::string text = v;
-  if (text.size() > w) text = w == 0 ? "" : text.substr(0, w - 1) + "+";
-  std::string pad(w - text.size(), ' ');
-  return c.field->left ? text + pad : pad + text;
-}
-
 // The pending tasks of an array that never started, folded into one line as Slurm keeps
 // them ("7_[4-10%2]"), where the first of them was.
 std::vector<Line> LinesOf(const v1::AcctQueryJobsReply& reply, bool steps) {
@@ -599,38 +591,24 @@ int RunSacct(int argc, char** argv) {
   if (!s.ok()) return Fail(s);
 
   std::string out;
-  auto row = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (delimiter) {
-        out += cells[i];
-        if (trailing || i + 1 < cells.size()) out += delimiter;
-      } else {
-        out += Cell(cells[i], (*columns)[i]) + " ";
-      }
+  const format::AcctTableStyle style{delimiter, trailing};
+  // Headers are placed as the values below them.
+  auto cells_of = [&](const std::vector<std::string>& values) {
+    std::vector<format::AcctCell> cells;
+    for (size_t i = 0; i < values.size(); ++i) {
+      cells.push_back({values[i], (*columns)[i].width, (*columns)[i].field->left});
     }
-    out += "\n";
+    return cells;
   };
   if (header) {
-    std::vector<std::string> names, rules;
-    for (const Column& c : *columns) {
-      names.emplace_back(c.field->name);
-      rules.emplace_back(static_cast<size_t>(c.width), '-');
-    }
-    if (delimiter) {
-      row(names);
-    } else {
-      // Headers are placed as the values below them, except that every header of a
-      // right-justified column is right-justified too.
-      row(names);
-      std::string rule;
-      for (const std::string& r : rules) rule += r + " ";
-      out += rule + "\n";
-    }
+    std::vector<std::string> names;
+    for (const Column& c : *columns) names.emplace_back(c.field->name);
+    format::AppendAcctHeader(&out, cells_of(names), style);
   }
   for (const Line& l : LinesOf(reply, steps)) {
-    std::vector<std::string> cells;
-    for (const Column& c : *columns) cells.push_back(c.field->value(l, now));
-    row(cells);
+    std::vector<std::string> values;
+    for (const Column& c : *columns) values.push_back(c.field->value(l, now));
+    format::AppendAcctRow(&out, cells_of(values), style);
   }
   return PrintText(out);
 }

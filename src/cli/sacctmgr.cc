@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/format/text.h"
 #include "core/strings.h"
 #include "core/time_format.h"
 
@@ -283,28 +284,19 @@ int Show(const Table<Row>& table, const Rows& rows, const std::string& format,
     conds.push_back({c, values});
   }
   std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (o.delimiter) {
-        out += cells[i];
-        if (o.trailing || i + 1 < cells.size()) out += o.delimiter;
-        continue;
-      }
-      const size_t w = static_cast<size_t>(cols[i].second);
-      std::string text = cells[i];
-      if (text.size() > w) text = w == 0 ? "" : text.substr(0, w - 1) + "+";
-      out += std::string(w - text.size(), ' ') + text + " ";
-    }
-    out += "\n";
+  const format::AcctTableStyle style{o.delimiter, o.trailing};
+  auto cells_of = [&](const std::vector<std::string>& values) {
+    std::vector<format::AcctCell> cells;
+    for (size_t i = 0; i < values.size(); ++i) cells.push_back({values[i], cols[i].second});
+    return cells;
+  };
+  auto line = [&](const std::vector<std::string>& values) {
+    format::AppendAcctRow(&out, cells_of(values), style);
   };
   if (o.header) {
     std::vector<std::string> names;
     for (const auto& [c, w] : cols) names.emplace_back(c->name);
-    line(names);
-    if (!o.delimiter) {
-      for (const auto& [c, w] : cols) out += std::string(static_cast<size_t>(w), '-') + " ";
-      out += "\n";
-    }
+    format::AppendAcctHeader(&out, cells_of(names), style);
   }
   for (const Row& r : rows) {
     bool keep = true;

@@ -73,27 +73,20 @@ struct Out {
   bool trailing = false;
   std::string text;
 
-  void Row(const std::vector<std::pair<std::string, int>>& cells, bool left_first = false) {
+  // Cells as (value, width); with `left_first` the second column is left-justified.
+  static std::vector<format::AcctCell> Cells(const std::vector<std::pair<std::string, int>>& cells,
+                                             bool left_first) {
+    std::vector<format::AcctCell> out;
     for (size_t i = 0; i < cells.size(); ++i) {
-      const auto& [v, w] = cells[i];
-      if (delimiter) {
-        text += v;
-        if (trailing || i + 1 < cells.size()) text += delimiter;
-        continue;
-      }
-      std::string s = v;
-      if (static_cast<int>(s.size()) > w) s = s.substr(0, static_cast<size_t>(w - 1)) + "+";
-      const std::string pad(static_cast<size_t>(w) - s.size(), ' ');
-      text += (left_first && i == 1 ? s + pad : pad + s) + " ";
+      out.push_back({cells[i].first, cells[i].second, left_first && i == 1});
     }
-    text += "\n";
+    return out;
+  }
+  void Row(const std::vector<std::pair<std::string, int>>& cells, bool left_first = false) {
+    format::AppendAcctRow(&text, Cells(cells, left_first), {delimiter, trailing});
   }
   void Header(const std::vector<std::pair<std::string, int>>& cols) {
-    if (!header) return;
-    Row(cols);
-    if (delimiter) return;
-    for (const auto& [name, w] : cols) text += std::string(static_cast<size_t>(w), '-') + " ";
-    text += "\n";
+    if (header) format::AppendAcctHeader(&text, Cells(cols, false), {delimiter, trailing});
   }
 };
 

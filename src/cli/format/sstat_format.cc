@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "cli/format/text.h"
 #include "core/strings.h"
 
 namespace loom::cli::format {
@@ -124,27 +125,18 @@ std::string RenderSstat(uint64_t job_id, const std::vector<std::string>& steps,
   const std::vector<std::string> fields =
       options.fields.empty() ? SstatFields() : options.fields;
   std::string out;
-  auto row = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (options.delimiter != 0) {
-        out += cells[i];
-        if (i + 1 < cells.size() || options.trailing_delimiter) out += options.delimiter;
-        continue;
-      }
-      const size_t w = Width(fields[i]);
-      std::string cell = cells[i].size() > w ? cells[i].substr(0, w - 1) + "+" : cells[i];
-      out += std::string(w - cell.size(), ' ') + cell + " ";
+  const AcctTableStyle style{options.delimiter, options.trailing_delimiter};
+  auto cells_of = [&](const std::vector<std::string>& values) {
+    std::vector<AcctCell> cells;
+    for (size_t i = 0; i < values.size(); ++i) {
+      cells.push_back({values[i], static_cast<int>(Width(fields[i]))});
     }
-    out += "\n";
+    return cells;
   };
-  if (options.header) {
-    row(fields);
-    if (options.delimiter == 0) {
-      std::vector<std::string> dashes;
-      for (const std::string& f : fields) dashes.emplace_back(Width(f), '-');
-      row(dashes);
-    }
-  }
+  auto row = [&](const std::vector<std::string>& values) {
+    AppendAcctRow(&out, cells_of(values), style);
+  };
+  if (options.header) AppendAcctHeader(&out, cells_of(fields), style);
   for (const std::string& step : steps) {
     std::vector<const TaskUsageView*> mine;
     for (const TaskUsageView& t : tasks) {

@@ -1,5 +1,6 @@
 #include "cli/format/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -82,6 +83,40 @@ void AppendColumn(std::string* out, std::string_view value, int width, bool righ
   if (right) out->append(w - value.size(), ' ');
   out->append(value);
   if (!right) out->append(w - value.size(), ' ');
+}
+
+void AppendAcctRow(std::string* out, const std::vector<AcctCell>& cells,
+                   const AcctTableStyle& style) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const AcctCell& c = cells[i];
+    if (style.delimiter != 0) {
+      out->append(c.value);
+      if (style.trailing || i + 1 < cells.size()) out->push_back(style.delimiter);
+      continue;
+    }
+    const size_t w = static_cast<size_t>(std::max(0, c.width));
+    std::string_view shown = c.value;
+    const bool cut = shown.size() > w;
+    if (cut) shown = shown.substr(0, w == 0 ? 0 : w - 1);
+    const size_t pad = w - shown.size() - (cut && w > 0 ? 1 : 0);
+    if (!c.left) out->append(pad, ' ');
+    out->append(shown);
+    if (cut && w > 0) out->push_back('+');
+    if (c.left) out->append(pad, ' ');
+    out->push_back(' ');
+  }
+  out->push_back('\n');
+}
+
+void AppendAcctHeader(std::string* out, const std::vector<AcctCell>& names,
+                      const AcctTableStyle& style) {
+  AppendAcctRow(out, names, style);
+  if (style.delimiter != 0) return;
+  for (const AcctCell& c : names) {
+    out->append(static_cast<size_t>(std::max(0, c.width)), '-');
+    out->push_back(' ');
+  }
+  out->push_back('\n');
 }
 
 std::string FormatMemory(int64_t mb) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loom::cli::format {
 
@@ -21,6 +22,25 @@ std::string FormatCtime(int64_t t, int32_t utc_offset_s);
 // Appends `value` as one column of a Slurm table: `width` 0 prints the whole value; otherwise
 // the value is cut to `width` bytes and padded with spaces on the left (`right`) or right.
 void AppendColumn(std::string* out, std::string_view value, int width, bool right);
+
+// The tables of the accounting commands (sacct, sacctmgr, sreport, sstat): in columns, each
+// cell padded to its width (right-justified unless `left`) and followed by a space, a value
+// longer than its width cut to width-1 bytes and marked with "+"; parsable (-p, -P), the cells
+// joined by `delimiter`, with one after the last cell too when `trailing`.
+struct AcctCell {
+  std::string_view value;
+  int width = 10;
+  bool left = false;
+};
+struct AcctTableStyle {
+  char delimiter = 0;  // 0: columns
+  bool trailing = false;
+};
+void AppendAcctRow(std::string* out, const std::vector<AcctCell>& cells,
+                   const AcctTableStyle& style);
+// The header of such a table: the names, then (in columns) a run of dashes per column.
+void AppendAcctHeader(std::string* out, const std::vector<AcctCell>& names,
+                      const AcctTableStyle& style);
 
 // Megabytes as Slurm prints a memory size in job records ("2G", "1000M", "0").
 std::string FormatMemory(int64_t mb);

@@ -68,5 +68,22 @@ TEST(Json, LayoutLikeSlurm) {
             "}");
 }
 
+TEST(AcctTableTest, ColumnsCutWithAPlusAndParsableJoins) {
+  std::string out;
+  const std::vector<AcctCell> header = {{"JobID", 6, true}, {"State", 10}};
+  AppendAcctHeader(&out, header, {});
+  AppendAcctRow(&out, {{"12.batch", 6, true}, {"CANCELLED by 0", 10}}, {});
+  AppendAcctRow(&out, {{"7", 6, true}, {"RUNNING", 10}}, {});
+  EXPECT_EQ(out,
+            "JobID       State \n"
+            "------ ---------- \n"
+            "12.ba+ CANCELLED+ \n"
+            "7         RUNNING \n");
+  out.clear();
+  AppendAcctHeader(&out, header, {'|', true});
+  AppendAcctRow(&out, {{"7", 6}, {"CANCELLED by 0", 10}}, {'|', false});
+  EXPECT_EQ(out, "JobID|State|\n7|CANCELLED by 0\n");
+}
+
 }  // namespace
 }  // namespace loom::cli::format
