@@ -196,6 +196,11 @@ std::string StepMemory(const Line& l) {
   return format::FormatKib(l.step->max_rss_bytes());
 }
 
+// A figure Loom does not measure yet: nothing on either line.
+std::string Unmeasured(const Line&, int64_t) { return ""; }
+// What Slurm prints for a figure nothing gathered: a step's "0", nothing on the job's line.
+std::string StepZero(const Line& l, int64_t) { return l.step ? "0" : ""; }
+
 std::vector<Field> AllFields() {
   auto job = [](const Line& l) -> const v1::JobInfo& { return l.job->job(); };
   auto job_only = [](auto f) {
@@ -217,13 +222,19 @@ std::vector<Field> AllFields() {
        [=](const Line& l, int64_t) {
          return SortedTres(l.step ? l.step->tres_alloc() : job(l).tres_alloc());
        }},
-      {"AveCPU", 10, false, [](const Line&, int64_t) { return std::string(); }},
+      {"AveCPU", 10, false, Unmeasured},
       // Per-task figures are known only where one task ran.
       {"AveRSS", 10, false,
        [](const Line& l, int64_t) {
          return l.step && l.step->num_tasks() == 1 ? StepMemory(l) : std::string();
        }},
-      {"AveVMSize", 10, false, [](const Line&, int64_t) { return std::string(); }},
+      {"AveVMSize", 10, false, Unmeasured},
+      {"AveCPUFreq", 10, false, StepZero},
+      {"AveDiskRead", 14, false, Unmeasured},
+      {"AveDiskWrite", 14, false, Unmeasured},
+      {"AvePages", 10, false, Unmeasured},
+      {"ConsumedEnergy", 14, false, StepZero},
+      {"ConsumedEnergyRaw", 17, false, StepZero},
       {"Cluster", 10, false, [](const Line& l, int64_t) { return l.job->cluster(); }},
       {"Comment", 15, false,
        job_only([=](const Line& l, int64_t) { return job(l).spec().comment(); })},
@@ -279,7 +290,21 @@ std::vector<Field> AllFields() {
          return l.step && l.step->usage_known() && l.step->num_tasks() == 1 ? std::string("0")
                                                                             : std::string();
        }},
-      {"MaxVMSize", 10, false, [](const Line&, int64_t) { return std::string(); }},
+      {"MaxVMSize", 10, false, Unmeasured},
+      {"MaxVMSizeNode", 14, false, Unmeasured},
+      {"MaxVMSizeTask", 14, false, Unmeasured},
+      {"MaxPages", 8, false, Unmeasured},
+      {"MaxPagesNode", 12, false, Unmeasured},
+      {"MaxPagesTask", 14, false, Unmeasured},
+      {"MaxDiskRead", 12, false, Unmeasured},
+      {"MaxDiskReadNode", 15, false, Unmeasured},
+      {"MaxDiskReadTask", 15, false, Unmeasured},
+      {"MaxDiskWrite", 12, false, Unmeasured},
+      {"MaxDiskWriteNode", 16, false, Unmeasured},
+      {"MaxDiskWriteTask", 16, false, Unmeasured},
+      {"MinCPU", 10, false, Unmeasured},
+      {"MinCPUNode", 10, false, Unmeasured},
+      {"MinCPUTask", 10, false, Unmeasured},
       {"NCPUS", 10, false,
        [=](const Line& l, int64_t) {
          return StrCat(l.step ? l.step->num_cpus() : job(l).num_cpus());
@@ -305,6 +330,15 @@ std::vector<Field> AllFields() {
       {"Reason", 20, false, job_only([=](const Line& l, int64_t) {
          return job(l).reason().empty() ? std::string("None") : job(l).reason();
        })},
+      // No CPU frequency is ever asked for: Slurm's "Unknown" on the job, 0 on its steps.
+      {"ReqCPUFreq", 13, false,
+       [](const Line& l, int64_t) { return std::string(l.step ? "0" : "Unknown"); }},
+      {"ReqCPUFreqGov", 13, false,
+       [](const Line& l, int64_t) { return std::string(l.step ? "0" : "Unknown"); }},
+      {"ReqCPUFreqMax", 13, false,
+       [](const Line& l, int64_t) { return std::string(l.step ? "0" : "Unknown"); }},
+      {"ReqCPUFreqMin", 13, false,
+       [](const Line& l, int64_t) { return std::string(l.step ? "0" : "Unknown"); }},
       {"ReqCPUS", 8, false,
        job_only([=](const Line& l, int64_t) { return StrCat(job(l).num_cpus()); })},
       {"ReqMem", 10, false, job_only([=](const Line& l, int64_t) {
@@ -332,6 +366,19 @@ std::vector<Field> AllFields() {
                     ? std::string("UNLIMITED")
                     : StrCat(job(l).time_limit_s() / 60);
        })},
+      {"TRESUsageInAve", 14, false, Unmeasured},
+      {"TRESUsageInMax", 14, false, Unmeasured},
+      {"TRESUsageInMaxNode", 18, false, Unmeasured},
+      {"TRESUsageInMaxTask", 18, false, Unmeasured},
+      {"TRESUsageInMin", 14, false, Unmeasured},
+      {"TRESUsageInMinNode", 18, false, Unmeasured},
+      {"TRESUsageInMinTask", 18, false, Unmeasured},
+      {"TRESUsageInTot", 14, false, Unmeasured},
+      {"TRESUsageOutAve", 15, false, Unmeasured},
+      {"TRESUsageOutMax", 15, false, Unmeasured},
+      {"TRESUsageOutMaxNode", 19, false, Unmeasured},
+      {"TRESUsageOutMaxTask", 19, false, Unmeasured},
+      {"TRESUsageOutTot", 15, false, Unmeasured},
       {"TotalCPU", 10, false, [](const Line& l, int64_t) { return CpuTime(l, TotalCpu); }},
       {"UID", 6, false, [=](const Line& l, int64_t) { return StrCat(job(l).uid()); }},
       {"User", 9, false, job_only([=](const Line& l, int64_t) { return job(l).user(); })},
@@ -426,8 +473,14 @@ std::vector<std::string> List(const std::string& v) {
 constexpr std::string_view kDefaultFields =
     "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 constexpr std::string_view kLongFields =
-    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,AveVMSize,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,"
-    "AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,ReqMem,ReqTRES,AllocTRES";
+    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,"
+    "MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,MinCPU,MinCPUNode,"
+    "MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,AveCPUFreq,ReqCPUFreqMin,"
+    "ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,MaxDiskRead,MaxDiskReadNode,"
+    "MaxDiskReadTask,AveDiskRead,MaxDiskWrite,MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,"
+    "ReqTRES,AllocTRES,TRESUsageInAve,TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,"
+    "TRESUsageInMin,TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
+    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
 
 }  // namespace
 
