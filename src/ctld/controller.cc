@@ -411,8 +411,9 @@ Status Controller::Persist(const Effects& fx) {
   if (acct_outbox_) {
     acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), &batch);
     for (uint64_t seq : acct_acked_) batch.Add(store::DeleteValue{AcctKey(seq)});
-    if (acct_tree_unstored_)
+    if (acct_tree_unstored_) {
       batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
+    }
   }
   core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
