@@ -332,8 +332,9 @@ void AcctAgent::Loop() {
     Status sent = [&]() -> Status {
       ASSIGN_OR_RETURN(std::string bytes, call("AcctRecord", req.SerializeAsString()));
       v1::AcctRecordReply reply;
-      if (!reply.ParseFromString(bytes))
+      if (!reply.ParseFromString(bytes)) {
         return absl::DataLossError("loomdbd's answer cannot be read");
+      }
       return rpc::FromWire(reply.error());
     }();
     if (!sent.ok()) {
@@ -348,9 +349,10 @@ void AcctAgent::Loop() {
       backoff_ms = std::clamp(backoff_ms * 2, 250, 5000);
       continue;
     }
-    if (reported_down)
+    if (reported_down) {
       core::LogInfo("accounting: loomdbd at {}:{} takes job records again", options_.host,
                     options_.port);
+    }
     reported_down = false;
     backoff_ms = 0;
     {

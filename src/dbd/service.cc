@@ -234,8 +234,9 @@ Status ApplyQosSetting(const std::string& key, const std::string& value, v1::Acc
   } else if (Is(key, {"UsageFactor"})) {
     char* end = nullptr;
     const double f = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || f < 0)
+    if (value.empty() || *end != '\0' || f < 0) {
       return BadValue(key, value, "a factor such as 1 or 0.5");
+    }
     q->set_usage_factor(f);
   } else if (Is(key, {"Flags"})) {
     q->clear_flags();
