@@ -141,8 +141,9 @@ Table<v1::AcctAssoc> AssocTable() {
             if (col == "MaxWall") return Wall(a.max_wall_min());
             if (col == "QOS") return Joined(a.qos());
             if (col == "Def QOS") return a.default_qos();
-            if (col == "ParentName")
+            if (col == "ParentName") {
               return a.user().empty() && a.account() != "root" ? a.parent() : "";
+            }
             if (col == "ID") return StrCat(a.id());
             return "";
           },
@@ -207,8 +208,9 @@ Table<v1::AcctQos> QosTable() {
             if (col == "Priority") return StrCat(q.priority());
             if (col == "GraceTime") return core::FormatDuration(q.grace_time_s());
             if (col == "Preempt") return Joined(q.preempt());
-            if (col == "PreemptMode")
+            if (col == "PreemptMode") {
               return q.preempt_mode().empty() ? "cluster" : q.preempt_mode();
+            }
             if (col == "Flags") return Joined(q.flags());
             if (col == "UsageFactor") {
               char buf[32];

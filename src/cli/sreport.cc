@@ -347,8 +347,9 @@ int RunSreport(int argc, char** argv) {
       }
       if (area == "user" || report == "userutilizationbyaccount") {
         const bool topusage = area == "user";
-        if (&t == &tres.front())
+        if (&t == &tres.front()) {
           banner(topusage ? StrCat("Top ", top, " Users") : "Cluster/User/Account Utilization");
+        }
         std::vector<std::pair<std::string, int>> cols = {
             {"Cluster", 9}, {"Login", 9}, {"Proper Name", 15}, {"Account", 15}};
         if (tres_given) cols.push_back({"TRES Name", 14});

@@ -109,19 +109,21 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
     } else if (is("StorageLoc")) {
       c.storage_loc = std::string(value);
     } else if (is("SlurmUser")) {
-      if (value.empty())
+      if (value.empty()) {
         bad("a user name");
-      else
+      } else {
         c.slurm_user = std::string(value);
+      }
     } else if (is("LogFile")) {
       c.log_file = std::string(value);
     } else if (is("PidFile")) {
       c.pid_file = std::string(value);
     } else if (is("DebugLevel")) {
-      if (auto l = core::ParseLogLevel(value))
+      if (auto l = core::ParseLogLevel(value)) {
         c.debug_level = *l;
-      else
+      } else {
         bad("quiet, fatal, error, info, verbose or debug..debug5");
+      }
     } else if (is("AuthInfo")) {
       for (std::string_view part : core::Split(value, ',')) {
         part = core::Trim(part);
@@ -133,10 +135,11 @@ StatusOr<DbdConfig> ParseDbdConf(std::string_view text, std::string_view file_na
         if (!core::Trim(k).empty()) c.private_data.push_back(core::ToLower(core::Trim(k)));
       }
     } else if (is("PurgeJobAfter")) {
-      if (auto s = ParsePurgePeriod(value))
+      if (auto s = ParsePurgePeriod(value)) {
         c.purge_job_after_s = *s;
-      else
+      } else {
         bad("a period such as 12month, 30days or 48hours");
+      }
     } else {
       bool known = false;
       for (std::string_view k : kKnownKeys) known = known || core::EqualsIgnoreCase(key, k);

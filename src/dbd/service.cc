@@ -457,8 +457,9 @@ Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest&
                                               config_.slurm_user, ") may send job records, not ",
                                               who.user));
   }
-  if (req.cluster().empty())
+  if (req.cluster().empty()) {
     return absl::InvalidArgumentError("job records without a cluster name");
+  }
   core::MutexLock lock(&mu_);
   RETURN_IF_ERROR(RegisterCluster(req));
   ASSIGN_OR_RETURN(v1::AcctShowReply have, Load("user"));
@@ -598,8 +599,9 @@ Status DbdService::AcctReport(const DbdCaller& who, const v1::AcctReportRequest&
       std::map<std::pair<std::string, std::string>, v1::AcctUsage> lines;
       for (const store::AcctEntity& e : hours) {
         v1::AcctUsageHour h;
-        if (!h.ParseFromString(e.record))
+        if (!h.ParseFromString(e.record)) {
           return absl::DataLossError("a usage rollup cannot be read");
+        }
         for (const auto& [k, v] : h.capacity()) (*sum.mutable_capacity())[k] += v;
         for (const auto& [k, v] : h.alloc()) (*sum.mutable_alloc())[k] += v;
         for (const auto& [k, v] : h.down()) (*sum.mutable_down())[k] += v;
@@ -826,8 +828,9 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
           }
         }
       } else {
-        if (name == "root")
+        if (name == "root") {
           return absl::InvalidArgumentError(" The root account cannot be deleted");
+        }
         for (const v1::AcctAssoc& as : have.assocs()) {
           if ((as.account() == name && !as.user().empty()) || as.parent() == name) {
             return absl::FailedPreconditionError(StrCat(
@@ -858,14 +861,15 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else if (Is(k, {"DefaultAccount", "DefAccount"})) {
         default_account = core::ToLower(v);
       } else if (Is(k, {"AdminLevel", "Admin"})) {
-        if (Is(v, {"None"}))
+        if (Is(v, {"None"})) {
           admin_level = "None";
-        else if (Is(v, {"Operator", "Oper"}))
+        } else if (Is(v, {"Operator", "Oper"})) {
           admin_level = "Operator";
-        else if (Is(v, {"Administrator", "Admin"}))
+        } else if (Is(v, {"Administrator", "Admin"})) {
           admin_level = "Administrator";
-        else
+        } else {
           return BadValue(k, v, "None, Operator or Administrator");
+        }
         if (admin_level == "Administrator" && !IsAdmin(who, "Administrator")) {
           return absl::PermissionDeniedError(
               " Only an Administrator may make another user an Administrator");
@@ -1052,17 +1056,21 @@ rpc::FrameAnswer DbdService::Answer(std::string_view bytes, const std::any& admi
         rpc::ToWire(absl::InvalidArgumentError("corrupt request: the frame cannot be read"));
     return {reply.SerializeAsString()};
   }
-  if (frame.method() == "AcctRecord")
+  if (frame.method() == "AcctRecord") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctRecord);
+  }
   if (frame.method() == "AcctQueryJobs") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctQueryJobs);
   }
-  if (frame.method() == "AcctShow")
+  if (frame.method() == "AcctShow") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctShow);
-  if (frame.method() == "AcctChange")
+  }
+  if (frame.method() == "AcctChange") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctChange);
-  if (frame.method() == "AcctReport")
+  }
+  if (frame.method() == "AcctReport") {
     return Serve(*this, *munge_, frame, admitted, &DbdService::AcctReport);
+  }
   v1::AcctRecordReply reply;
   *reply.mutable_error() = rpc::ToWire(absl::UnimplementedError(
       StrCat("loomdbd has no method '", frame.method(), "'; is the command newer than loomdbd?")));
