@@ -388,10 +388,11 @@ bool DbdService::IsAdmin(const DbdCaller& who, std::string_view level) {
 
 StatusOr<v1::AcctShowReply> DbdService::Load(std::string_view kind) {
   v1::AcctShowReply out;
+  store::AcctStore& store = *store_;  // the lambda runs under this call's lock
   auto want = [&](std::string_view k) { return kind.empty() || kind == k; };
   auto each = [&](std::string_view k, auto add) -> Status {
     if (!want(k)) return absl::OkStatus();
-    ASSIGN_OR_RETURN(std::vector<store::AcctEntity> es, store_->ListEntities(k));
+    ASSIGN_OR_RETURN(std::vector<store::AcctEntity> es, store.ListEntities(k));
     for (const store::AcctEntity& e : es) {
       if (!add()->ParseFromString(e.record)) {
         return absl::DataLossError(StrCat("the stored ", k, " '", e.name, "' cannot be read"));
