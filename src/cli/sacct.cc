@@ -604,13 +604,16 @@ int RunSacct(int argc, char** argv) {
   } else if (!all_clusters) {
     req.set_cluster(client->config().cluster_name);
   }
-  // The window: since midnight unless jobs are named; with states and no end, the end is
-  // the start (Slurm's rule: a state is looked for at an instant unless a window is given).
+  // The window: since midnight unless jobs are named or states given (then: now); with states
+  // and no end, the end is the start (Slurm's rule: a state is looked for at an instant
+  // unless a window is given).
   int64_t start = 0, end = 0;
   if (start_text) {
     auto t = submit::ParseSlurmDateTime(*start_text, now, zone);
     if (!t.ok()) return Fail(t.status());
     start = *t;
+  } else if (req.job_ids().empty() && !req.states().empty()) {
+    start = now;  // states without -S: the jobs in them now, as Slurm's sacct
   } else if (req.job_ids().empty()) {
     const absl::CivilDay today = absl::ToCivilDay(absl::FromUnixSeconds(now), zone);
     start = absl::ToUnixSeconds(absl::FromCivil(today, zone));

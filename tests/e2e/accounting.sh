@@ -76,6 +76,10 @@ sacct -n -o JobID,JobName | grep -qE '^[0-9]+\.0 +hostname' || fail "srun's step
 [[ $(sacct -X -n -s F -S now-1hour -E now -o JobID | tr -d ' ') == "$failer" ]] ||
   fail "sacct -s F: $(sacct -X -s F -S now-1hour -E now)"
 [[ -z $(sacct -X -n -s F -S now-1hour -o JobID) ]] || fail "-s without -E looks at an instant"
+runner=$(sbatch --parsable -J runner -o /dev/null --wrap 'sleep 60')
+wait_until "[[ \$(squeue -h -j $runner -o %T) == RUNNING ]]" || fail "runner never ran"
+wait_until "sacct -X -n -s R -o JobID | grep -qw $runner" 50 || fail "-s R without -S: the jobs running now: $(sacct -X -s R)"
+scancel "$runner"
 [[ $(sacct -X -P -n -j "$ok" -o JobID,ReqTRES) == "$ok|billing=1,cpu=1,node=1" ]] || fail "ReqTRES: $(sacct -X -P -j "$ok" -o JobID,ReqTRES)"
 [[ $(sacct -X -p -n -j "$ok" -o JobID,State) == "$ok|COMPLETED|" ]] || fail "-p"
 err=$(sacct -o JobID,Bogus 2>&1) && fail "an unknown field was accepted"
