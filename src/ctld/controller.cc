@@ -165,6 +165,12 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
   NodeLinksOptions lo;
   lo.launch_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
+    if (absl::IsDeadlineExceeded(why)) {
+      // The job may run: the node's next report says so, or NodeMissesJobs requeues it.
+      core::LogError("{} launch on {}: no answer ({}); the node's next report decides",
+                     core::JobId{id}, node, why.message());
+      return;
+    }
     core::LogError("{} launch on {} failed: {}", core::JobId{id}, node, why.message());
     // Unavailable: the node's daemon did not answer; AlreadyExists: an earlier run of the job
     // is still there; anything else: it refused the job.

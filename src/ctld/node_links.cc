@@ -22,6 +22,23 @@ struct NodeLinks::InFlight {
   v1::SignalTasksReply signal_reply;
 };
 
+namespace {
+
+// Why a call that gRPC ended without the node's answer failed. A batch launch may have reached
+// the node before its connection broke (the daemon died while answering): only one that never
+// had a connection is known not to run there (Unavailable); any other is DeadlineExceeded,
+// and the node's next report says whether the job runs. Task launches are Unavailable either
+// way: srun learns their fate from the tasks themselves.
+Status NoAnswer(const grpc::Status& g, const std::string& address, bool batch_launch) {
+  std::string why = core::StrCat("node ", address, ": ", g.error_message());
+  const bool never_connected = g.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                               g.error_message().find("failed to connect") != std::string::npos;
+  if (batch_launch && !never_connected) return absl::DeadlineExceededError(std::move(why));
+  return absl::UnavailableError(std::move(why));
+}
+
+}  // namespace
+
 NodeLinks::NodeLinks(const auth::MungeCredentials* munge, NodeLinksOptions options)
     : munge_(munge), options_(std::move(options)) {
   sender_ = std::thread([this] { SenderLoop(); });
@@ -166,11 +183,8 @@ void NodeLinks::Start(Link* link, Call call) {
                                      });
     return;
   }
-  auto done = [this, link, f, failed](grpc::Status g, const v1::Error& error) {
-    Status s =
-        g.ok()
-            ? rpc::FromWire(error)
-            : absl::UnavailableError(core::StrCat("node ", link->address, ": ", g.error_message()));
+  auto done = [this, link, f, failed, launch](grpc::Status g, const v1::Error& error) {
+    Status s = g.ok() ? rpc::FromWire(error) : NoAnswer(g, link->address, launch);
     if (!s.ok()) failed(f->call, s);
     delete f;
     Finished(link);

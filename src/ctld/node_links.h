@@ -31,8 +31,10 @@ namespace loom::ctld {
 struct NodeLinksOptions {
   // How long one call may take before it counts as failed.
   std::chrono::milliseconds deadline = std::chrono::seconds(10);
-  // Called, on a gRPC thread, when the launch of `job` did not reach its node (`node`, its
-  // name) or the node refused it. Must not block for long.
+  // Called, on a gRPC thread, when the launch of `job` on node `node` (its name) did not
+  // succeed: `why` is Unavailable when no connection to the node could be made (the launch
+  // never reached it), DeadlineExceeded when the node's answer did not come (the launch may
+  // have reached it), another code when the node refused it. Must not block for long.
   std::function<void(model::JobId job, const std::string& node, const Status& why)> launch_failed;
   // The same for the tasks of a job srun submitted, or of step `step` inside a job's
   // allocation, on node `node` (its name).

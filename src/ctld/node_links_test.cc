@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ class FakeNode final : public v1::NodeDaemon::Service {
   grpc::Status LaunchBatch(grpc::ServerContext*, const v1::LaunchBatchRequest* req,
                            v1::LaunchBatchReply* reply) override {
     Record("launch " + std::to_string(req->job_id()));
+    // The daemon's answer lost on the way: gRPC ends the call as it does for a broken
+    // connection.
+    if (req->script() == "vanish")
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "Socket closed");
     if (req->script() == "refuse") {
       reply->mutable_error()->set_code(v1::INVALID_ARGUMENT);
       reply->mutable_error()->set_message("bad work dir");
@@ -99,6 +104,7 @@ class NodeLinksTest : public testing::Test {
       std::lock_guard<std::mutex> lock(mu_);
       failed_.push_back(job);
       why_.push_back(std::string(why.message()));
+      codes_.push_back(why.code());
       cv_.notify_all();
     };
     return o;
@@ -127,6 +133,7 @@ class NodeLinksTest : public testing::Test {
   std::condition_variable cv_;
   std::vector<model::JobId> failed_;
   std::vector<std::string> why_;
+  std::vector<absl::StatusCode> codes_;
 };
 test_support::MungedFixture* NodeLinksTest::munged_ = nullptr;
 
@@ -164,16 +171,22 @@ TEST_F(NodeLinksTest, LaunchesThatFailAreReportedWithTheirJob) {
   links.Launch(gone, "n1", Launch(8));
   links.Signal(gone, Signal(8, 15));  // a lost signal is not reported
   links.Launch(node.address(), "n1", Launch(9));
-  std::vector<model::JobId> failed = WaitForFailures(2);
-  std::sort(failed.begin(), failed.end());
-  EXPECT_EQ(failed, (std::vector<model::JobId>{7, 8}));
-  EXPECT_EQ(node.WaitFor(2), (std::vector<std::string>{"launch 7", "launch 9"}));
+  links.Launch(node.address(), "n1", Launch(10, "vanish"));
+  std::vector<model::JobId> failed = WaitForFailures(3);
+  EXPECT_EQ(node.WaitFor(3), (std::vector<std::string>{"launch 7", "launch 9", "launch 10"}));
   links.Drain();
   std::lock_guard<std::mutex> lock(mu_);
-  ASSERT_EQ(why_.size(), 2u);
-  const std::string all = why_[0] + "|" + why_[1];
-  EXPECT_NE(all.find("bad work dir"), std::string::npos) << all;
-  EXPECT_NE(all.find("node " + gone), std::string::npos) << all;
+  ASSERT_EQ(failed_.size(), 3u);
+  std::map<model::JobId, std::pair<absl::StatusCode, std::string>> by_job;
+  for (size_t i = 0; i < failed_.size(); ++i) by_job[failed_[i]] = {codes_[i], why_[i]};
+  // Refused by the node: its reason.
+  EXPECT_EQ(by_job[7].first, absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(by_job[7].second.find("bad work dir"), std::string::npos) << by_job[7].second;
+  // Never connected: known not to run there.
+  EXPECT_EQ(by_job[8].first, absl::StatusCode::kUnavailable) << by_job[8].second;
+  EXPECT_NE(by_job[8].second.find("node " + gone), std::string::npos) << by_job[8].second;
+  // Sent, but no answer came back: it may run there.
+  EXPECT_EQ(by_job[10].first, absl::StatusCode::kDeadlineExceeded) << by_job[10].second;
 }
 
 TEST_F(NodeLinksTest, DrainWaitsForQueuedCallsAndDropsLaterOnes) {
