@@ -1,0 +1,164 @@
+#include "sched/priority/usage.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <vector>
+
+#include "core/strings.h"
+#include "sched/priority/fairshare.h"
+
+namespace loom::sched {
+namespace {
+
+constexpr std::string_view kHeader = "loom-usage 1";
+
+constexpr std::pair<UsageReset, std::string_view> kResetNames[] = {
+    {UsageReset::kNone, "NONE"},       {UsageReset::kNow, "NOW"},
+    {UsageReset::kDaily, "DAILY"},     {UsageReset::kWeekly, "WEEKLY"},
+    {UsageReset::kMonthly, "MONTHLY"}, {UsageReset::kQuarterly, "QUARTERLY"},
+    {UsageReset::kYearly, "YEARLY"},
+};
+
+std::vector<std::string_view> Fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t tab = line.find('\t');
+    out.push_back(line.substr(0, tab));
+    if (tab == std::string_view::npos) return out;
+    line.remove_prefix(tab + 1);
+  }
+}
+
+std::optional<double> ParseDouble(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<UsageReset> ParseUsageReset(std::string_view text) {
+  for (const auto& [r, name] : kResetNames) {
+    if (text.size() == name.size() &&
+        std::equal(text.begin(), text.end(), name.begin(), [](char a, char b) {
+          return std::toupper(static_cast<unsigned char>(a)) == b;
+        })) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view UsageResetName(UsageReset r) {
+  for (const auto& [value, name] : kResetNames) {
+    if (value == r) return name;
+  }
+  return "NONE";
+}
+
+std::optional<Time> NextReset(UsageReset r, Time t) {
+  if (r == UsageReset::kNone || r == UsageReset::kNow) return std::nullopt;
+  const std::time_t now = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  switch (r) {
+    case UsageReset::kDaily:
+      tm.tm_mday += 1;
+      break;
+    case UsageReset::kWeekly:
+      tm.tm_mday += 7 - ((tm.tm_wday + 6) % 7);
+      break;  // next Monday
+    case UsageReset::kMonthly:
+      tm.tm_mday = 1;
+      tm.tm_mon += 1;
+      break;
+    case UsageReset::kQuarterly:
+      tm.tm_mday = 1;
+      tm.tm_mon = (tm.tm_mon / 3 + 1) * 3;
+      break;
+    case UsageReset::kYearly:
+      tm.tm_mday = 1;
+      tm.tm_mon = 0;
+      tm.tm_year += 1;
+      break;
+    default:
+      break;
+  }
+  return static_cast<Time>(timegm(&tm));
+}
+
+bool UsageLedger::Advance(Time now, int64_t half_life_s, UsageReset reset) {
+  if (last_decay_ == 0) {
+    last_decay_ = now;
+    return true;
+  }
+  if (now <= last_decay_) return false;
+  if (std::optional<Time> boundary = NextReset(reset, last_decay_); boundary && *boundary <= now) {
+    usage_.clear();
+  } else if (const double f = DecayFactor(now - last_decay_, half_life_s); f != 1.0) {
+    for (auto& [key, value] : usage_) value *= f;
+  }
+  last_decay_ = now;
+  return true;
+}
+
+void UsageLedger::Charge(const std::string& account, const std::string& user,
+                         double billing_seconds) {
+  if (billing_seconds <= 0) return;
+  usage_[{account, user}] += billing_seconds;
+}
+
+void UsageLedger::Reset(Time now) {
+  usage_.clear();
+  last_decay_ = now;
+}
+
+double UsageLedger::UsageOf(const std::string& account, const std::string& user) const {
+  auto it = usage_.find({account, user});
+  return it == usage_.end() ? 0.0 : it->second;
+}
+
+std::string UsageLedger::Serialize() const {
+  std::string out = core::StrCat(kHeader, "\t", charged_to_, "\t", last_decay_, "\n");
+  char number[64];
+  for (const auto& [key, value] : usage_) {
+    std::snprintf(number, sizeof number, "%.17g", value);
+    out += core::StrCat(key.first, "\t", key.second, "\t", number, "\n");
+  }
+  return out;
+}
+
+StatusOr<UsageLedger> UsageLedger::Parse(std::string_view text, std::string_view where) {
+  UsageLedger l;
+  int line_no = 0;
+  auto bad = [&](std::string_view why) {
+    return absl::DataLossError(core::StrCat(where, ", line ", line_no, ": ", why));
+  };
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    const std::vector<std::string_view> f = Fields(line);
+    if (line_no == 1) {
+      if (f.size() != 3 || f[0] != kHeader) return bad("not a usage record of this version");
+      std::optional<double> charged = ParseDouble(f[1]), decayed = ParseDouble(f[2]);
+      if (!charged || !decayed) return bad("times do not parse");
+      l.charged_to_ = static_cast<Time>(*charged);
+      l.last_decay_ = static_cast<Time>(*decayed);
+      continue;
+    }
+    std::optional<double> value = f.size() == 3 ? ParseDouble(f[2]) : std::nullopt;
+    if (!value) return bad("expected account, user and usage");
+    l.usage_[{std::string(f[0]), std::string(f[1])}] = *value;
+  }
+  if (line_no == 0) return bad("empty");
+  return l;
+}
+
+}  // namespace loom::sched
