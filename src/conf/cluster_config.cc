@@ -74,6 +74,34 @@ std::string_view PriorityTypeName(PriorityType t) {
   return t == PriorityType::kBasic ? "priority/basic" : "priority/multifactor";
 }
 
+std::string_view UsageResetName(UsageReset r) {
+  switch (r) {
+    case UsageReset::kNone:
+      return "NONE";
+    case UsageReset::kNow:
+      return "NOW";
+    case UsageReset::kDaily:
+      return "DAILY";
+    case UsageReset::kWeekly:
+      return "WEEKLY";
+    case UsageReset::kMonthly:
+      return "MONTHLY";
+    case UsageReset::kQuarterly:
+      return "QUARTERLY";
+    case UsageReset::kYearly:
+      return "YEARLY";
+  }
+  return "NONE";
+}
+
+std::string PriorityParams::FlagsString() const {
+  std::vector<std::string> flags;
+  if (max_tres) flags.push_back("MAX_TRES");
+  if (no_fair_tree) flags.push_back("NO_FAIR_TREE");
+  flags.insert(flags.end(), other_flags.begin(), other_flags.end());
+  return core::Join(flags, ",");
+}
+
 std::string_view PreemptTypeName(PreemptType t) {
   switch (t) {
     case PreemptType::kNone:

@@ -184,6 +184,10 @@ struct SelectParams {
 enum class PriorityType { kBasic, kMultifactor };
 std::string_view PriorityTypeName(PriorityType t);
 
+// PriorityUsageResetPeriod: when fair share's usage starts again from zero.
+enum class UsageReset { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
+std::string_view UsageResetName(UsageReset r);  // "NONE", "NOW", "DAILY", ...
+
 struct PriorityParams {
   PriorityType type = PriorityType::kBasic;
   int64_t weight_age = 0;
@@ -199,6 +203,13 @@ struct PriorityParams {
   int64_t max_age_s = 7 * 86400;          // PriorityMaxAge (default 7-0)
   int64_t decay_half_life_s = 7 * 86400;  // PriorityDecayHalfLife; 0 disables decay
   bool favor_small = false;
+  int64_t calc_period_s = 300;                 // PriorityCalcPeriod (minutes, default 5)
+  UsageReset usage_reset = UsageReset::kNone;  // PriorityUsageResetPeriod
+  // PriorityFlags: the ones Loom acts on, and the rest as written (known to Slurm).
+  bool no_fair_tree = false;  // NO_FAIR_TREE: the classic algorithm
+  bool max_tres = false;      // MAX_TRES: billing by the largest per-node TRES
+  std::vector<std::string> other_flags;
+  std::string FlagsString() const;  // as scontrol show config prints them
 };
 
 // ----------------------------------------------------------------------------- preemption

@@ -166,6 +166,34 @@ TEST(Priority, MultifactorWeights) {
   EXPECT_EQ(PriorityTypeName(p.type), "priority/multifactor");
 }
 
+TEST(Priority, FairShareKeys) {
+  std::vector<Diagnostic> warnings;
+  auto c = ParseBody(
+      "PriorityType=priority/multifactor\nPriorityFlags=max_tres,NO_FAIR_TREE,ACCRUE_ALWAYS\n"
+      "PriorityCalcPeriod=2\nPriorityUsageResetPeriod=monthly\n",
+      &warnings);
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_THAT(warnings, IsEmpty()) << WarningText(warnings);
+  EXPECT_TRUE(c->priority.max_tres);
+  EXPECT_TRUE(c->priority.no_fair_tree);
+  EXPECT_EQ(c->priority.FlagsString(), "MAX_TRES,NO_FAIR_TREE,ACCRUE_ALWAYS");
+  EXPECT_EQ(c->priority.calc_period_s, 120);
+  EXPECT_EQ(c->priority.usage_reset, UsageReset::kMonthly);
+  // Defaults: Fair Tree, five minutes, no reset.
+  auto d = ParseBody("PriorityType=priority/multifactor\n", &warnings);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->priority.no_fair_tree);
+  EXPECT_EQ(d->priority.calc_period_s, 300);
+  EXPECT_EQ(d->priority.usage_reset, UsageReset::kNone);
+  // Bad values name the key and what is expected.
+  auto bad = ParseBody("PriorityFlags=FAIR_SHARE_PLEASE\n", &warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(ErrorText(bad), HasSubstr("FAIR_SHARE_PLEASE is not one"));
+  auto never = ParseBody("PriorityUsageResetPeriod=FORTNIGHTLY\n", &warnings);
+  ASSERT_FALSE(never.ok());
+  EXPECT_THAT(ErrorText(never), HasSubstr("NONE, NOW, DAILY"));
+}
+
 TEST(Priority, DefaultsAndBasicWarning) {
   std::vector<Diagnostic> warnings;
   auto c = ParseBody("PriorityWeightAge=1000\n", &warnings);

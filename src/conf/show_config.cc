@@ -89,6 +89,9 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
     kv["PriorityDecayHalfLife"] = core::FormatDuration(c.priority.decay_half_life_s);
     kv["PriorityMaxAge"] = core::FormatDuration(c.priority.max_age_s);
     kv["PriorityFavorSmall"] = c.priority.favor_small ? "Yes" : "No";
+    kv["PriorityCalcPeriod"] = core::FormatDuration(c.priority.calc_period_s);
+    kv["PriorityFlags"] = OrNull(c.priority.FlagsString());
+    kv["PriorityUsageResetPeriod"] = std::string(UsageResetName(c.priority.usage_reset));
     kv["PriorityWeightAge"] = StrCat(c.priority.weight_age);
     kv["PriorityWeightAssoc"] = StrCat(c.priority.weight_assoc);
     kv["PriorityWeightFairShare"] = StrCat(c.priority.weight_fairshare);

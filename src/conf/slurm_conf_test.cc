@@ -290,7 +290,9 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         // And the accounting's (docs/admin/accounting.md).
         kv.starts_with("AccountingStorageEnforce=") || kv.starts_with("AccountingStorageHost=") ||
         kv.starts_with("AccountingStoragePort=") || kv.starts_with("AccountingStorageType=") ||
-        kv.starts_with("PrivateData=")) {
+        kv.starts_with("PrivateData=") ||
+        // And fair share's.
+        kv.starts_with("PriorityFlags=") || kv.starts_with("PriorityUsageResetPeriod=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;

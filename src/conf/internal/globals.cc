@@ -24,6 +24,43 @@ bool IsLegacyController(std::string_view key) {
          key == "BackupAddr";
 }
 
+// PriorityFlags: Slurm's flags, comma-separated, in any case. FAIR_TREE is the default
+// since Slurm 19.05 and is accepted as such.
+void ParsePriorityFlags(ParseContext* ctx, const SourceLocation& at, const KeyValue& kv,
+                        PriorityParams* p) {
+  static constexpr std::string_view kOthers[] = {
+      "ACCRUE_ALWAYS",  "CALCULATE_RUNNING",     "DEPTH_OBLIVIOUS", "INCR_ONLY",
+      "NO_NORMAL_ALL",  "NO_NORMAL_ASSOC",       "NO_NORMAL_PART",  "NO_NORMAL_QOS",
+      "NO_NORMAL_TRES", "SMALL_RELATIVE_TO_TIME"};
+  PriorityParams parsed = *p;
+  parsed.no_fair_tree = parsed.max_tres = false;
+  parsed.other_flags.clear();
+  for (std::string_view flag : core::Split(kv.value, ',')) {
+    flag = core::Trim(flag);
+    if (flag.empty()) continue;
+    if (core::EqualsIgnoreCase(flag, "NO_FAIR_TREE")) {
+      parsed.no_fair_tree = true;
+    } else if (core::EqualsIgnoreCase(flag, "MAX_TRES")) {
+      parsed.max_tres = true;
+    } else if (core::EqualsIgnoreCase(flag, "FAIR_TREE")) {
+      // the default
+    } else if (auto it = std::find_if(
+                   std::begin(kOthers), std::end(kOthers),
+                   [&](std::string_view o) { return core::EqualsIgnoreCase(o, flag); });
+               it != std::end(kOthers)) {
+      parsed.other_flags.emplace_back(*it);
+    } else {
+      ctx->BadValue(at, kv.key, kv.value,
+                    StrCat("Slurm's priority flags (", std::string(flag),
+                           " is not one): MAX_TRES, NO_FAIR_TREE, ACCRUE_ALWAYS, "
+                           "CALCULATE_RUNNING, DEPTH_OBLIVIOUS, INCR_ONLY, NO_NORMAL_*, "
+                           "SMALL_RELATIVE_TO_TIME"));
+      return;
+    }
+  }
+  *p = std::move(parsed);
+}
+
 }  // namespace
 
 void GlobalKeys::Add(const SourceLocation& at, const KeyValue& kv) {
@@ -163,6 +200,21 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     if (auto d = ctx_->Duration(at, kv)) cfg.priority.decay_half_life_s = *d;
   } else if (key == "PriorityFavorSmall") {
     if (auto b = ctx_->Bool(at, kv)) cfg.priority.favor_small = *b;
+  } else if (key == "PriorityCalcPeriod") {
+    if (auto d = ctx_->Duration(at, kv)) {
+      if (*d <= 0 || *d >= core::kUnlimitedSeconds) {
+        ctx_->BadValue(at, kv.key, kv.value, "a period of at least one minute, e.g. 5 (minutes)");
+      } else {
+        cfg.priority.calc_period_s = *d;
+      }
+    }
+  } else if (key == "PriorityUsageResetPeriod") {
+    if (auto c = ctx_->Choice(
+            at, kv, {"NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"})) {
+      cfg.priority.usage_reset = static_cast<UsageReset>(*c);
+    }
+  } else if (key == "PriorityFlags") {
+    ParsePriorityFlags(ctx_, at, kv, &cfg.priority);
   } else if (key == "PreemptType") {
     if (auto c = ctx_->Choice(at, kv, {"preempt/none", "preempt/partition_prio", "preempt/qos"})) {
       cfg.preempt_type = static_cast<PreemptType>(*c);
@@ -409,7 +461,8 @@ void GlobalKeys::Finish() {
   if (cfg.priority.type == PriorityType::kBasic) {
     for (const auto& [k, at] : seen_) {
       if (k.rfind("PriorityWeight", 0) == 0 || k == "PriorityDecayHalfLife" ||
-          k == "PriorityMaxAge" || k == "PriorityFavorSmall") {
+          k == "PriorityMaxAge" || k == "PriorityFavorSmall" || k == "PriorityCalcPeriod" ||
+          k == "PriorityUsageResetPeriod" || k == "PriorityFlags") {
         ctx_->Warn(at, k,
                    StrCat(k,
                           " has no effect with PriorityType=priority/basic; set "

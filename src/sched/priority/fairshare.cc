@@ -92,7 +92,7 @@ void Borrow(const Levels& l, std::vector<ShareValues>* v) {
 
 void Classic(std::span<const ShareAssoc> tree, const Levels& l, std::vector<ShareValues>* v) {
   (*v)[0].effective_usage = 1.0;
-  (*v)[0].fairshare = 1.0;
+  (*v)[0].fairshare = 0.5;  // 2^(-1/1), as for any association
   for (size_t i = 1; i < tree.size(); ++i) {
     if (l.stands_for[i] >= 0 || l.level_parent[i] < 0) continue;
     ShareValues& s = (*v)[i];
@@ -200,7 +200,15 @@ std::vector<ShareValues> ComputeFairShare(std::span<const ShareAssoc> tree,
     return v;
   }
   LevelFs(tree, l, &v);
-  v[0].effective_usage = v[0].raw_usage > 0 ? 1.0 : 0.0;
+  // Fair Tree shows shares among siblings, as it weighs them; the root has no siblings.
+  for (size_t i = 1; i < tree.size(); ++i) {
+    if (l.stands_for[i] >= 0 || l.level_parent[i] < 0) continue;
+    const double sum = l.level_shares[l.level_parent[i]];
+    v[i].norm_shares =
+        sum > 0 ? static_cast<double>(std::max<int64_t>(tree[i].shares, 0)) / sum : 0.0;
+  }
+  v[0].norm_shares = 0;
+  v[0].effective_usage = 1.0;
   int64_t users = 0;
   for (const ShareAssoc& a : tree) users += IsUser(a) ? 1 : 0;
   // Standing in for an account: its level values, then its own rank below.

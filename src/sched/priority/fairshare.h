@@ -30,10 +30,12 @@ struct ShareAssoc {
 
 // What sshare shows for one association.
 struct ShareValues {
-  double norm_shares = 0;      // its part of the machine: shares / siblings' down the tree
+  // Classic: its part of the machine (shares / siblings' down the tree); Fair Tree: its part
+  // of its level's shares (0 for the root).
+  double norm_shares = 0;
   double raw_usage = 0;        // its own usage plus its children's
   double norm_usage = 0;       // raw_usage / the root's
-  double effective_usage = 0;  // classic: with its parent's; Fair Tree: raw / siblings' + own
+  double effective_usage = 0;  // classic: with its parent's; Fair Tree: its part of its level's
   // Fair Tree: its shares among its siblings over its usage among them; +inf without usage.
   double level_fs = std::numeric_limits<double>::infinity();
   double fairshare = 0;  // the factor in [0, 1]; users (classic: every association)

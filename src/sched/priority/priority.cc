@@ -12,10 +12,11 @@ double AgeFactor(Time now, Time eligible_since, int64_t max_age_s) {
 }
 
 double JobSizeFactor(const PriorityInputs& in, const ClusterTotals& t, bool favor_small) {
-  // The larger of the node and CPU shares of the cluster the job asks for.
+  // The mean of the node and CPU shares of the cluster the job asks for, as Slurm 22.05
+  // computes it (a 1,024-CPU job on one of 16 nodes: (1/16 + 1) / 2).
   double by_nodes = t.nodes > 0 ? static_cast<double>(in.nodes) / t.nodes : 0.0;
   double by_cpus = t.cpus > 0 ? static_cast<double>(in.cpus) / static_cast<double>(t.cpus) : 0;
-  double size = std::clamp(std::max(by_nodes, by_cpus), 0.0, 1.0);
+  double size = std::clamp((by_nodes + by_cpus) / 2, 0.0, 1.0);
   return favor_small ? 1.0 - size : size;
 }
 

@@ -11,14 +11,28 @@ TEST(Multifactor, WeightedSumOfFactors) {
   ClusterTotals totals{.nodes = 10, .cpus = 100, .max_partition_job_factor = 4};
   PriorityInputs in{.eligible_since = 0, .nodes = 5, .cpus = 20, .partition_job_factor = 2,
                     .qos_factor = 0.5};
-  // age 500/1000 -> 500; size max(5/10, 20/100) -> 250; partition 2/4 -> 1000; qos -> 50.
-  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 250 + 1000 + 50);
+  // age 500/1000 -> 500; size mean(5/10, 20/100) -> 175; partition 2/4 -> 1000; qos -> 50.
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 175 + 1000 + 50);
   // Age saturates at PriorityMaxAge.
-  EXPECT_EQ(MultifactorPriority(w, in, totals, 5000), 1000 + 250 + 1000 + 50);
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 5000), 1000 + 175 + 1000 + 50);
   w.favor_small = true;
-  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 250 + 1000 + 50);
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 325 + 1000 + 50);
   in.nodes = 1;
-  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 400 + 1000 + 50);
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 500), 500 + 425 + 1000 + 50);
+}
+
+TEST(Multifactor, ReproducesSlurmsSprioFigures) {
+  // Slurm 22.05's sprio on 16 nodes x 64 CPUs, weights age 1000, fair share 10000, job size
+  // 100, partition 1000, QOS 2000, just after submission: the weighted sum truncated.
+  MultifactorWeights w{.age = 1000, .fairshare = 10000, .job_size = 100, .partition = 1000,
+                       .qos = 2000, .max_age_s = 7 * 86400};
+  ClusterTotals totals{.nodes = 16, .cpus = 1024, .max_partition_job_factor = 1};
+  // -n 1024 (one node asked for), fair share 0.4: 4000 + 53.125 + 1000.
+  PriorityInputs wide{.eligible_since = 100, .nodes = 1, .cpus = 1024, .fairshare_factor = 0.4};
+  EXPECT_EQ(MultifactorPriority(w, wide, totals, 100), 5053);
+  // -N 15 (15 CPUs), fair share 0.8: 8000 + 47.607 + 1000.
+  PriorityInputs spread{.eligible_since = 100, .nodes = 15, .cpus = 15, .fairshare_factor = 0.8};
+  EXPECT_EQ(MultifactorPriority(w, spread, totals, 100), 9047);
 }
 
 TEST(QueueOrder, TierThenPriorityThenSubmitThenId) {

@@ -1,7 +1,6 @@
 #include "sched/priority/usage.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -14,13 +13,6 @@ namespace loom::sched {
 namespace {
 
 constexpr std::string_view kHeader = "loom-usage 1";
-
-constexpr std::pair<UsageReset, std::string_view> kResetNames[] = {
-    {UsageReset::kNone, "NONE"},       {UsageReset::kNow, "NOW"},
-    {UsageReset::kDaily, "DAILY"},     {UsageReset::kWeekly, "WEEKLY"},
-    {UsageReset::kMonthly, "MONTHLY"}, {UsageReset::kQuarterly, "QUARTERLY"},
-    {UsageReset::kYearly, "YEARLY"},
-};
 
 std::vector<std::string_view> Fields(std::string_view line) {
   std::vector<std::string_view> out;
@@ -40,25 +32,6 @@ std::optional<double> ParseDouble(std::string_view s) {
 }
 
 }  // namespace
-
-std::optional<UsageReset> ParseUsageReset(std::string_view text) {
-  for (const auto& [r, name] : kResetNames) {
-    if (text.size() == name.size() &&
-        std::equal(text.begin(), text.end(), name.begin(), [](char a, char b) {
-          return std::toupper(static_cast<unsigned char>(a)) == b;
-        })) {
-      return r;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string_view UsageResetName(UsageReset r) {
-  for (const auto& [value, name] : kResetNames) {
-    if (value == r) return name;
-  }
-  return "NONE";
-}
 
 std::optional<Time> NextReset(UsageReset r, Time t) {
   if (r == UsageReset::kNone || r == UsageReset::kNow) return std::nullopt;

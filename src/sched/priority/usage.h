@@ -12,16 +12,14 @@
 #include <string_view>
 #include <utility>
 
+#include "conf/cluster_config.h"
 #include "core/status.h"
 #include "sched/types.h"
 
 namespace loom::sched {
 
-// PriorityUsageResetPeriod.
-enum class UsageReset { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
-// "NONE", "NOW", "DAILY", ... (case-insensitive); nullopt for anything else.
-std::optional<UsageReset> ParseUsageReset(std::string_view text);
-std::string_view UsageResetName(UsageReset r);
+using conf::UsageReset;
+
 // The first reset boundary after `t` (UTC midnight of the next day, Monday, first of the
 // month, quarter or year); nullopt for kNone and kNow.
 std::optional<Time> NextReset(UsageReset r, Time t);
