@@ -247,16 +247,40 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
                                                               const std::string& cluster) {
   auto t = std::make_shared<model::AssociationTable>();
   for (const v1::AcctUser& u : reply.users()) t->default_account[u.name()] = u.default_account();
-  for (const v1::AcctQos& q : reply.qos()) t->qos.insert(q.name());
+  for (const v1::AcctQos& q : reply.qos()) {
+    t->qos.insert(q.name());
+    t->qos_policy[q.name()] = model::QosPolicy{q.priority(), q.usage_factor()};
+  }
+  // Accounts in tree order: each after its parent, whatever order loomdbd lists them in.
+  std::map<std::string, std::vector<model::AccountAssociation>> children;
   for (const v1::AcctAssoc& a : reply.assocs()) {
-    if (a.cluster() != cluster || a.user().empty()) continue;
-    model::UserAssociation u;
-    u.account = a.account();
-    u.user = a.user();
-    u.partition = a.partition();
-    u.qos.assign(a.qos().begin(), a.qos().end());
-    u.default_qos = a.default_qos();
-    t->associations.push_back(std::move(u));
+    if (a.cluster() != cluster) continue;
+    if (!a.user().empty()) {
+      model::UserAssociation u;
+      u.account = a.account();
+      u.user = a.user();
+      u.partition = a.partition();
+      u.qos.assign(a.qos().begin(), a.qos().end());
+      u.default_qos = a.default_qos();
+      u.shares = a.shares();
+      t->associations.push_back(std::move(u));
+      continue;
+    }
+    const std::string parent =
+        a.account() == "root" ? "" : (a.parent().empty() ? "root" : a.parent());
+    children[parent].push_back(model::AccountAssociation{a.account(), parent, a.shares()});
+  }
+  std::vector<std::string> open = {""};
+  while (!open.empty()) {
+    const std::string parent = std::move(open.back());
+    open.pop_back();
+    auto it = children.find(parent);
+    if (it == children.end()) continue;
+    for (model::AccountAssociation& acc : it->second) {
+      open.push_back(acc.name);
+      t->accounts.push_back(std::move(acc));
+    }
+    children.erase(it);
   }
   return t;
 }

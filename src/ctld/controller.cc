@@ -25,6 +25,9 @@
 namespace loom::ctld {
 namespace {
 
+// The store's value that keeps fair share's usage (sched::UsageLedger's text form).
+constexpr std::string_view kUsageKey = "fairshare_usage";
+
 // A node's GPU ids as launches carry them: "0,2,3".
 std::string GpuIdList(model::GpuMask gpus) {
   std::string out;
@@ -100,6 +103,16 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
   for (const auto& [key, bytes] : snap.values) {
     if (std::optional<uint64_t> seq = AcctSeqOf(key)) {
       if (acct_queued != nullptr) acct_queued->push_back({*seq, bytes});
+      continue;
+    }
+    if (key == kUsageKey) {
+      StatusOr<sched::UsageLedger> usage =
+          sched::UsageLedger::Parse(bytes, core::StrCat("the fair-share usage in ", location));
+      if (!usage.ok()) {
+        core::LogError("{}; usage starts again from zero", usage.status().message());
+      } else {
+        core->RestoreUsage(*std::move(usage));
+      }
       continue;
     }
     if (key == kAcctTreeKey) {
@@ -421,6 +434,8 @@ Status Controller::Persist(const Effects& fx) {
       batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
     }
   }
+  const bool usage = core_->usage_unstored();
+  if (usage) batch.Add(store::PutValue{std::string(kUsageKey), core_->usage().Serialize()});
   core::MutexLock lock(&store_mu_);
   RETURN_IF_ERROR(AddResubmissions(fx, *store_, &batch));
   if (batch.empty()) return absl::OkStatus();
@@ -433,6 +448,7 @@ Status Controller::Persist(const Effects& fx) {
                                wait_ms, " ms)"));
   }
   Status s = store_->Commit(batch);
+  if (s.ok() && usage) core_->UsageStored();
   if (acct_outbox_) {
     acct_outbox_->Committed(s.ok() ? acct_records : std::vector<AcctRecord>{});
     if (s.ok()) {

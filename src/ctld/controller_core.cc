@@ -285,12 +285,12 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
     j.user = who.user;
     j.partition = partition.name;
     j.time_limit_s = limit;
-    j.priority = r.hold ? 0 : DefaultPriority(r, id);
     j.reason = r.hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
     j.submit_time = now;
     j.eligible_time = std::max<int64_t>(now, r.begin_time);
     j.id = task_id++;
     if (task) e.SetArrayTask(id, static_cast<int32_t>(*task));
+    j.priority = r.hold ? 0 : InitialPriority(e);
     if (fx) {
       fx->created.push_back(j.id);
       fx->changed.push_back(j.id);
@@ -462,7 +462,7 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
       return absl::PermissionDeniedError("Access/permission denied");
     }
     any = true;
-    e.job.priority = DefaultPriority(*e.request, e.job.id);
+    e.job.priority = InitialPriority(e);
     e.job.reason = PendingReason::kNone;
     Changed(e, fx);
   }
@@ -474,6 +474,7 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
 }
 
 bool ControllerCore::Move(JobEntry& e, JobState to, Time now) {
+  if (e.job.state == JobState::kRunning && to != JobState::kRunning) ChargeUsage(e, now);
   const Status moved = e.job.Transition(to, now);
   if (moved.ok()) return true;
   // A rule of the controller let a job reach a step the state machine forbids: a bug. The
@@ -601,6 +602,11 @@ void ControllerCore::Unreachable(int32_t n, Time now) {
 }
 
 void ControllerCore::Tick(Time now, Effects* fx) {
+  if (calculated_at_ == 0 || now >= calculated_at_ + site_.cluster.priority.calc_period_s) {
+    Recalculate(now, /*period=*/true, fx);
+  } else if (fair_share_stale_) {
+    Recalculate(now, /*period=*/false, fx);
+  }
   // Nodes that stopped reporting: DOWN, and their jobs fail or go back to the queue.
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
     if (node_alive_[n] == kNodeSilent || now - last_seen_[n] <= opt_.slurmd_timeout_s) continue;

@@ -25,6 +25,9 @@
 #include "model/step.h"
 #include "sched/backfill/policy.h"
 #include "sched/cadence.h"
+#include "sched/priority/fairshare.h"
+#include "sched/priority/priority.h"
+#include "sched/priority/usage.h"
 #include "sched/types.h"
 
 namespace loom::ctld {
@@ -296,6 +299,23 @@ struct NodeAdmin {
   Time reason_time = 0;     // when; 0: no reason set by an administrator
 };
 
+// The fair-share values of the association tree (sshare): the tree as the algorithm read
+// it and its values by index.
+struct FairShareTable {
+  std::vector<sched::ShareAssoc> tree;
+  std::vector<sched::ShareValues> values;
+  std::vector<int32_t> depth;  // levels below the root
+  // The factor of each user association, by (account, user).
+  std::map<std::pair<std::string, std::string>, double> factor;
+};
+
+// A job's multifactor priority, factor by factor (sprio): each in [0, 1].
+struct PriorityFactors {
+  double age = 0, assoc = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;
+  int64_t nice = 0;
+  int64_t priority = 0;
+};
+
 // sbatch --test-only: when and where a job would start if submitted now.
 struct WillRun {
   JobId job_id = 0;  // the id it spent
@@ -491,7 +511,24 @@ class ControllerCore {
   // The association tree loomdbd last gave (null: none yet, or no accounting).
   void SetAssociations(std::shared_ptr<const model::AssociationTable> table) {
     associations_ = std::move(table);
+    fair_share_stale_ = true;
   }
+
+  // Fair share and multifactor priority (core_priority.cc). Usage is charged to a job's
+  // association as it runs: up to each recalculation (PriorityCalcPeriod) and, when it
+  // stops running, for the rest. Each recalculation decays the usage and recomputes the
+  // fair-share values and every pending job's priority; a job's end or a new tree makes the
+  // next Tick recompute them too.
+  const sched::UsageLedger& usage() const { return usage_; }
+  // The usage stored before a restart.
+  void RestoreUsage(sched::UsageLedger ledger);
+  // Whether usage changed since the store last took it (UsageStored).
+  bool usage_unstored() const { return usage_changed_; }
+  void UsageStored() { usage_changed_ = false; }
+  // The fair-share values of every association of the tree (sshare), in tree order.
+  const FairShareTable& fair_share() const { return fair_share_; }
+  // The factors of job `e`'s multifactor priority as last calculated (sprio).
+  PriorityFactors FactorsOf(const JobEntry& e) const;
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
@@ -548,8 +585,22 @@ class ControllerCore {
   void BackToQueue(JobEntry& e, Time now, Effects* fx);
   // Every change of a job's state goes through here (model::Job::Transition): a step the
   // state machine forbids is refused, counted and logged as the bug it is. Returns whether
-  // the job moved.
+  // the job moved. A job that stops running is charged its usage.
   bool Move(JobEntry& e, model::JobState to, Time now);
+  // Fair share (core_priority.cc). The priority a job that waits gets now: the one given
+  // with it, else priority/multifactor's (as of the last calculation) or basic's.
+  int64_t InitialPriority(const JobEntry& e) const;
+  // Adds running job `e`'s billing x seconds since it started or was last charged, to `until`.
+  void ChargeUsage(const JobEntry& e, Time until);
+  double BillingOf(const JobEntry& e) const;
+  // At a PriorityCalcPeriod (`period`): charges running jobs, decays usage and moves the time
+  // age counts to. Then, and whenever usage or the tree changed: recomputes the fair-share
+  // values and pending jobs' priorities.
+  void Recalculate(Time now, bool period, Effects* fx);
+  void ComputeFairShare();
+  bool multifactor() const {
+    return site_.cluster.priority.type == conf::PriorityType::kMultifactor;
+  }
   // The scheduling pass (core_schedule.cc): one pass at `now`, of the `timed` trigger, or
   // for events (nullopt: kTermination when resources were freed, else kSubmit); and the
   // job table as dependencies see it.
@@ -603,6 +654,16 @@ class ControllerCore {
   uint64_t decision_seq_ = 0;
   // Steps inside allocations, by job (core_steps.cc); dropped with their job.
   std::map<JobId, JobSteps> steps_;
+  // Fair share (core_priority.cc).
+  sched::UsageLedger usage_;
+  FairShareTable fair_share_;
+  bool fair_share_stale_ = true;  // usage or the tree changed since the values were computed
+  bool usage_changed_ = false;    // to store with the next batch
+  Time calculated_at_ = 0;        // the last PriorityCalcPeriod's recalculation
+  // What the multifactor formula reads besides the job, as of the last ComputeFairShare.
+  sched::MultifactorWeights weights_;
+  sched::ClusterTotals totals_;
+  int64_t highest_qos_priority_ = 0;
 };
 
 }  // namespace loom::ctld

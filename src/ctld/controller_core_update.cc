@@ -130,7 +130,10 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
   const bool changes_request = edit.name || edit.comment || edit.account || edit.partition ||
                                edit.features || edit.dependency || edit.nodes || edit.ntasks ||
                                edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.requeue ||
-                               edit.nodelist || edit.exclude || edit.nice;
+                               edit.nodelist || edit.exclude || edit.nice ||
+                               // Under priority/multifactor an administrator's priority
+                               // stays with the request, so recalculations leave it.
+                               (edit.priority && multifactor());
   const bool pending_only = edit.priority || edit.account || edit.partition || edit.features ||
                             edit.dependency || edit.nodes || edit.ntasks ||
                             edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.begin_time ||
@@ -177,6 +180,9 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (edit.nodelist) r.nodelist = *edit.nodelist;
     if (edit.exclude) r.exclude = *edit.exclude;
     if (edit.nice) r.nice = *edit.nice;
+    if (edit.priority && multifactor()) {
+      r.priority = *edit.priority > 0 ? std::optional<int64_t>(*edit.priority) : std::nullopt;
+    }
     if (edit.dependency) r.dependency = *edit.dependency;
     if (edit.requeue) r.requeue = *edit.requeue;
     if (edit.nodes) {
@@ -227,9 +233,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (request) {
       e.request = request;
       // A new nice moves a waiting job that was not held or given a priority.
-      if (edit.nice && e.job.priority != 0 && !edit.priority) {
-        e.job.priority = DefaultPriority(*request, e.job.id);
-      }
+      if (edit.nice && e.job.priority != 0 && !edit.priority) e.job.priority = InitialPriority(e);
       if (e.job.state == JobState::kPending && partition != e.partition) {
         const model::Partition& p = cluster_.partitions[partition];
         e.partition = partition;

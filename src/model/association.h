@@ -4,6 +4,7 @@
 // type, immutable once built, shared by snapshots. Thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -12,18 +13,38 @@
 
 namespace loom::model {
 
+// Fairshare=parent.
+inline constexpr int64_t kFairshareParent = -1;
+
 struct UserAssociation {
   std::string account;
   std::string user;
   std::string partition;         // empty: every partition
   std::vector<std::string> qos;  // the QOS its jobs may ask for
   std::string default_qos;       // empty: "normal" when allowed
+  int64_t shares = 1;            // Fairshare=N, or kFairshareParent
+};
+
+// An account's own association: where it sits in the tree and its part of its parent's.
+struct AccountAssociation {
+  std::string name;
+  std::string parent;  // empty for root
+  int64_t shares = 1;  // Fairshare=N, or kFairshareParent
+};
+
+// What fair share and the multifactor formula read from a QOS.
+struct QosPolicy {
+  int64_t priority = 0;
+  double usage_factor = 1.0;  // UsageFactor: how its jobs' usage counts
 };
 
 struct AssociationTable {
   std::map<std::string, std::string, std::less<>> default_account;  // user -> account
   std::vector<UserAssociation> associations;
   std::set<std::string, std::less<>> qos;
+  // The accounts of this cluster, parents before their children (root first).
+  std::vector<AccountAssociation> accounts;
+  std::map<std::string, QosPolicy, std::less<>> qos_policy;
 
   // The association of `user` with `account` for `partition`: one made for that partition
   // first, else one for every partition; null when there is none.

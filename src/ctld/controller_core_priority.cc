@@ -1,0 +1,202 @@
+// Fair share and the multifactor priority in the controller: usage charged to associations
+// as jobs run, its decay, the fair-share values of the tree and pending jobs' priorities.
+#include <algorithm>
+
+#include "core/strings.h"
+#include "core/tres.h"
+#include "ctld/controller_core.h"
+#include "sched/config.h"
+#include "sched/priority/priority.h"
+
+namespace loom::ctld {
+namespace {
+
+using model::JobState;
+
+// The tree the fair-share algorithms read: the root's association first, the accounts after
+// their parents, each user under its account. Usage is charged to user associations.
+FairShareTable TreeOf(const model::AssociationTable& t, const sched::UsageLedger& usage) {
+  FairShareTable out;
+  std::map<std::string, int32_t, std::less<>> index;
+  auto add = [&](sched::ShareAssoc a, int32_t depth) {
+    out.tree.push_back(std::move(a));
+    out.depth.push_back(depth);
+    return static_cast<int32_t>(out.tree.size() - 1);
+  };
+  index["root"] = add({"root", "", -1, 1, 0}, 0);
+  for (const model::AccountAssociation& a : t.accounts) {
+    if (a.name == "root") continue;
+    auto parent = index.find(a.parent.empty() ? "root" : a.parent);
+    if (parent == index.end()) continue;  // an orphan the tree will not hold
+    index[a.name] = add({a.name, "", parent->second, a.shares, 0}, out.depth[parent->second] + 1);
+  }
+  // Users in account order, so that the table reads as sshare prints it: each account's
+  // users right after it, before its sub-accounts.
+  std::vector<sched::ShareAssoc> ordered;
+  std::vector<int32_t> ordered_depth;
+  std::vector<int32_t> moved(out.tree.size());
+  for (size_t i = 0; i < out.tree.size(); ++i) {
+    moved[i] = static_cast<int32_t>(ordered.size());
+    sched::ShareAssoc a = out.tree[i];
+    if (a.parent >= 0) a.parent = moved[a.parent];
+    ordered.push_back(std::move(a));
+    ordered_depth.push_back(out.depth[i]);
+    std::vector<const model::UserAssociation*> users;
+    for (const model::UserAssociation& u : t.associations) {
+      if (u.account == out.tree[i].account && u.partition.empty()) users.push_back(&u);
+    }
+    std::sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->user < y->user; });
+    for (const model::UserAssociation* u : users) {
+      ordered.push_back(
+          {u->account, u->user, moved[i], u->shares, usage.UsageOf(u->account, u->user)});
+      ordered_depth.push_back(out.depth[i] + 1);
+    }
+  }
+  out.tree = std::move(ordered);
+  out.depth = std::move(ordered_depth);
+  return out;
+}
+
+}  // namespace
+
+void ControllerCore::RestoreUsage(sched::UsageLedger ledger) {
+  usage_ = std::move(ledger);
+  fair_share_stale_ = true;
+}
+
+double ControllerCore::BillingOf(const JobEntry& e) const {
+  core::TresVector tres;
+  int64_t cpus = 0, mem = 0, gpus = 0;
+  std::map<std::string, int64_t> typed;
+  for (const sched::NodeAlloc& a : e.alloc()) {
+    cpus += a.amount.cpus;
+    mem += a.amount.mem_mb;
+    gpus += a.amount.gpus;
+    const std::string& type = cluster_.nodes[a.node].gpu_type;
+    if (a.amount.gpus > 0 && !type.empty()) typed[type] += a.amount.gpus;
+  }
+  tres.Set(core::kTresCpu, cpus);
+  tres.Set(core::kTresMem, mem);
+  tres.Set(core::kTresNode, static_cast<int64_t>(e.alloc().size()));
+  if (gpus > 0) tres.Set(core::kTresGpu, gpus);
+  for (const auto& [type, n] : typed) tres.Set(core::StrCat(core::kTresGpu, ":", type), n);
+  const core::TresBillingWeights* weights = &site_.cluster.billing_weights;
+  for (const conf::PartitionConfig& p : site_.cluster.partitions) {
+    if (p.name == e.job.partition && !p.billing_weights.empty()) weights = &p.billing_weights;
+  }
+  return weights->Billing(tres, site_.cluster.priority.max_tres);
+}
+
+void ControllerCore::ChargeUsage(const JobEntry& e, Time until) {
+  if (e.alloc().empty()) return;
+  const Time from = std::max(e.job.start_time, usage_.charged_to());
+  if (until <= from) return;
+  double factor = 1.0;
+  if (associations_ != nullptr) {
+    auto q = associations_->qos_policy.find(e.request->qos);
+    if (q != associations_->qos_policy.end()) factor = q->second.usage_factor;
+  }
+  // What was charged before decays to `until` first: the new usage counts from there.
+  const conf::PriorityParams& p = site_.cluster.priority;
+  usage_.Advance(until, p.decay_half_life_s, p.usage_reset);
+  const std::string& account = e.request->account;
+  usage_.Charge(account, e.job.user, BillingOf(e) * static_cast<double>(until - from) * factor);
+  usage_changed_ = true;
+  fair_share_stale_ = true;
+}
+
+void ControllerCore::ComputeFairShare() {
+  fair_share_stale_ = false;
+  weights_ = sched::WeightsFromConfig(site_.cluster.priority);
+  totals_ = sched::ClusterTotals{};
+  totals_.nodes = static_cast<int32_t>(cluster_.nodes.size());
+  totals_.cpus = 0;
+  for (const model::Node& n : cluster_.nodes) totals_.cpus += n.capacity.cpus;
+  for (const model::Partition& part : cluster_.partitions) {
+    totals_.max_partition_job_factor =
+        std::max<int32_t>(totals_.max_partition_job_factor, part.priority_job_factor);
+  }
+  highest_qos_priority_ = 0;
+  if (associations_ == nullptr) {
+    fair_share_ = FairShareTable{};
+    return;
+  }
+  for (const auto& [name, q] : associations_->qos_policy) {
+    highest_qos_priority_ = std::max(highest_qos_priority_, q.priority);
+  }
+  fair_share_ = TreeOf(*associations_, usage_);
+  fair_share_.values = sched::ComputeFairShare(
+      fair_share_.tree, site_.cluster.priority.no_fair_tree ? sched::FairShareAlgorithm::kClassic
+                                                            : sched::FairShareAlgorithm::kFairTree);
+  for (size_t i = 0; i < fair_share_.tree.size(); ++i) {
+    const sched::ShareAssoc& a = fair_share_.tree[i];
+    if (!a.user.empty()) fair_share_.factor[{a.account, a.user}] = fair_share_.values[i].fairshare;
+  }
+}
+
+PriorityFactors ControllerCore::FactorsOf(const JobEntry& e) const {
+  PriorityFactors f;
+  const conf::PriorityParams& p = site_.cluster.priority;
+  const model::JobRequest& r = *e.request;
+  f.age = sched::AgeFactor(calculated_at_, e.job.eligible_time, p.max_age_s);
+  if (auto it = fair_share_.factor.find({r.account, e.job.user}); it != fair_share_.factor.end()) {
+    f.fairshare = it->second;
+  }
+  sched::PriorityInputs in;
+  in.eligible_since = e.job.eligible_time;
+  in.nodes = std::max(1, r.shape.min_nodes);
+  in.cpus = std::max<int64_t>(1, r.shape.TotalCpus());
+  if (e.partition >= 0 && static_cast<size_t>(e.partition) < cluster_.partitions.size()) {
+    in.partition_job_factor = cluster_.partitions[e.partition].priority_job_factor;
+  }
+  if (associations_ != nullptr && highest_qos_priority_ > 0) {
+    auto q = associations_->qos_policy.find(r.qos);
+    if (q != associations_->qos_policy.end()) {
+      in.qos_factor =
+          static_cast<double>(q->second.priority) / static_cast<double>(highest_qos_priority_);
+    }
+  }
+  in.fairshare_factor = f.fairshare;
+  in.nice = r.nice;
+  f.job_size = sched::JobSizeFactor(in, totals_, p.favor_small);
+  f.partition = sched::PartitionFactor(in, totals_);
+  f.qos = in.qos_factor;
+  f.nice = r.nice;
+  f.priority = sched::MultifactorPriority(weights_, in, totals_, calculated_at_);
+  return f;
+}
+
+int64_t ControllerCore::InitialPriority(const JobEntry& e) const {
+  if (e.request->priority) return *e.request->priority;
+  if (!multifactor()) return DefaultPriority(*e.request, e.submission_id());
+  return std::clamp<int64_t>(FactorsOf(e).priority, 1, kMaxJobPriority);
+}
+
+void ControllerCore::Recalculate(Time now, bool period, Effects* fx) {
+  const conf::PriorityParams& p = site_.cluster.priority;
+  if (period) {
+    if (usage_.Advance(now, p.decay_half_life_s, p.usage_reset)) fair_share_stale_ = true;
+    for (JobEntry* e : LiveMutable()) {
+      if (e->job.state == JobState::kRunning) ChargeUsage(*e, now);
+    }
+    usage_.set_charged_to(now);
+    usage_changed_ = true;
+    // Age counts at the calculations only, as in Slurm: between them priorities move with
+    // fair share alone.
+    calculated_at_ = now;
+  }
+  if (fair_share_stale_) ComputeFairShare();
+  if (!multifactor()) return;
+  for (JobEntry* e : LiveMutable()) {
+    if (e->job.state != JobState::kPending || e->job.priority == 0 || e->request->priority) {
+      continue;
+    }
+    const int64_t priority = InitialPriority(*e);
+    if (priority == e->job.priority) continue;
+    e->job.priority = priority;
+    pass_due_ = true;
+    if (fx) fx->touched.push_back(e->job.id);
+  }
+}
+
+}  // namespace loom::ctld
