@@ -216,6 +216,9 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports, 
     << "# Every node is emulated on this host: take each to have what this file says.\n"
     << "SlurmdParameters=config_overrides\n"
     << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\n"
+    << "# Fair share over the accounts sacctmgr makes (sshare, sprio).\n"
+    << "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+    << "PriorityWeightAge=1000\nPriorityWeightPartition=1000\nPriorityWeightQOS=1000\n"
     << "GresTypes=gpu\n";
   // The first half DGX-like GPU nodes (8 A100s; GPUs 0-3 on socket 0's NUMA node, 4-7 on
   // socket 1's), the rest CPU nodes.

@@ -23,5 +23,7 @@ int RunSstat(int argc, char** argv);
 int RunSacct(int argc, char** argv);
 int RunSacctmgr(int argc, char** argv);
 int RunSreport(int argc, char** argv);
+int RunSshare(int argc, char** argv);
+int RunSprio(int argc, char** argv);
 
 }  // namespace loom::cli

@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
     {"sacctmgr", loom::cli::RunSacctmgr,
      "clusters, accounts, users and QOS in the accounting, as Slurm's sacctmgr"},
     {"sreport", loom::cli::RunSreport, "usage reports from the accounting, as Slurm's sreport"},
+    {"sshare", loom::cli::RunSshare, "fair-share shares, usage and factors, as Slurm's sshare"},
+    {"sprio", loom::cli::RunSprio, "pending jobs' priority factors, as Slurm's sprio"},
 };
 
 std::string_view BaseName(const char* path) {

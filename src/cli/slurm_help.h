@@ -335,6 +335,55 @@ inline constexpr std::string_view kSdiagHelp =
 
 inline constexpr std::string_view kSdiagUsage = "Usage: sdiag [-aritT] [-M cluster]\n";
 
+inline constexpr std::string_view kSshareHelp =
+    "Usage: sshare [OPTIONS]\n"
+    "  -A, --accounts=list    only these accounts' associations\n"
+    "  -a, --all              every user's associations, not only yours\n"
+    "  -l, --long             also NormUsage, LevelFS, GrpTRESMins and TRESRunMins\n"
+    "  -n, --noheader         no header lines\n"
+    "  -o, --format=fields    the columns, e.g. Account,User,FairShare,LevelFS\n"
+    "                         (Name%width sets a width); --helpformat lists them\n"
+    "  -p, --parsable         '|' between fields and after the last\n"
+    "  -P, --parsable2        '|' between fields only\n"
+    "  -u, --users=list       only these users' associations (and their accounts)\n"
+    "  -U, --Users            user associations only, no account lines\n"
+    "      --json             the associations as JSON\n"
+    "  -M, --clusters=list    ask other clusters (not supported by Loom yet)\n"
+    "  -m, --partition        partition associations (not supported by Loom yet)\n"
+    "  -v, --verbose          say more\n"
+    "  -V, --version          print the Slurm and Loom versions, then exit\n"
+    "\n"
+    "Help options:\n"
+    "  --help          print this list of options\n"
+    "  --helpformat    list the fields -o takes\n"
+    "  --usage         print the short synopsis of sshare\n";
+
+inline constexpr std::string_view kSshareUsage =
+    "Usage: sshare [-A accounts] [-alnpPUv] [-o fields] [-u users] [--json]\n";
+
+inline constexpr std::string_view kSprioHelp =
+    "Usage: sprio [OPTIONS]\n"
+    "  -h, --noheader         no header line\n"
+    "  -j, --jobs=list        only these jobs\n"
+    "  -l, --long             also USER, ASSOC, NICE and TRES\n"
+    "  -n, --norm             the factors before their weights\n"
+    "  -o, --format=format    the columns, e.g. \"%.15i %.8u %.10Y %.10F\"\n"
+    "  -p, --partition=list   only jobs in these partitions\n"
+    "  -u, --user=list        only these users' jobs (adds the USER column)\n"
+    "  -w, --weights          the weights of the priority factors\n"
+    "  -M, --clusters=list    ask other clusters (not supported by Loom yet)\n"
+    "  -S, --sort=fields      another order (not supported by Loom yet)\n"
+    "  -v, --verbose          say more\n"
+    "  -V, --version          print the Slurm and Loom versions, then exit\n"
+    "\n"
+    "Help options:\n"
+    "  --help          print this list of options\n"
+    "  --usage         print the short synopsis of sprio\n";
+
+inline constexpr std::string_view kSprioUsage =
+    "Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions] [--usage] "
+    "[-hlnvVw]\n";
+
 // scontrol --usage prints its --help text.
 inline constexpr std::string_view kScontrolUsage = kScontrolHelp;
 

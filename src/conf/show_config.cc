@@ -90,7 +90,7 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
     kv["PriorityMaxAge"] = core::FormatDuration(c.priority.max_age_s);
     kv["PriorityFavorSmall"] = c.priority.favor_small ? "Yes" : "No";
     kv["PriorityCalcPeriod"] = core::FormatDuration(c.priority.calc_period_s);
-    kv["PriorityFlags"] = OrNull(c.priority.FlagsString());
+    kv["PriorityFlags"] = c.priority.FlagsString();  // empty, not (null), as Slurm prints it
     kv["PriorityUsageResetPeriod"] = std::string(UsageResetName(c.priority.usage_reset));
     kv["PriorityWeightAge"] = StrCat(c.priority.weight_age);
     kv["PriorityWeightAssoc"] = StrCat(c.priority.weight_assoc);

@@ -65,6 +65,9 @@ const std::map<std::string, Row>& Matrix() {
       {"QueryConfig", {{kOk, kOk, kOk, kOk, kOk}}},
       {"Diag", {{kOk, kOk, kOk, kOk, kOk}}},
       {"QuerySteps", {{kOk, kOk, kOk, kOk, kOk}}},
+      // sshare and sprio (PrivateData narrows what they list, not whether they answer).
+      {"Shares", {{kOk, kOk, kOk, kOk, kOk}}},
+      {"Priorities", {{kOk, kOk, kOk, kOk, kOk}}},
       // A job: its owner, SlurmUser and root.
       {"SignalJob", {{kOk, kDenied, kDenied, kOk, kOk}}},
       {"UpdateJob", {{kOk, kDenied, kDenied, kOk, kOk}}},  // TimeLimit lowered: allowed

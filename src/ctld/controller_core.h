@@ -529,6 +529,9 @@ class ControllerCore {
   const FairShareTable& fair_share() const { return fair_share_; }
   // The factors of job `e`'s multifactor priority as last calculated (sprio).
   PriorityFactors FactorsOf(const JobEntry& e) const;
+  // What a second of job `e` costs: its allocation's billing TRES (TRESBillingWeights of its
+  // partition, else the cluster's; PriorityFlags=MAX_TRES), the CPU count without weights.
+  double BillingOf(const JobEntry& e) const;
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
@@ -592,7 +595,6 @@ class ControllerCore {
   int64_t InitialPriority(const JobEntry& e) const;
   // Adds running job `e`'s billing x seconds since it started or was last charged, to `until`.
   void ChargeUsage(const JobEntry& e, Time until);
-  double BillingOf(const JobEntry& e) const;
   // At a PriorityCalcPeriod (`period`): charges running jobs, decays usage and moves the time
   // age counts to. Then, and whenever usage or the tree changed: recomputes the fair-share
   // values and pending jobs' priorities.

@@ -53,6 +53,8 @@ class ControllerCore::TableView final : public sched::deps::JobsView {
 };
 
 bool ControllerCore::Schedule(Time now, Effects* fx) {
+  // A job that ended changed fair share: the pass goes by the priorities that follow.
+  if (fair_share_stale_) Recalculate(now, /*period=*/false, fx);
   const bool event = ScheduleEvents(now, fx);
   const bool timed = ScheduleTimed(now, fx);
   return event || timed;

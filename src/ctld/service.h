@@ -44,6 +44,8 @@ class Controller;
   X(QuerySteps)                    \
   X(ReleaseAllocation)             \
   X(StepUsage)                     \
+  X(Shares)                        \
+  X(Priorities)                    \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
   X(JobComplete)

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Fair share end to end: on a cluster with accounting and priority/multifactor, one account
+# uses the whole cluster; then both accounts queue a whole-cluster job, the busy account's
+# first. The idle account's job starts first: its fair-share factor and priority are the
+# higher ones, as sshare and sprio show in Slurm's layouts; a controller restart keeps the
+# usage.
+#
+#   tests/e2e/fairshare.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: fairshare.sh BUILD_BIN_DIR}" && pwd)
+dir=$(mktemp -d /tmp/loom-fairshare.XXXXXX)
+chmod 755 "$dir"
+cleanup() {
+  "$bin/loom" cluster down --dir "$dir/c" >/dev/null 2>&1 || true
+  [[ "${LOOM_KEEP_TEST_DIRS:-0}" == 1 ]] || rm -rf "$dir"
+}
+trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cluster=$dir/c
+fail() { echo "FAIL: $*" >&2; show_logs "$cluster"/log/*.log; exit 1; }
+export PATH="$bin:$PATH"
+wait_until() {
+  local _
+  for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
+  return 1
+}
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
+state() { squeue -h -j "$1" -o %T; }
+
+out=$("$bin/loom" cluster up --dir "$cluster" --nodes 2) || fail "up: $out"
+eval "$(grep '^export SLURM_CONF=' <<<"$out")"
+mkdir -p "$dir/work"
+chmod 777 "$dir/work"
+cd "$dir/work"
+
+sacctmgr -i add account physics,bio >/dev/null
+sacctmgr -i add user root account=physics >/dev/null
+sacctmgr -i add user nobody account=bio defaultaccount=bio >/dev/null
+# The controller reads the tree every few seconds.
+wait_until "sshare -a -n -P -o Account,User | grep -q '^  bio|nobody$'" 150 ||
+  fail "the tree never reached the controller: $(sshare -a)"
+
+# physics uses the whole cluster for a few seconds.
+busy=$(sbatch --parsable -A physics -N2 --exclusive -o /dev/null --wrap 'sleep 4')
+wait_until "[[ \$(state $busy) == RUNNING ]]" || fail "the busy job never ran"
+# Both accounts queue a whole-cluster job while it runs: physics's first.
+mine=$(sbatch --parsable -A physics -N2 --exclusive -o /dev/null --wrap 'sleep 3')
+theirs=$(as_nobody sbatch --parsable -N2 --exclusive -o /dev/null --wrap 'sleep 3')
+# Nothing used yet counts the same for both: submission order.
+[[ $(squeue -h -j "$mine" -o %Q) == $(squeue -h -j "$theirs" -o %Q) ]] ||
+  fail "priorities differ before any usage: $(squeue -o '%i %u %a %Q')"
+
+wait_until "[[ \$(state $busy) == '' ]]" 200 || fail "the busy job did not end"
+wait_until "[[ \$(state $theirs) == RUNNING ]]" 100 ||
+  fail "the idle account's job did not start first: $(squeue -o '%i %u %a %Q %T')"
+[[ $(state "$mine") == PENDING ]] || fail "physics's job ran alongside: $(squeue)"
+
+# sprio: the factors of the job that waits, in Slurm's columns; physics's fair share is the
+# lowest of the three users' (root under root, nobody under bio, root under physics): 1/3.
+got=$(sprio -j "$mine")
+header=$(head -1 <<<"$got")
+[[ $header == "          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE    JOBSIZE  PARTITION        QOS" ]] ||
+  fail "sprio header: '$header'"
+read -r _ _ prio _ _ fs _ <<<"$(tail -1 <<<"$got")"
+[[ $fs == 3333 ]] || fail "physics's fair share after its usage: $got"
+[[ $prio == $(squeue -h -j "$mine" -o %Q) ]] || fail "sprio's priority is not squeue's: $got"
+sprio -w | grep -q "Weights .* 1 .*1000 .*10000" || fail "sprio -w: $(sprio -w)"
+
+# sshare: physics has the usage (2 nodes x all their CPUs x ~4 s); Fair Tree's columns.
+line=$(sshare -a -P -n -o Account,User,RawUsage,FairShare,LevelFS | grep '^  physics|root|')
+IFS='|' read -r _ _ usage factor levelfs <<<"$line"
+(( usage > 0 )) || fail "no usage charged to physics: $(sshare -a -l)"
+[[ $factor == 0.333333 && $levelfs != inf ]] || fail "physics's root: $(sshare -a -l)"
+header=$(sshare | head -1)
+[[ $header == "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare " ]] ||
+  fail "sshare header: '$header'"
+# Without -a: every account, and only the caller's own associations.
+[[ $(sshare -n -P -o Account,User | grep -c nobody) == 0 && $(sshare -n -P -o Account | grep -c bio) == 1 ]] ||
+  fail "sshare's default rows: $(sshare)"
+echo "ok: the idle account's job started first; sprio and sshare show why"
+
+# A controller restart keeps the usage.
+before=$(sshare -a -P -n -o Account,User,RawUsage | grep '^  physics|root|')
+"$bin/loom" cluster restart loomctld --dir "$cluster" >/dev/null || fail "restart"
+wait_until "sshare -a -P -n -o Account,User,RawUsage >/dev/null 2>&1" 150 || fail "no controller"
+after=$(sshare -a -P -n -o Account,User,RawUsage | grep '^  physics|root|')
+# The same usage, decayed by the seconds the restart took (a week's half-life: under one unit).
+IFS='|' read -r _ _ u0 <<<"$before"
+IFS='|' read -r _ _ u1 <<<"$after"
+(( u0 > 0 && u1 >= u0 - 1 && u1 <= u0 )) || fail "usage before the restart $u0, after $u1"
+echo "ok: a controller restart keeps the usage"
