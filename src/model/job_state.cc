@@ -128,6 +128,64 @@ std::string_view PendingReasonName(PendingReason r) {
       return "QOSMaxJobsPerUserLimit";
     case PendingReason::kReservation:
       return "Reservation";
+    case PendingReason::kQOSGrpCpuLimit:
+      return "QOSGrpCpuLimit";
+    case PendingReason::kQOSGrpMemLimit:
+      return "QOSGrpMemLimit";
+    case PendingReason::kQOSGrpNodeLimit:
+      return "QOSGrpNodeLimit";
+    case PendingReason::kQOSGrpGRES:
+      return "QOSGrpGRES";
+    case PendingReason::kQOSGrpBillingLimit:
+      return "QOSGrpBillingLimit";
+    case PendingReason::kQOSGrpJobsLimit:
+      return "QOSGrpJobsLimit";
+    case PendingReason::kQOSMaxCpuPerUserLimit:
+      return "QOSMaxCpuPerUserLimit";
+    case PendingReason::kQOSMaxMemoryPerUser:
+      return "QOSMaxMemoryPerUser";
+    case PendingReason::kQOSMaxNodePerUserLimit:
+      return "QOSMaxNodePerUserLimit";
+    case PendingReason::kQOSMaxBillingPerUser:
+      return "QOSMaxBillingPerUser";
+    case PendingReason::kAssocGrpCpuLimit:
+      return "AssocGrpCpuLimit";
+    case PendingReason::kAssocGrpMemLimit:
+      return "AssocGrpMemLimit";
+    case PendingReason::kAssocGrpNodeLimit:
+      return "AssocGrpNodeLimit";
+    case PendingReason::kAssocGrpGRES:
+      return "AssocGrpGRES";
+    case PendingReason::kAssocGrpBillingLimit:
+      return "AssocGrpBillingLimit";
+    case PendingReason::kAssocGrpJobsLimit:
+      return "AssocGrpJobsLimit";
+    case PendingReason::kAssocMaxJobsLimit:
+      return "AssocMaxJobsLimit";
+    case PendingReason::kQOSMaxCpuPerJobLimit:
+      return "QOSMaxCpuPerJobLimit";
+    case PendingReason::kQOSMaxMemoryPerJob:
+      return "QOSMaxMemoryPerJob";
+    case PendingReason::kQOSMaxNodePerJobLimit:
+      return "QOSMaxNodePerJobLimit";
+    case PendingReason::kQOSMaxGRESPerJob:
+      return "QOSMaxGRESPerJob";
+    case PendingReason::kQOSMaxBillingPerJob:
+      return "QOSMaxBillingPerJob";
+    case PendingReason::kQOSMaxWallDurationPerJobLimit:
+      return "QOSMaxWallDurationPerJobLimit";
+    case PendingReason::kAssocMaxCpuPerJobLimit:
+      return "AssocMaxCpuPerJobLimit";
+    case PendingReason::kAssocMaxMemoryPerJob:
+      return "AssocMaxMemoryPerJob";
+    case PendingReason::kAssocMaxNodePerJobLimit:
+      return "AssocMaxNodePerJobLimit";
+    case PendingReason::kAssocMaxGRESPerJob:
+      return "AssocMaxGRESPerJob";
+    case PendingReason::kAssocMaxBillingPerJob:
+      return "AssocMaxBillingPerJob";
+    case PendingReason::kAssocMaxWallDurationPerJobLimit:
+      return "AssocMaxWallDurationPerJobLimit";
   }
   return "None";
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cpu_set.h"
+#include "core/tres.h"
 #include "model/cluster_topology.h"
 #include "model/job_state.h"
 #include "model/node.h"
@@ -19,6 +20,8 @@
 #include "model/resources.h"
 
 namespace loom::sched {
+
+struct LimitTable;
 
 using Time = int64_t;
 // A time later than any real one: "never" for searches, "forever" for interval ends.
@@ -90,6 +93,10 @@ struct PendingJob {
   // time) has blocked = that reason; the scheduler only reports it.
   model::PendingReason blocked = model::PendingReason::kNone;
   std::optional<Reservation> reservation;
+  // Association and QOS limits (limits/limits.h): the scopes of PassInput::limits the job
+  // counts against, and what it counts there (cpu, mem, node, billing, gres/gpu[:type]).
+  std::vector<int32_t> limit_scopes;
+  core::TresVector limit_tres;
 };
 
 // What caused a pass; reference policies act differently on each (SIM-CONVENTIONS.md).
@@ -107,6 +114,8 @@ struct PassInput {
   Time now = 0;
   PassTrigger trigger = PassTrigger::kPeriodic;
   uint64_t next_decision_seq = 0;
+  // Limits on what runs at once (null: none): no pass starts a job they forbid.
+  const LimitTable* limits = nullptr;
 };
 
 struct JobStart {

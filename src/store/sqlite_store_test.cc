@@ -197,7 +197,8 @@ TEST_F(SqliteStoreTest, EveryJobStateAndReasonRoundTrips) {
   Batch batch;
   model::JobId id = 1;
   for (int s = 0; s <= static_cast<int>(model::JobState::kOutOfMemory); ++s) {
-    for (int r = 0; r <= static_cast<int>(model::PendingReason::kReservation); ++r) {
+    for (int r = 0; r <= static_cast<int>(model::PendingReason::kAssocMaxWallDurationPerJobLimit);
+         ++r) {
       JobRecord j = SmallJob(id++);
       j.state = static_cast<model::JobState>(s);
       j.reason = static_cast<model::PendingReason>(r);

@@ -25,6 +25,7 @@ class ConservativePolicy final : public Policy {
     policy_internal::BeginPass(in, out);
     const Cluster& cluster = *in.cluster;
     cluster_ = &cluster;
+    LimitTally tally(in.limits);
     std::vector<int32_t> queue = QueueOrder(cluster, in.pending);
     uint64_t seq = in.next_decision_seq;
 
@@ -61,7 +62,16 @@ class ConservativePolicy final : public Policy {
         continue;
       }
       std::optional<Reservation>& res = res_[idx];
-      if (res && res->start <= in.now) continue;                     // C3: counts as started
+      // Held by a limit: no reservation (a kept one goes), no start.
+      if (!policy_internal::WithinLimits(tally, in, idx, out)) {
+        if (res) planner_.Release(res->alloc, res->start, job.estimate);
+        res.reset();
+        continue;
+      }
+      if (res && res->start <= in.now) {  // C3: counts as started
+        tally.Charge(job);
+        continue;
+      }
       if (res && in.trigger != PassTrigger::kTermination) continue;  // only C2 compresses
       ++out->stats.jobs_tested;
       if (res) {
@@ -71,6 +81,7 @@ class ConservativePolicy final : public Policy {
           res = Reservation{t, std::move(alloc), seq++};
         }
         planner_.Hold(res->alloc, res->start, job.estimate);
+        if (res->start <= in.now) tally.Charge(job);
         continue;
       }
       Time t = planner_.EarliestStart(job, in.now, kNever, 1, &alloc);
@@ -80,6 +91,7 @@ class ConservativePolicy final : public Policy {
       }
       res = Reservation{t, std::move(alloc), seq++};
       planner_.Hold(res->alloc, t, job.estimate);
+      if (t <= in.now) tally.Charge(job);
       ++out->stats.reservations;
     }
 

@@ -26,6 +26,7 @@ class EasyPolicy final : public Policy {
     policy_internal::BeginPass(in, out);
     const Cluster& cluster = *in.cluster;
     planner_.Reset(cluster, in.now, in.running);
+    tally_ = LimitTally(in.limits);
     std::vector<int32_t> queue = QueueOrder(cluster, in.pending);
 
     // Jobs that may be scheduled at all; the others only get their reason.
@@ -45,9 +46,11 @@ class EasyPolicy final : public Policy {
     Allocation alloc;
     for (; head < waiting_.size(); ++head) {
       const PendingJob& job = in.pending[waiting_[head]];
+      // A job a limit holds is passed over: it is no head and keeps nobody waiting.
+      if (!policy_internal::WithinLimits(tally_, in, waiting_[head], out)) continue;
       ++out->stats.jobs_tested;
       if (!planner_.FitsAt(job, in.now, &alloc)) break;
-      policy_internal::Start(planner_, in, waiting_[head], std::move(alloc), false, out);
+      policy_internal::Start(planner_, tally_, in, waiting_[head], std::move(alloc), false, out);
     }
     if (head >= waiting_.size()) return;
     const int32_t head_idx = waiting_[head];
@@ -68,9 +71,10 @@ class EasyPolicy final : public Policy {
     policy_internal::OrderCandidates(in.pending, opts_.order, &candidates_);
     for (int32_t idx : candidates_) {
       const PendingJob& job = in.pending[idx];
+      if (!policy_internal::WithinLimits(tally_, in, idx, out)) continue;
       ++out->stats.jobs_tested;
       if (planner_.FitsAt(job, in.now, &alloc)) {
-        policy_internal::Start(planner_, in, idx, std::move(alloc), true, out);
+        policy_internal::Start(planner_, tally_, in, idx, std::move(alloc), true, out);
       } else {
         out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kPriority);
       }
@@ -80,6 +84,7 @@ class EasyPolicy final : public Policy {
  private:
   PolicyOptions opts_;
   Planner planner_;
+  LimitTally tally_;
   std::vector<int32_t> waiting_;
   std::vector<int32_t> candidates_;
 };

@@ -18,6 +18,7 @@ class FcfsPolicy final : public Policy {
     policy_internal::BeginPass(in, out);
     const Cluster& cluster = *in.cluster;
     planner_.Reset(cluster, in.now, in.running);
+    tally_ = LimitTally(in.limits);
     std::vector<char> blocked(cluster.partitions.size() + 1, 0);
     Allocation alloc;
     for (int32_t idx : QueueOrder(cluster, in.pending)) {
@@ -32,9 +33,11 @@ class FcfsPolicy final : public Policy {
         out->reasons[idx] = PendingReason::kPriority;
         continue;
       }
+      // A job held by a limit keeps no other job waiting.
+      if (!policy_internal::WithinLimits(tally_, in, idx, out)) continue;
       ++out->stats.jobs_tested;
       if (planner_.FitsAt(job, in.now, &alloc)) {
-        policy_internal::Start(planner_, in, idx, std::move(alloc), false, out);
+        policy_internal::Start(planner_, tally_, in, idx, std::move(alloc), false, out);
       } else {
         out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kResources);
         part_blocked = 1;
@@ -45,6 +48,7 @@ class FcfsPolicy final : public Policy {
  private:
   PolicyOptions opts_;
   Planner planner_;
+  LimitTally tally_;
 };
 
 }  // namespace

@@ -62,9 +62,17 @@ model::PendingReason WaitReason(Planner& planner, const PendingJob& job,
   return why == model::PendingReason::kNone ? otherwise : why;
 }
 
-void Start(Planner& planner, const PassInput& in, int32_t idx, Allocation alloc, bool backfilled,
-           PassOutput* out) {
+bool WithinLimits(const LimitTally& tally, const PassInput& in, int32_t idx, PassOutput* out) {
+  const model::PendingReason r = tally.Check(in.pending[idx]);
+  if (r == model::PendingReason::kNone) return true;
+  out->reasons[idx] = r;
+  return false;
+}
+
+void Start(Planner& planner, LimitTally& tally, const PassInput& in, int32_t idx, Allocation alloc,
+           bool backfilled, PassOutput* out) {
   planner.Hold(alloc, in.now, in.pending[idx].estimate);
+  tally.Charge(in.pending[idx]);
   out->reasons[idx] = model::PendingReason::kNone;
   out->starts.push_back(JobStart{idx, std::move(alloc), backfilled});
   ++out->stats.started;

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "sched/limits/limits.h"
 #include "sched/plan/planner.h"
 #include "sched/types.h"
 
@@ -80,9 +81,12 @@ model::PendingReason UnschedulableReason(const Cluster& cluster, const PendingJo
 // else `otherwise` (Resources or Priority).
 model::PendingReason WaitReason(Planner& planner, const PendingJob& job,
                                 model::PendingReason otherwise);
-// Records a start and holds its resources on the planner's timeline.
-void Start(Planner& planner, const PassInput& in, int32_t idx, Allocation alloc, bool backfilled,
-           PassOutput* out);
+// Whether association and QOS limits let job `idx` start now, with what the pass started so
+// far; when not, records the limit as its reason.
+bool WithinLimits(const LimitTally& tally, const PassInput& in, int32_t idx, PassOutput* out);
+// Records a start, holds its resources on the planner's timeline and counts it in `tally`.
+void Start(Planner& planner, LimitTally& tally, const PassInput& in, int32_t idx, Allocation alloc,
+           bool backfilled, PassOutput* out);
 // Candidate order for a backfill scan over `order` (queue order, or stable by estimate).
 void OrderCandidates(std::span<const PendingJob> jobs, BackfillOrder how,
                      std::vector<int32_t>* order);

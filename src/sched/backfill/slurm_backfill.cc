@@ -30,6 +30,7 @@ class SlurmPolicy final : public Policy {
     policy_internal::BeginPass(in, out);
     const Cluster& cluster = *in.cluster;
     planner_.Reset(cluster, in.now, in.running);
+    tally_ = LimitTally(in.limits);
     std::vector<int32_t> queue = QueueOrder(cluster, in.pending);
     started_.assign(in.pending.size(), 0);
     MainPass(in, queue, out);
@@ -54,6 +55,8 @@ class SlurmPolicy final : public Policy {
         out->reasons[idx] = PendingReason::kPriority;
         continue;
       }
+      // A job a limit holds keeps no other job of its partition waiting.
+      if (!policy_internal::WithinLimits(tally_, in, idx, out)) continue;
       if (opts_.default_queue_depth > 0 && depth >= opts_.default_queue_depth &&
           (in.trigger == PassTrigger::kSubmit || in.trigger == PassTrigger::kTermination)) {
         out->reasons[idx] = PendingReason::kPriority;
@@ -62,7 +65,7 @@ class SlurmPolicy final : public Policy {
       ++depth;
       ++out->stats.jobs_tested;
       if (planner_.FitsAt(job, in.now, &alloc)) {
-        policy_internal::Start(planner_, in, idx, std::move(alloc), false, out);
+        policy_internal::Start(planner_, tally_, in, idx, std::move(alloc), false, out);
         started_[idx] = 1;
       } else {
         out->reasons[idx] = policy_internal::WaitReason(planner_, job, PendingReason::kResources);
@@ -85,6 +88,8 @@ class SlurmPolicy final : public Policy {
       const PendingJob& job = in.pending[idx];
       if (started_[idx]) continue;
       if (policy_internal::UnschedulableReason(cluster, job) != PendingReason::kNone) continue;
+      // Held by a limit: no start and no reservation (its reason is set).
+      if (!policy_internal::WithinLimits(tally_, in, idx, out)) continue;
       if (opts_.bf_max_job_test > 0 && tested >= opts_.bf_max_job_test) break;
       int32_t& part_count = per_part_[static_cast<size_t>(job.partition)];
       if (opts_.bf_max_job_part > 0 && part_count >= opts_.bf_max_job_part) continue;
@@ -93,7 +98,7 @@ class SlurmPolicy final : public Policy {
       ++out->stats.jobs_tested;
       Time t = planner_.EarliestStart(job, in.now, horizon, resolution, &alloc);
       if (t == in.now) {
-        policy_internal::Start(planner_, in, idx, std::move(alloc), any_reserved, out);
+        policy_internal::Start(planner_, tally_, in, idx, std::move(alloc), any_reserved, out);
         started_[idx] = 1;
         if (opts_.bf_max_job_start > 0 && ++bf_started >= opts_.bf_max_job_start) break;
         continue;
@@ -114,6 +119,7 @@ class SlurmPolicy final : public Policy {
 
   PolicyOptions opts_;
   Planner planner_;
+  LimitTally tally_;
   std::vector<char> started_;
   std::vector<char> blocked_;
   std::vector<int32_t> per_part_;
