@@ -326,4 +326,27 @@ int64_t TresBillingWeights::BillingCount(const TresVector& tres, bool max_tres) 
   return static_cast<int64_t>(billing);
 }
 
+StatusOr<std::vector<TresCap>> ParseTresCaps(std::string_view text) {
+  std::vector<TresCap> caps;
+  for (std::string_view item : Split(text, ',')) {
+    item = Trim(item);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          StrCat("TRES limit '", item, "' has no value; write it as name=count"));
+    }
+    ASSIGN_OR_RETURN(std::string name, CanonicalTresName(Trim(item.substr(0, eq))));
+    const std::string_view value = Trim(item.substr(eq + 1));
+    if (value == "-1") continue;  // sacctmgr's way of clearing a limit
+    StatusOr<TresVector> parsed = ParseTres(StrCat(name, "=", value));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("TRES limit '", item, "': ", std::string(parsed.status().message())));
+    }
+    caps.push_back(TresCap{name, parsed->Get(name)});
+  }
+  return caps;
+}
+
 }  // namespace loom::core

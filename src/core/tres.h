@@ -81,6 +81,18 @@ class TresVector {
 // 1024). Each name may appear once. An empty string is an empty vector.
 StatusOr<TresVector> ParseTres(std::string_view text);
 
+// One TRES cap: a canonical name ("cpu", "mem", "node", "billing", "gres/gpu",
+// "gres/gpu:a100") and its maximum (0 allowed: none of it).
+struct TresCap {
+  std::string name;
+  int64_t max = 0;
+  friend bool operator==(const TresCap&, const TresCap&) = default;
+};
+
+// Parses sacctmgr's form, "cpu=16,gres/gpu=4,mem=64G"; a cap of -1 means none (and is
+// dropped). InvalidArgument naming the item otherwise.
+StatusOr<std::vector<TresCap>> ParseTresCaps(std::string_view text);
+
 // Slurm's printed form: "cpu=8,mem=8000M,node=1,billing=8,gres/gpu=2"; "" when empty.
 std::string FormatTres(const TresVector& tres);
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <unordered_set>
 #include <utility>
@@ -247,10 +248,35 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
                                                               const std::string& cluster) {
   auto t = std::make_shared<model::AssociationTable>();
   for (const v1::AcctUser& u : reply.users()) t->default_account[u.name()] = u.default_account();
+  auto minutes = [](int64_t m) { return m < 0 ? int64_t{-1} : m * 60; };
   for (const v1::AcctQos& q : reply.qos()) {
     t->qos.insert(q.name());
-    t->qos_policy[q.name()] = model::QosPolicy{q.priority(), q.usage_factor()};
+    model::QosPolicy& p = t->qos_policy[q.name()];
+    p.priority = q.priority();
+    p.usage_factor = q.usage_factor();
+    p.limits.grp_tres = q.grp_tres();
+    p.limits.grp_jobs = q.grp_jobs();
+    p.limits.grp_submit_jobs = q.grp_submit_jobs();
+    p.limits.max_tres_per_job = q.max_tres_per_job();
+    p.limits.max_wall_s = minutes(q.max_wall_min());
+    p.limits.max_tres_per_user = q.max_tres_per_user();
+    p.limits.max_jobs = q.max_jobs_per_user();
+    p.limits.max_submit_jobs = q.max_submit_jobs_per_user();
+    for (const std::string& f : q.flags()) {
+      if (core::EqualsIgnoreCase(f, "DenyOnLimit")) p.deny_on_limit = true;
+    }
   }
+  auto limits_of = [&](const v1::AcctAssoc& a) {
+    model::Limits l;
+    l.grp_tres = a.grp_tres();
+    l.grp_jobs = a.grp_jobs();
+    l.grp_submit_jobs = a.grp_submit_jobs();
+    l.max_tres_per_job = a.max_tres_per_job();
+    l.max_wall_s = minutes(a.max_wall_min());
+    l.max_jobs = a.max_jobs();
+    l.max_submit_jobs = a.max_submit_jobs();
+    return l;
+  };
   // Accounts in tree order: each after its parent, whatever order loomdbd lists them in.
   std::map<std::string, std::vector<model::AccountAssociation>> children;
   for (const v1::AcctAssoc& a : reply.assocs()) {
@@ -263,25 +289,31 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
       u.qos.assign(a.qos().begin(), a.qos().end());
       u.default_qos = a.default_qos();
       u.shares = a.shares();
+      u.limits = limits_of(a);
       t->associations.push_back(std::move(u));
       continue;
     }
     const std::string parent =
         a.account() == "root" ? "" : (a.parent().empty() ? "root" : a.parent());
-    children[parent].push_back(model::AccountAssociation{a.account(), parent, a.shares()});
+    children[parent].push_back(
+        model::AccountAssociation{a.account(), parent, a.shares(), limits_of(a)});
   }
-  std::vector<std::string> open = {""};
-  while (!open.empty()) {
-    const std::string parent = std::move(open.back());
-    open.pop_back();
+  // Depth first, siblings by name: the order sshare lists them in. Each parent's list is
+  // taken once, so a cycle loomdbd let through cannot loop.
+  std::function<void(const std::string&)> visit = [&](const std::string& parent) {
     auto it = children.find(parent);
-    if (it == children.end()) continue;
-    for (model::AccountAssociation& acc : it->second) {
-      open.push_back(acc.name);
-      t->accounts.push_back(std::move(acc));
-    }
+    if (it == children.end()) return;
+    std::vector<model::AccountAssociation> list = std::move(it->second);
     children.erase(it);
-  }
+    std::sort(list.begin(), list.end(),
+              [](const auto& x, const auto& y) { return x.name < y.name; });
+    for (model::AccountAssociation& acc : list) {
+      const std::string name = acc.name;
+      t->accounts.push_back(std::move(acc));
+      visit(name);
+    }
+  };
+  visit("");
   return t;
 }
 

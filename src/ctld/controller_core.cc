@@ -253,6 +253,11 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
   const model::Partition& partition = cluster_.partitions[part];
   model::JobRequest& filled = *admitted.request;
   RETURN_IF_ERROR(ApplyAssociation(who, partition.name, &filled));
+  RETURN_IF_ERROR(CheckSubmitLimits(
+      filled, who,
+      filled.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
+                                                                 : partition.max_time_s),
+      filled.array ? static_cast<int64_t>(filled.array->Count()) : 1));
 
   // A dependency on a job the controller does not know (never existed, or purged after
   // MinJobAge) is accepted and counts as satisfied, as Slurm 22.05 does.

@@ -19,6 +19,7 @@
 #include "absl/container/btree_set.h"
 #include "conf/site_config.h"
 #include "core/status.h"
+#include "ctld/limits_plan.h"
 #include "model/association.h"
 #include "model/job.h"
 #include "model/job_request.h"
@@ -512,6 +513,10 @@ class ControllerCore {
   void SetAssociations(std::shared_ptr<const model::AssociationTable> table) {
     associations_ = std::move(table);
     fair_share_stale_ = true;
+    // AccountingStorageEnforce=limits: the tree's limits, parsed once per tree.
+    limit_rules_ = associations_ != nullptr && site_.cluster.Enforces("limits")
+                       ? std::make_shared<const LimitRules>(*associations_)
+                       : nullptr;
   }
 
   // Fair share and multifactor priority (core_priority.cc). Usage is charged to a job's
@@ -532,6 +537,8 @@ class ControllerCore {
   // What a second of job `e` costs: its allocation's billing TRES (TRESBillingWeights of its
   // partition, else the cluster's; PriorityFlags=MAX_TRES), the CPU count without weights.
   double BillingOf(const JobEntry& e) const;
+  // What job `e`'s allocation holds: cpu, mem, node, gres/gpu and gres/gpu:TYPE.
+  core::TresVector TresOf(const JobEntry& e) const;
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
@@ -656,6 +663,11 @@ class ControllerCore {
   uint64_t decision_seq_ = 0;
   // Steps inside allocations, by job (core_steps.cc); dropped with their job.
   std::map<JobId, JobSteps> steps_;
+  // Submission limits (core_priority.cc): DenyOnLimit, MaxSubmitJobs, GrpSubmitJobs for
+  // `count` new jobs of `r` from `who`.
+  Status CheckSubmitLimits(const model::JobRequest& r, const Caller& who, int64_t time_limit_s,
+                           int64_t count) const;
+  std::shared_ptr<const LimitRules> limit_rules_;
   // Fair share (core_priority.cc).
   sched::UsageLedger usage_;
   FairShareTable fair_share_;

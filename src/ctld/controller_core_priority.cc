@@ -12,6 +12,7 @@ namespace loom::ctld {
 namespace {
 
 using model::JobState;
+using model::PendingReason;
 
 // The tree the fair-share algorithms read: the root's association first, the accounts after
 // their parents, each user under its account. Usage is charged to user associations.
@@ -64,7 +65,7 @@ void ControllerCore::RestoreUsage(sched::UsageLedger ledger) {
   fair_share_stale_ = true;
 }
 
-double ControllerCore::BillingOf(const JobEntry& e) const {
+core::TresVector ControllerCore::TresOf(const JobEntry& e) const {
   core::TresVector tres;
   int64_t cpus = 0, mem = 0, gpus = 0;
   std::map<std::string, int64_t> typed;
@@ -80,11 +81,66 @@ double ControllerCore::BillingOf(const JobEntry& e) const {
   tres.Set(core::kTresNode, static_cast<int64_t>(e.alloc().size()));
   if (gpus > 0) tres.Set(core::kTresGpu, gpus);
   for (const auto& [type, n] : typed) tres.Set(core::StrCat(core::kTresGpu, ":", type), n);
+  return tres;
+}
+
+double ControllerCore::BillingOf(const JobEntry& e) const {
+  const core::TresVector tres = TresOf(e);
   const core::TresBillingWeights* weights = &site_.cluster.billing_weights;
   for (const conf::PartitionConfig& p : site_.cluster.partitions) {
     if (p.name == e.job.partition && !p.billing_weights.empty()) weights = &p.billing_weights;
   }
   return weights->Billing(tres, site_.cluster.priority.max_tres);
+}
+
+Status ControllerCore::CheckSubmitLimits(const model::JobRequest& r, const Caller& who,
+                                         int64_t time_limit_s, int64_t count) const {
+  if (limit_rules_ == nullptr) return absl::OkStatus();
+  const Status refused = absl::InvalidArgumentError(
+      "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+  if (limit_rules_->deny_on_limit(r.qos) &&
+      limit_rules_->PerJob(r, who.user, time_limit_s, RequestTres(r.shape)) !=
+          PendingReason::kNone) {
+    return refused;
+  }
+  // Jobs already submitted (waiting or running) under each submission limit that is set.
+  const ParsedLimits* q = limit_rules_->Qos(r.qos);
+  const ParsedLimits* u = limit_rules_->User(r.account, who.user);
+  std::vector<const ParsedLimits*> accounts;
+  for (const std::string& a : limit_rules_->Lineage(r.account)) {
+    const ParsedLimits* l = limit_rules_->Account(a);
+    if (l != nullptr && l->raw.grp_submit_jobs >= 0) accounts.push_back(l);
+  }
+  const bool any = (q != nullptr && (q->raw.max_submit_jobs >= 0 || q->raw.grp_submit_jobs >= 0)) ||
+                   (u != nullptr && (u->raw.max_submit_jobs >= 0 || u->raw.grp_submit_jobs >= 0)) ||
+                   !accounts.empty();
+  if (!any) return absl::OkStatus();
+  int64_t qos_user = 0, qos_all = 0, assoc = 0;
+  std::map<std::string, int64_t> per_account;
+  for (const JobEntry* e : LiveEntries()) {
+    if (model::IsFinal(e->job.state)) continue;
+    const model::JobRequest& o = *e->request;
+    if (o.qos == r.qos) {
+      ++qos_all;
+      if (e->job.uid == who.uid) ++qos_user;
+    }
+    if (o.account == r.account && e->job.uid == who.uid) ++assoc;
+    for (const std::string& a : limit_rules_->Lineage(o.account)) ++per_account[a];
+  }
+  auto over = [&](int64_t limit, int64_t have) { return limit >= 0 && have + count > limit; };
+  if (q != nullptr &&
+      (over(q->raw.max_submit_jobs, qos_user) || over(q->raw.grp_submit_jobs, qos_all))) {
+    return refused;
+  }
+  if (u != nullptr &&
+      (over(u->raw.max_submit_jobs, assoc) || over(u->raw.grp_submit_jobs, assoc))) {
+    return refused;
+  }
+  for (const std::string& a : limit_rules_->Lineage(r.account)) {
+    const ParsedLimits* l = limit_rules_->Account(a);
+    if (l != nullptr && over(l->raw.grp_submit_jobs, per_account[a])) return refused;
+  }
+  return absl::OkStatus();
 }
 
 void ControllerCore::ChargeUsage(const JobEntry& e, Time until) {

@@ -88,9 +88,13 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
   const std::vector<JobEntry*> live = LiveMutable();
   const TableView table(*this, live);
   sched::deps::Gate gate(table, now);
+  // AccountingStorageEnforce=limits: the scopes running and waiting jobs count against.
+  std::optional<LimitsPlan> limits;
+  if (limit_rules_ != nullptr) limits.emplace(limit_rules_.get());
   for (JobEntry* entry : live) {
     const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
+    if (limits) limits->table().AddRunning(TresOf(e), limits->ScopesOf(*e.request, e.job.user));
     const Time end = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
@@ -132,12 +136,24 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
       e.job.reason = blocked;
       continue;
     }
+    sched::PendingJob p;
+    if (limits) {
+      // A limit on the job alone holds it whatever runs: it need not enter the pass either.
+      p.limit_tres = RequestTres(e.request->shape);
+      const PendingReason over =
+          limit_rules_->PerJob(*e.request, e.job.user, e.job.time_limit_s, p.limit_tres);
+      if (over != PendingReason::kNone) {
+        if (e.job.reason != over && fx) fx->touched.push_back(e.job.id);
+        e.job.reason = over;
+        continue;
+      }
+      p.limit_scopes = limits->ScopesOf(*e.request, e.job.user);
+    }
     // Considered by this pass: Slurm's LastSchedEval.
     if (e.last_sched_eval != now) {
       e.last_sched_eval = now;
       if (fx) fx->touched.push_back(e.job.id);
     }
-    sched::PendingJob p;
     p.id = e.job.id;
     p.submit = e.job.submit_time;
     p.priority = e.job.priority;
@@ -165,6 +181,7 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
   in.now = now;
   in.trigger = trigger;
   in.next_decision_seq = decision_seq_;
+  if (limits) in.limits = &limits->table();
   sched::PassOutput out;
   policy_->Pass(in, &out);
   decision_seq_ = out.next_decision_seq;

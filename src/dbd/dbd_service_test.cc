@@ -168,6 +168,10 @@ TEST_F(DbdServiceTest, SacctmgrBuildsTheTreeAndChecksNames) {
                      {"high", "Priority=100", "MaxWall=2:00:00", "GrpTRES=cpu=16,gres/gpu=4"}, &msg)
                   .ok());
   EXPECT_THAT(msg, HasSubstr(" Adding QOS(s)\n  high\n"));
+  // A TRES limit that does not parse is refused, naming it, and changes nothing.
+  Status bad = Change(kRoot, "add", "qos", {"broken", "GrpTRES=gres/gpu=lots"}, &msg);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("gres/gpu=lots"));
   ASSERT_TRUE(Change(kRoot, "add", "account",
                      {"physics", "Description=Physics dept", "Fairshare=10", "QOS=normal,high"})
                   .ok());

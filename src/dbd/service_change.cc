@@ -9,6 +9,7 @@
 
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "core/tres.h"
 #include "dbd/internal/entities.h"
 #include "dbd/service.h"
 
@@ -113,11 +114,10 @@ StatusOr<int64_t> WallMinutes(const std::string& key, const std::string& value) 
 // A TRES list as sacctmgr takes it: name=count pairs ("cpu=16,gres/gpu=2,mem=100G").
 StatusOr<std::string> TresList(const std::string& key, const std::string& value) {
   if (value == "-1") return std::string();
-  for (std::string_view part : core::Split(value, ',')) {
-    const size_t eq = part.find('=');
-    if (eq == std::string_view::npos || eq == 0 || eq + 1 == part.size()) {
-      return BadValue(key, value, "TRES as name=count pairs, e.g. cpu=16,gres/gpu=2");
-    }
+  if (StatusOr<std::vector<core::TresCap>> caps = core::ParseTresCaps(value); !caps.ok()) {
+    return BadValue(key, value,
+                    core::StrCat("TRES as name=count pairs, e.g. cpu=16,gres/gpu=2 (",
+                                 std::string(caps.status().message()), ")"));
   }
   return value;
 }

@@ -16,6 +16,26 @@ namespace loom::model {
 // Fairshare=parent.
 inline constexpr int64_t kFairshareParent = -1;
 
+// Limits as sacctmgr sets them on an association or a QOS. TRES limits in sacctmgr's form
+// ("cpu=16,gres/gpu=4"); empty strings and counts of -1: none.
+struct Limits {
+  std::string grp_tres;          // GrpTRES: the jobs of the QOS / account subtree together
+  int64_t grp_jobs = -1;         // GrpJobs
+  int64_t grp_submit_jobs = -1;  // GrpSubmitJobs
+  std::string max_tres_per_job;  // MaxTRESPerJob (MaxTRES)
+  int64_t max_wall_s = -1;       // MaxWall
+  // Per user: a QOS's MaxTRESPerUser, MaxJobsPerUser, MaxSubmitJobsPerUser; a user
+  // association's own MaxJobs and MaxSubmitJobs.
+  std::string max_tres_per_user;
+  int64_t max_jobs = -1;
+  int64_t max_submit_jobs = -1;
+  bool any() const {
+    return !grp_tres.empty() || grp_jobs >= 0 || grp_submit_jobs >= 0 ||
+           !max_tres_per_job.empty() || max_wall_s >= 0 || !max_tres_per_user.empty() ||
+           max_jobs >= 0 || max_submit_jobs >= 0;
+  }
+};
+
 struct UserAssociation {
   std::string account;
   std::string user;
@@ -23,6 +43,7 @@ struct UserAssociation {
   std::vector<std::string> qos;  // the QOS its jobs may ask for
   std::string default_qos;       // empty: "normal" when allowed
   int64_t shares = 1;            // Fairshare=N, or kFairshareParent
+  Limits limits;
 };
 
 // An account's own association: where it sits in the tree and its part of its parent's.
@@ -30,12 +51,15 @@ struct AccountAssociation {
   std::string name;
   std::string parent;  // empty for root
   int64_t shares = 1;  // Fairshare=N, or kFairshareParent
+  Limits limits;
 };
 
 // What fair share and the multifactor formula read from a QOS.
 struct QosPolicy {
   int64_t priority = 0;
   double usage_factor = 1.0;  // UsageFactor: how its jobs' usage counts
+  Limits limits;
+  bool deny_on_limit = false;  // Flags=DenyOnLimit: refuse at submission what a limit holds
 };
 
 struct AssociationTable {

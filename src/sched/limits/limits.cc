@@ -7,29 +7,6 @@ namespace loom::sched {
 
 using model::PendingReason;
 
-StatusOr<std::vector<TresCap>> ParseTresCaps(std::string_view text) {
-  std::vector<TresCap> caps;
-  for (std::string_view item : core::Split(text, ',')) {
-    item = core::Trim(item);
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          core::StrCat("TRES limit '", item, "' has no value; write it as name=count"));
-    }
-    ASSIGN_OR_RETURN(std::string name, core::CanonicalTresName(core::Trim(item.substr(0, eq))));
-    const std::string_view value = core::Trim(item.substr(eq + 1));
-    if (value == "-1") continue;  // sacctmgr's way of clearing a limit
-    StatusOr<core::TresVector> parsed = core::ParseTres(core::StrCat(name, "=", value));
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          core::StrCat("TRES limit '", item, "': ", std::string(parsed.status().message())));
-    }
-    caps.push_back(TresCap{name, parsed->Get(name)});
-  }
-  return caps;
-}
-
 void LimitTable::AddRunning(const core::TresVector& tres, const std::vector<int32_t>& scopes_of) {
   used.resize(scopes.size());
   jobs.resize(scopes.size(), 0);

@@ -30,17 +30,8 @@ enum class LimitKind : uint8_t {
   kAssocPerJob,  // association MaxTRESPerJob, MaxWall: one job
 };
 
-// One TRES cap: a canonical name ("cpu", "mem", "node", "billing", "gres/gpu",
-// "gres/gpu:a100") and its maximum (0 allowed: none of it).
-struct TresCap {
-  std::string name;
-  int64_t max = 0;
-  friend bool operator==(const TresCap&, const TresCap&) = default;
-};
-
-// Parses sacctmgr's form, "cpu=16,gres/gpu=4,mem=64G"; a cap of -1 means none (and is
-// dropped). InvalidArgument naming the item otherwise.
-StatusOr<std::vector<TresCap>> ParseTresCaps(std::string_view text);
+using core::ParseTresCaps;
+using core::TresCap;
 
 struct LimitScope {
   LimitKind kind = LimitKind::kQosGroup;

@@ -1,0 +1,173 @@
+#include "ctld/limits_plan.h"
+
+#include "core/strings.h"
+
+namespace loom::ctld {
+namespace {
+
+using model::PendingReason;
+
+ParsedLimits Parse(const model::Limits& l) {
+  ParsedLimits p;
+  p.raw = l;
+  auto caps = [](const std::string& text) {
+    StatusOr<std::vector<sched::TresCap>> c = sched::ParseTresCaps(text);
+    return c.ok() ? *std::move(c) : std::vector<sched::TresCap>{};
+  };
+  p.grp_tres = caps(l.grp_tres);
+  p.max_tres_per_job = caps(l.max_tres_per_job);
+  p.max_tres_per_user = caps(l.max_tres_per_user);
+  return p;
+}
+
+// A limit of `l` on the job alone that it goes over, as a reason of `kind`.
+PendingReason PerJobOf(const ParsedLimits* l, sched::LimitKind kind, int64_t time_limit_s,
+                       const core::TresVector& tres) {
+  if (l == nullptr) return PendingReason::kNone;
+  if (const sched::TresCap* c = sched::FirstExceeded(l->max_tres_per_job, {}, tres)) {
+    return sched::LimitReason(kind, c->name);
+  }
+  if (l->raw.max_wall_s >= 0 && time_limit_s > l->raw.max_wall_s) {
+    return sched::LimitReason(kind, "wall");
+  }
+  return PendingReason::kNone;
+}
+
+}  // namespace
+
+core::TresVector RequestTres(const model::JobShape& s) {
+  core::TresVector t;
+  const int64_t cpus = s.TotalCpus();
+  const int64_t nodes = std::max(1, s.min_nodes);
+  const int64_t gpus = int64_t{s.gpus_per_node} * nodes + int64_t{s.gpus_per_task} * s.ntasks;
+  int64_t mem = 0;
+  if (s.mem_per_node_mb > 0) {
+    mem = s.mem_per_node_mb * nodes;
+  } else if (s.mem_per_cpu_mb > 0) {
+    mem = s.mem_per_cpu_mb * cpus;
+  } else if (s.mem_per_gpu_mb > 0) {
+    mem = s.mem_per_gpu_mb * gpus;
+  }
+  t.Set(core::kTresCpu, cpus);
+  t.Set(core::kTresMem, mem);
+  t.Set(core::kTresNode, nodes);
+  t.Set(core::kTresBilling, cpus);
+  t.Set(core::kTresGpu, gpus);
+  if (!s.gpu_type.empty()) t.Set(core::StrCat(core::kTresGpu, ":", s.gpu_type), gpus);
+  return t;
+}
+
+LimitRules::LimitRules(const model::AssociationTable& table) {
+  for (const auto& [name, q] : table.qos_policy) {
+    if (q.limits.any()) qos_[name] = Parse(q.limits);
+    deny_[name] = q.deny_on_limit;
+  }
+  std::map<std::string, std::string, std::less<>> parent;
+  for (const model::AccountAssociation& a : table.accounts) {
+    parent[a.name] = a.parent;
+    if (a.limits.any()) accounts_[a.name] = Parse(a.limits);
+  }
+  for (const auto& [name, up] : parent) {
+    std::vector<std::string>& line = lineage_[name];
+    std::string at = name;
+    // Bounded by the number of accounts: a cycle cannot loop.
+    for (size_t k = 0; k <= parent.size() && !at.empty(); ++k) {
+      line.push_back(at);
+      auto it = parent.find(at);
+      at = it == parent.end() ? "" : it->second;
+    }
+  }
+  for (const model::UserAssociation& u : table.associations) {
+    if (!u.partition.empty() || !u.limits.any()) continue;
+    users_.emplace(std::make_pair(u.account, u.user), Parse(u.limits));
+  }
+}
+
+const ParsedLimits* LimitRules::Qos(const std::string& name) const {
+  auto it = qos_.find(name);
+  return it == qos_.end() ? nullptr : &it->second;
+}
+
+const ParsedLimits* LimitRules::User(const std::string& account, const std::string& user) const {
+  auto it = users_.find({account, user});
+  return it == users_.end() ? nullptr : &it->second;
+}
+
+const ParsedLimits* LimitRules::Account(const std::string& name) const {
+  auto it = accounts_.find(name);
+  return it == accounts_.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>& LimitRules::Lineage(const std::string& account) const {
+  static const std::vector<std::string> kNone;
+  auto it = lineage_.find(account);
+  return it == lineage_.end() ? kNone : it->second;
+}
+
+bool LimitRules::deny_on_limit(const std::string& qos) const {
+  auto it = deny_.find(qos);
+  return it != deny_.end() && it->second;
+}
+
+PendingReason LimitRules::PerJob(const model::JobRequest& r, const std::string& user,
+                                 int64_t time_limit_s, const core::TresVector& tres) const {
+  using sched::LimitKind;
+  if (PendingReason why = PerJobOf(Qos(r.qos), LimitKind::kQosPerJob, time_limit_s, tres);
+      why != PendingReason::kNone) {
+    return why;
+  }
+  if (PendingReason why =
+          PerJobOf(User(r.account, user), LimitKind::kAssocPerJob, time_limit_s, tres);
+      why != PendingReason::kNone) {
+    return why;
+  }
+  for (const std::string& a : Lineage(r.account)) {
+    if (PendingReason why = PerJobOf(Account(a), LimitKind::kAssocPerJob, time_limit_s, tres);
+        why != PendingReason::kNone) {
+      return why;
+    }
+  }
+  return PendingReason::kNone;
+}
+
+int32_t LimitsPlan::Scope(const std::string& key, sched::LimitKind kind,
+                          const std::vector<sched::TresCap>& tres, int64_t max_jobs) {
+  auto [it, added] = index_.emplace(key, static_cast<int32_t>(table_.scopes.size()));
+  if (added) table_.scopes.push_back(sched::LimitScope{kind, tres, max_jobs});
+  return it->second;
+}
+
+std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std::string& user) {
+  using sched::LimitKind;
+  std::vector<int32_t> scopes;
+  if (const ParsedLimits* q = rules_->Qos(r.qos)) {
+    if (q->group()) {
+      scopes.push_back(
+          Scope(core::StrCat("q/", r.qos), LimitKind::kQosGroup, q->grp_tres, q->raw.grp_jobs));
+    }
+    if (!q->max_tres_per_user.empty() || q->raw.max_jobs >= 0) {
+      scopes.push_back(Scope(core::StrCat("qu/", r.qos, "/", user), LimitKind::kQosPerUser,
+                             q->max_tres_per_user, q->raw.max_jobs));
+    }
+  }
+  if (const ParsedLimits* u = rules_->User(r.account, user)) {
+    if (u->group()) {
+      scopes.push_back(Scope(core::StrCat("ug/", r.account, "/", user), LimitKind::kAssocGroup,
+                             u->grp_tres, u->raw.grp_jobs));
+    }
+    if (u->raw.max_jobs >= 0) {
+      scopes.push_back(Scope(core::StrCat("um/", r.account, "/", user), LimitKind::kAssocUser, {},
+                             u->raw.max_jobs));
+    }
+  }
+  for (const std::string& a : rules_->Lineage(r.account)) {
+    const ParsedLimits* l = rules_->Account(a);
+    if (l != nullptr && l->group()) {
+      scopes.push_back(
+          Scope(core::StrCat("a/", a), LimitKind::kAssocGroup, l->grp_tres, l->raw.grp_jobs));
+    }
+  }
+  return scopes;
+}
+
+}  // namespace loom::ctld

@@ -1,0 +1,75 @@
+// Association and QOS limits as the controller applies them (AccountingStorageEnforce=
+// limits): the tree's limits parsed once per tree (LimitRules), and per scheduling pass the
+// scopes the jobs count against with what running jobs use (LimitsPlan, feeding
+// sched::LimitTally). Limits on one job alone (MaxTRESPerJob, MaxWall) hold it with their
+// reason, or refuse it at submission under a QOS with Flags=DenyOnLimit; MaxSubmitJobs and
+// GrpSubmitJobs refuse a submission over them. Thread-compatible.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tres.h"
+#include "model/association.h"
+#include "model/job_request.h"
+#include "sched/limits/limits.h"
+
+namespace loom::ctld {
+
+// What a waiting job counts against limits: CPUs, memory, nodes and GPUs (and GPUs of its
+// type) it asks for; billing as its CPUs.
+core::TresVector RequestTres(const model::JobShape& shape);
+
+// One holder of limits, parsed.
+struct ParsedLimits {
+  std::vector<sched::TresCap> grp_tres, max_tres_per_job, max_tres_per_user;
+  model::Limits raw;
+  bool group() const { return !grp_tres.empty() || raw.grp_jobs >= 0; }
+};
+
+class LimitRules {
+ public:
+  // Parses every limit of `table`; a TRES limit that does not parse is left out (sacctmgr
+  // checks them when they are set).
+  explicit LimitRules(const model::AssociationTable& table);
+
+  const ParsedLimits* Qos(const std::string& name) const;
+  const ParsedLimits* User(const std::string& account, const std::string& user) const;
+  const ParsedLimits* Account(const std::string& name) const;
+  // The account's ancestors, itself first, the root last.
+  const std::vector<std::string>& Lineage(const std::string& account) const;
+  bool deny_on_limit(const std::string& qos) const;
+
+  // A limit on the job alone it goes over, or kNone: the QOS's, then its association's, then
+  // its accounts'.
+  model::PendingReason PerJob(const model::JobRequest& r, const std::string& user,
+                              int64_t time_limit_s, const core::TresVector& tres) const;
+
+ private:
+  std::map<std::string, ParsedLimits, std::less<>> qos_;
+  std::map<std::pair<std::string, std::string>, ParsedLimits> users_;
+  std::map<std::string, ParsedLimits, std::less<>> accounts_;
+  std::map<std::string, std::vector<std::string>, std::less<>> lineage_;
+  std::map<std::string, bool, std::less<>> deny_;
+};
+
+// One pass's scopes: made as the jobs that count against them are met.
+class LimitsPlan {
+ public:
+  explicit LimitsPlan(const LimitRules* rules) : rules_(rules) {}
+  // The scopes of a job of `user` with request `r`.
+  std::vector<int32_t> ScopesOf(const model::JobRequest& r, const std::string& user);
+  sched::LimitTable& table() { return table_; }
+
+ private:
+  int32_t Scope(const std::string& key, sched::LimitKind kind,
+                const std::vector<sched::TresCap>& tres, int64_t max_jobs);
+  const LimitRules* rules_;
+  sched::LimitTable table_;
+  std::map<std::string, int32_t> index_;
+};
+
+}  // namespace loom::ctld
