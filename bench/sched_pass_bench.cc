@@ -14,6 +14,8 @@
 #include <string>
 
 #include "sched/backfill/policy.h"
+#include "sched/limits/limits.h"
+#include "sched/priority/fairshare.h"
 #include "sched/types.h"
 
 namespace loom::sched {
@@ -243,20 +245,121 @@ void BM_GpuPlacementPass(benchmark::State& state) {
 }
 
 // Args: nodes, pending jobs, one multi-node job every N (0: none).
+// The same pass with association and QOS limits: 100,000 pending jobs from 1,000 users in
+// 200 accounts; each job counts against its QOS's group (GrpTRES gres/gpu and GrpJobs),
+// its user's scope in the QOS (MaxTRESPerUser cpu, MaxJobsPerUser) and its account's group
+// (GrpTRES cpu). Caps are loose enough that most jobs pass the checks, so the pass does its
+// full work plus the tally. Arg 2: 1 with limits, 0 without (the baseline).
+void BM_SlurmPassLimits(benchmark::State& state) {
+  World w = MakeWorld(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 0);
+  LimitTable table;
+  table.scopes.push_back({LimitKind::kQosGroup, {{"gres/gpu", 1 << 30}}, 1 << 30});
+  for (int u = 0; u < 1000; ++u) {
+    table.scopes.push_back({LimitKind::kQosPerUser, {{"cpu", 4096}}, 200});
+  }
+  for (int a = 0; a < 200; ++a) {
+    table.scopes.push_back({LimitKind::kAssocGroup, {{"cpu", 100000}}, -1});
+  }
+  std::mt19937_64 rng(5);
+  for (PendingJob& p : w.pending) {
+    const int user = static_cast<int>(rng() % 1000);
+    p.limit_scopes = {0, 1 + user, 1001 + user % 200};
+    p.limit_tres.Set("cpu", p.shape.TotalCpus());
+    p.limit_tres.Set("gres/gpu", p.shape.gpus_per_node);
+  }
+  PolicyOptions opts;
+  opts.bf_max_job_test = 0;
+  auto policy = MakePolicy("slurm", opts);
+  PassInput in;
+  in.cluster = &w.cluster;
+  in.running = w.running;
+  in.pending = w.pending;
+  in.trigger = PassTrigger::kPeriodic;
+  if (state.range(2) != 0) in.limits = &table;
+  PassOutput out;
+  for (auto _ : state) {
+    (*policy)->Pass(in, &out);
+    benchmark::DoNotOptimize(out.starts.data());
+  }
+  state.counters["started"] = static_cast<double>(out.stats.started);
+  state.counters["tested"] = static_cast<double>(out.stats.jobs_tested);
+}
+
+// Fair share for 10,000 associations: 200 accounts (40 under each of 5 top ones) with 49
+// users each, random usage; Fair Tree and classic.
+void BM_FairShare(benchmark::State& state) {
+  std::vector<ShareAssoc> tree = {{"root", "", -1, 1, 0}};
+  std::mt19937_64 rng(9);
+  for (int top = 0; top < 5; ++top)
+    tree.push_back({"t" + std::to_string(top), "", 0, 1 + static_cast<int64_t>(rng() % 10), 0});
+  for (int a = 0; a < 195; ++a) {
+    const auto acc = static_cast<int32_t>(tree.size());
+    tree.push_back(
+        {"a" + std::to_string(a), "", 1 + a % 5, 1 + static_cast<int64_t>(rng() % 10), 0});
+    for (int u = 0; u < 50 && tree.size() < 10000; ++u) {
+      tree.push_back({tree[acc].account, "u" + std::to_string(u), acc, 1,
+                      static_cast<double>(rng() % 1000000)});
+    }
+  }
+  const auto algorithm =
+      state.range(0) != 0 ? FairShareAlgorithm::kFairTree : FairShareAlgorithm::kClassic;
+  for (auto _ : state) {
+    std::vector<ShareValues> v = ComputeFairShare(tree, algorithm);
+    benchmark::DoNotOptimize(v.data());
+  }
+  state.counters["associations"] = static_cast<double>(tree.size());
+}
+
 BENCHMARK(BM_SlurmPass)->Args({10000, 100000, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({10000, 100000, 20})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({10000, 10000, 20})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SlurmPass)->Args({16, 2000, 20})->Unit(benchmark::kMillisecond)->Iterations(20);
 // Args: nodes, pending GPU jobs, one multi-node job every N (0: none), topology-aware (1) or
 // first fit (0).
-BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 20, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 20, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 0, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({1000, 1000, 0, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({10000, 10000, 20, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({10000, 10000, 20, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({10000, 100000, 0, 0})->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_GpuPlacementPass)->Args({10000, 100000, 0, 1})->Unit(benchmark::kMillisecond)->Iterations(1);
+// Args: nodes, pending jobs, limits on (1) or off (0).
+BENCHMARK(BM_SlurmPassLimits)
+    ->Args({1000, 100000, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK(BM_SlurmPassLimits)
+    ->Args({1000, 100000, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+// Arg: Fair Tree (1) or classic (0).
+BENCHMARK(BM_FairShare)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FairShare)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({1000, 1000, 20, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({1000, 1000, 20, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({1000, 1000, 0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({1000, 1000, 0, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({10000, 10000, 20, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({10000, 10000, 20, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({10000, 100000, 0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_GpuPlacementPass)
+    ->Args({10000, 100000, 0, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace loom::sched

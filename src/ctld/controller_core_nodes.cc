@@ -277,6 +277,8 @@ Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions opt
   node_alive_ = std::move(alive);
   last_seen_ = std::move(seen);
   node_admin_ = std::move(admin);
+  // Enforcement, weights and flags may have changed: limits and fair share follow.
+  SetAssociations(associations_);
   return absl::OkStatus();
 }
 

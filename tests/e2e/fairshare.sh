@@ -3,7 +3,7 @@
 # uses the whole cluster; then both accounts queue a whole-cluster job, the busy account's
 # first. The idle account's job starts first: its fair-share factor and priority are the
 # higher ones, as sshare and sprio show in Slurm's layouts; a controller restart keeps the
-# usage.
+# usage. Then limits: a GPU-limited QOS holds a job with QOSGrpGRES while GPUs are free.
 #
 #   tests/e2e/fairshare.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -89,3 +89,28 @@ IFS='|' read -r _ _ u0 <<<"$before"
 IFS='|' read -r _ _ u1 <<<"$after"
 (( u0 > 0 && u1 >= u0 - 1 && u1 <= u0 )) || fail "usage before the restart $u0, after $u1"
 echo "ok: a controller restart keeps the usage"
+
+# Limits (AccountingStorageEnforce=limits): a QOS with 4 GPUs at once holds a third 2-GPU job
+# with QOSGrpGRES although 4 more GPUs are free, and starts it when one ends; a job over
+# the QOS's MaxWall waits with QOSMaxWallDurationPerJobLimit.
+echo "AccountingStorageEnforce=associations,limits" >>"$SLURM_CONF"
+scontrol reconfigure || fail "reconfigure"
+sacctmgr -i add qos gpu4 GrpTRES=gres/gpu=4 MaxWall=1:00:00 >/dev/null || fail "add qos"
+sacctmgr -i modify user root set QOS=normal,gpu4 >/dev/null || fail "modify user"
+scancel "$mine" "$theirs" 2>/dev/null || true
+wait_until "[[ -z \$(squeue -h) ]]" 100 || fail "jobs did not end: $(squeue)"
+submit_gpu() { sbatch --parsable -A physics --qos=gpu4 -p batch --gres=gpu:2 -t 10 -o /dev/null --wrap "$1"; }
+wait_until "submit_gpu true >/dev/null 2>&1" 150 || fail "QOS gpu4 never reached the controller: $(submit_gpu true 2>&1)"
+g1=$(submit_gpu 'sleep 30')
+g2=$(submit_gpu 'sleep 30')
+g3=$(submit_gpu 'sleep 30')
+wait_until "[[ \$(state $g1) == RUNNING && \$(state $g2) == RUNNING ]]" 100 || fail "GPU jobs: $(squeue)"
+wait_until "[[ \$(squeue -h -j $g3 -o %r) == QOSGrpGRES ]]" 100 ||
+  fail "the third GPU job: $(squeue -j "$g3" -o '%i %T %r')"
+scancel "$g1"
+wait_until "[[ \$(state $g3) == RUNNING ]]" 150 || fail "the third GPU job never started: $(squeue)"
+long=$(sbatch --parsable -A physics --qos=gpu4 -t 2:00:00 -o /dev/null --wrap true)
+wait_until "[[ \$(squeue -h -j $long -o %r) == QOSMaxWallDurationPerJobLimit ]]" 100 ||
+  fail "over MaxWall: $(squeue -j "$long" -o '%i %T %r')"
+scancel "$g2" "$g3" "$long"
+echo "ok: a GPU-limited QOS holds jobs with QOSGrpGRES; MaxWall with its reason"
