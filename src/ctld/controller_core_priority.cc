@@ -33,6 +33,10 @@ FairShareTable TreeOf(const model::AssociationTable& t, const sched::UsageLedger
   }
   // Users in account order, so that the table reads as sshare prints it: each account's
   // users right after it, before its sub-accounts.
+  std::map<std::string_view, std::vector<const model::UserAssociation*>, std::less<>> users_of;
+  for (const model::UserAssociation& u : t.associations) {
+    if (u.partition.empty()) users_of[u.account].push_back(&u);
+  }
   std::vector<sched::ShareAssoc> ordered;
   std::vector<int32_t> ordered_depth;
   std::vector<int32_t> moved(out.tree.size());
@@ -42,10 +46,7 @@ FairShareTable TreeOf(const model::AssociationTable& t, const sched::UsageLedger
     if (a.parent >= 0) a.parent = moved[a.parent];
     ordered.push_back(std::move(a));
     ordered_depth.push_back(out.depth[i]);
-    std::vector<const model::UserAssociation*> users;
-    for (const model::UserAssociation& u : t.associations) {
-      if (u.account == out.tree[i].account && u.partition.empty()) users.push_back(&u);
-    }
+    std::vector<const model::UserAssociation*>& users = users_of[out.tree[i].account];
     std::sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->user < y->user; });
     for (const model::UserAssociation* u : users) {
       ordered.push_back(

@@ -99,12 +99,14 @@ sacctmgr -i add qos gpu4 GrpTRES=gres/gpu=4 MaxWall=1:00:00 >/dev/null || fail "
 sacctmgr -i modify user root set QOS=normal,gpu4 >/dev/null || fail "modify user"
 scancel "$mine" "$theirs" 2>/dev/null || true
 wait_until "[[ -z \$(squeue -h) ]]" 100 || fail "jobs did not end: $(squeue)"
+# The restarted controller counts a node again once its daemon reports (within a heartbeat).
+wait_until "[[ \$(sinfo -h -N -o %T | sort -u) == idle ]]" 600 || fail "nodes: $(sinfo -N)"
 submit_gpu() { sbatch --parsable -A physics --qos=gpu4 -p batch --gres=gpu:2 -t 10 -o /dev/null --wrap "$1"; }
 wait_until "submit_gpu true >/dev/null 2>&1" 150 || fail "QOS gpu4 never reached the controller: $(submit_gpu true 2>&1)"
 g1=$(submit_gpu 'sleep 30')
 g2=$(submit_gpu 'sleep 30')
 g3=$(submit_gpu 'sleep 30')
-wait_until "[[ \$(state $g1) == RUNNING && \$(state $g2) == RUNNING ]]" 100 || fail "GPU jobs: $(squeue)"
+wait_until "[[ \$(state $g1) == RUNNING && \$(state $g2) == RUNNING ]]" 300 || fail "GPU jobs: $(squeue)"
 wait_until "[[ \$(squeue -h -j $g3 -o %r) == QOSGrpGRES ]]" 100 ||
   fail "the third GPU job: $(squeue -j "$g3" -o '%i %T %r')"
 scancel "$g1"
