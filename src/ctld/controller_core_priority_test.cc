@@ -24,12 +24,12 @@ conf::SiteConfig FairSite(std::string extra = "") {
 // root ─ physics (1) ─ alice, bio (1) ─ bob
 std::shared_ptr<const model::AssociationTable> Tree() {
   auto t = std::make_shared<model::AssociationTable>();
-  t->accounts = {{"root", "", 1}, {"physics", "root", 1}, {"bio", "root", 1}};
-  t->associations = {{"physics", "alice", "", {"normal"}, "", 1},
-                     {"bio", "bob", "", {"normal"}, "", 1}};
+  t->accounts = {{"root", "", 1, {}}, {"physics", "root", 1, {}}, {"bio", "root", 1, {}}};
+  t->associations = {{"physics", "alice", "", {"normal"}, "", 1, {}},
+                     {"bio", "bob", "", {"normal"}, "", 1, {}}};
   t->default_account = {{"alice", "physics"}, {"bob", "bio"}};
   t->qos = {"normal"};
-  t->qos_policy["normal"] = model::QosPolicy{0, 1.0};
+  t->qos_policy["normal"] = model::QosPolicy{};
   return t;
 }
 
