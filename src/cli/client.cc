@@ -59,10 +59,14 @@ std::map<std::string, std::string> ProcessEnvironment() {
   return env;
 }
 
+std::string SlurmConfPath() {
+  const char* env = std::getenv("SLURM_CONF");
+  return env && *env ? env : "/etc/slurm/slurm.conf";
+}
+
 StatusOr<Client> Client::Connect(const std::string& command) {
   (void)command;
-  const char* env = std::getenv("SLURM_CONF");
-  const std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+  const std::string path = SlurmConfPath();
   std::vector<conf::Diagnostic> warnings;
   ASSIGN_OR_RETURN(conf::ClusterConfig cfg, conf::LoadSlurmConf(path, &warnings));
   Client c;
@@ -188,6 +192,14 @@ std::vector<format::JobView> JobViews(const v1::QueryJobsReply& reply) {
   std::map<uint32_t, std::string> groups;
   for (const v1::JobInfo& j : reply.jobs()) views.push_back(ViewOf(j, groups));
   return views;
+}
+
+void SayUserMsg(std::string_view command, const std::string& message, bool accepted) {
+  if (message.empty()) return;
+  for (std::string_view line : core::Split(message, '\n')) {
+    std::fprintf(stderr, "%.*s: %s%.*s\n", static_cast<int>(command.size()), command.data(),
+                 accepted ? "" : "error: ", static_cast<int>(line.size()), line.data());
+  }
 }
 
 }  // namespace loom::cli

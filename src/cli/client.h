@@ -112,4 +112,12 @@ class JobViewStream {
 // Every view `stream` still has, in order.
 std::vector<format::JobView> JobViews(JobViewStream& stream);
 
+// The slurm.conf the commands read: $SLURM_CONF, else /etc/slurm/slurm.conf.
+std::string SlurmConfPath();
+
+// What job_submit.lua told the submitter (SubmitReply.user_msg), on standard error as
+// Slurm's commands print it: "sbatch: MESSAGE" for an accepted submission, "sbatch: error:
+// MESSAGE" before the error of a refused one; each line of it so prefixed.
+void SayUserMsg(std::string_view command, const std::string& message, bool accepted);
+
 }  // namespace loom::cli

@@ -238,14 +238,14 @@ std::string DefaultConfig(const std::string& dir, int nodes, PortPicker& ports, 
   return c.str();
 }
 
-// The files Slurm reads beside slurm.conf. Loom acts on the first three; the others are
+// The files Slurm reads beside slurm.conf. Loom acts on the first five; the others are
 // carried all the same (a cluster made from a site's files keeps them together) and named
-// in a warning, so that nobody believes a job_submit.lua or a plugstack.conf is in force.
-constexpr const char* kActedOnBeside[] = {"gres.conf", "topology.conf", "cgroup.conf"};
+// in a warning, so that nobody believes a plugstack.conf or an mpi.conf is in force.
+constexpr const char* kActedOnBeside[] = {"gres.conf", "topology.conf", "cgroup.conf",
+                                          "job_submit.lua", "cli_filter.lua"};
 constexpr const char* kNotActedOnBeside[] = {
-    "acct_gather.conf", "burst_buffer.conf", "cli_filter.lua", "helpers.conf",
-    "job_container.conf", "job_submit.lua",   "knl_cray.conf",  "knl_generic.conf",
-    "mpi.conf",           "oci.conf",         "plugstack.conf"};
+    "acct_gather.conf", "burst_buffer.conf", "helpers.conf", "job_container.conf", "knl_cray.conf",
+    "knl_generic.conf", "mpi.conf",          "oci.conf",     "plugstack.conf"};
 
 // Writes DIR/etc/slurm.conf: the default cluster, or `config` made local (with the
 // files Slurm reads beside it). `config` is checked as it is first, so that its errors name

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_filter.h"
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
@@ -263,7 +264,9 @@ int Salloc::Run() {
   v1::SubmitRequest req;
   *req.mutable_spec() = rpc::ToWire(r);
   v1::SubmitReply reply;
-  if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
+  Status s = client_.Call("Submit", req, &reply);
+  SayUserMsg("salloc", reply.user_msg(), s.ok());
+  if (!s.ok()) {
     Say(StrCat("salloc: error: Job submit/allocate failed: ", std::string(s.message())));
     return in_.error_exit;
   }
@@ -301,6 +304,9 @@ int RunSalloc(int argc, char** argv) {
   submit::SbatchSettings settings;
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
+  std::unique_ptr<LuaCliFilter> filter;
+  if (!LoadCliFilterFor("salloc", &filter)) return 1;
+  settings.cli_filter = filter.get();
   auto input = submit::ParseSalloc(args, ProcessEnvironment(),
                                    core::RealClock().UnixSeconds(), settings);
   if (!input.ok()) {

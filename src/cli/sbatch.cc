@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_filter.h"
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
@@ -87,6 +88,9 @@ int RunSbatch(int argc, char** argv) {
   submit::SbatchSettings settings;
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd))) settings.submit_dir = cwd;
+  std::unique_ptr<LuaCliFilter> filter;
+  if (!LoadCliFilterFor("sbatch", &filter)) return 1;
+  settings.cli_filter = filter.get();
   auto input = submit::ParseSbatch(args, script, env, core::RealClock().UnixSeconds(),
                                    settings);
   if (!input.ok()) {
@@ -131,6 +135,7 @@ int RunSbatch(int argc, char** argv) {
   req.set_test_only(input->request.test_only);
   v1::SubmitReply reply;
   Status s = client->Call("Submit", req, &reply);
+  SayUserMsg("sbatch", reply.user_msg(), s.ok());
   if (!s.ok()) {
     std::fprintf(stderr, "sbatch: error: Batch job submission failed: %s\n",
                  std::string(s.message()).c_str());
@@ -147,6 +152,7 @@ int RunSbatch(int argc, char** argv) {
                  reply.expected_partition().c_str());
     return 0;
   }
+  if (filter) filter->PostSubmit("sbatch", reply.job_id(), 0xfffffffe);
   if (input->parsable) {
     std::printf("%llu\n", static_cast<unsigned long long>(reply.job_id()));
   } else {

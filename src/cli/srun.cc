@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_filter.h"
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
@@ -99,7 +100,9 @@ int Srun::TestOnly() {
   *req.mutable_spec() = rpc::ToWire(in_.request);
   req.set_test_only(true);
   v1::SubmitReply reply;
-  if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
+  Status s = client_.Call("Submit", req, &reply);
+  SayUserMsg("srun", reply.user_msg(), s.ok());
+  if (!s.ok()) {
     Say(StrCat("srun: error: Unable to allocate resources: ", std::string(s.message())));
     return in_.error_exit;
   }
@@ -238,7 +241,9 @@ int Srun::Run(const std::string& host) {
   v1::SubmitRequest req;
   *req.mutable_spec() = rpc::ToWire(in_.request);
   v1::SubmitReply reply;
-  if (Status s = client_.Call("Submit", req, &reply); !s.ok()) {
+  Status s = client_.Call("Submit", req, &reply);
+  SayUserMsg("srun", reply.user_msg(), s.ok());
+  if (!s.ok()) {
     Say(StrCat("srun: error: Unable to allocate resources: ", std::string(s.message())));
     return in_.error_exit;
   }
@@ -311,6 +316,9 @@ int RunSrun(int argc, char** argv) {
   submit::SbatchSettings settings;
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd)) settings.submit_dir = cwd;
+  std::unique_ptr<LuaCliFilter> filter;
+  if (!LoadCliFilterFor("srun", &filter)) return 1;
+  settings.cli_filter = filter.get();
   auto input = submit::ParseSrun(args, ProcessEnvironment(),
                                  core::RealClock().UnixSeconds(), settings);
   if (!input.ok()) {

@@ -96,6 +96,7 @@ v1::StepRequest StepRun::Request(const std::string& host) const {
   req.set_exclusive(so.exclusive);
   req.set_cpu_bind(so.cpu_bind);
   req.set_gpu_bind(so.gpu_bind);
+  if (so.threads_per_core) req.set_threads_per_core(*so.threads_per_core);
   req.set_gpus_per_task(so.gpus_per_task);
   req.set_kill_on_bad_exit(so.kill_on_bad_exit);
   req.set_io_host(host);

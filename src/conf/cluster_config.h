@@ -271,6 +271,14 @@ struct ClusterConfig {
 
   int32_t max_job_count = 10000;
   int32_t max_array_size = 1001;
+  // JobSubmitPlugins=lua: job_submit.lua beside slurm.conf sees every submission, run in
+  // LoomJobSubmitHelpers helper processes with LoomJobSubmitTimeout per call (Loom's keys,
+  // docs/admin/job-submit.md).
+  bool job_submit_lua = false;
+  // CliFilterPlugins=lua: sbatch, srun and salloc run cli_filter.lua beside slurm.conf.
+  bool cli_filter_lua = false;
+  int32_t job_submit_helpers = 2;
+  int64_t job_submit_timeout_ms = 1000;
   // Memory defaults/limits in MB; 0 means unlimited/not set, as in Slurm.
   int64_t def_mem_per_cpu_mb = 0;
   int64_t def_mem_per_node_mb = 0;

@@ -80,6 +80,8 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   }
   kv["MinJobAge"] = Seconds(c.min_job_age_s);
   kv["TreeWidth"] = StrCat(c.tree_width);
+  kv["JobSubmitPlugins"] = c.job_submit_lua ? "lua" : "(null)";
+  kv["CliFilterPlugins"] = c.cli_filter_lua ? "lua" : "(null)";
   kv["TaskPlugin"] = OrNull(core::Join(c.task_plugins, ","));
   kv["TaskPluginParam"] = OrNull(c.task_plugin_param);
   kv["PreemptMode"] = c.preempt_mode.ToString();

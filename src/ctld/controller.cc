@@ -1,12 +1,15 @@
 #include "ctld/controller.h"
 
+#include <grpcpp/server_posix.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
-
-#include <grpcpp/server_posix.h>
+#include <sstream>
 
 #include "auth/identity.h"
 #include "core/log.h"
@@ -15,8 +18,9 @@
 #include "ctld/durable.h"
 #include "ctld/persist.h"
 #include "ctld/service.h"
-#include "rpc/call_auth.h"
 #include "ctld/wire.h"
+#include "policy/job_desc.h"
+#include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/deadline.h"
 #include "rpc/launch_tree.h"
@@ -77,14 +81,67 @@ Status Controller::Reconfigure(std::vector<conf::Diagnostic>* warnings,
   ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf_, warnings));
   *slurmd_timeout_s = site.cluster.slurmd_timeout_s;
   if (applied != nullptr) *applied = site.cluster;
-  return Post([&](ControllerCore& core, Effects&, Time) -> Status {
+  const conf::SiteConfig loaded = site;
+  RETURN_IF_ERROR(Post([&](ControllerCore& core, Effects&, Time) -> Status {
     RETURN_IF_ERROR(core.Reconfigure(site, CoreOptionsOf(site.cluster)));
     if (!site_before_batch_) site_before_batch_ = std::move(site_);
     site_ = std::move(site);
     node_addresses_ = NodeAddressesOf(site_, core.cluster());
     publish_all_ = true;  // node indices and names, partitions may all have changed
     return absl::OkStatus();
-  });
+  }));
+  LoadJobSubmit(loaded);
+  return absl::OkStatus();
+}
+
+void Controller::LoadJobSubmit(const conf::SiteConfig& site) {
+  const conf::ClusterConfig& cfg = site.cluster;
+  if (!cfg.job_submit_lua) {
+    core::MutexLock lock(&policy_mu_);
+    job_submit_.reset();
+    job_submit_error_.clear();
+    return;
+  }
+  JobSubmitPoolOptions o;
+  o.helper = lua_helper_;
+  o.script_path = (std::filesystem::path(slurm_conf_).parent_path() / "job_submit.lua").string();
+  o.part_list = policy::PartitionListOf(cfg);
+  o.helpers = cfg.job_submit_helpers;
+  o.timeout_ms = cfg.job_submit_timeout_ms;
+  StatusOr<std::unique_ptr<JobSubmitPool>> pool = absl::NotFoundError("");
+  if (std::ifstream in(o.script_path); in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    o.script = text.str();
+    pool = JobSubmitPool::Start(std::move(o));
+  } else {
+    pool = absl::NotFoundError(core::StrCat("cannot read ", o.script_path,
+                                            ", which JobSubmitPlugins=lua "
+                                            "runs on every submission"));
+  }
+  core::MutexLock lock(&policy_mu_);
+  if (pool.ok()) {
+    job_submit_ = std::shared_ptr<JobSubmitPool>(std::move(*pool));
+    job_submit_error_.clear();
+    core::LogInfo("job_submit.lua loaded from {}", job_submit_->script_path());
+    return;
+  }
+  const std::string why(pool.status().message());
+  if (job_submit_ != nullptr) {
+    core::LogError("job_submit.lua does not load: {}; the version loaded before stays in force",
+                   why);
+    return;
+  }
+  job_submit_error_ = core::StrCat("job_submit.lua does not load (", why,
+                                   "); submissions are refused until it is fixed and `scontrol "
+                                   "reconfigure` loads it");
+  core::LogError("{}", job_submit_error_);
+}
+
+std::shared_ptr<JobSubmitPool> Controller::job_submit(std::string* error) const {
+  core::MutexLock lock(&policy_mu_);
+  *error = job_submit_error_;
+  return job_submit_;
 }
 
 StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
@@ -163,6 +220,13 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     c->store_ = std::move(store);
   }
   c->slurm_conf_ = options.slurm_conf;
+  c->lua_helper_ = options.lua_helper;
+  if (c->lua_helper_.empty()) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    c->lua_helper_ = (self.parent_path() / "loom-lua-helper").string();
+  }
+  c->LoadJobSubmit(c->site_);
   std::vector<AcctRecord> acct_queued;
   ASSIGN_OR_RETURN(c->core_, c->RecoverCore(&acct_queued));
 

@@ -29,6 +29,7 @@
 #include "core/status.h"
 #include "ctld/accounting.h"
 #include "ctld/controller_core.h"
+#include "ctld/job_submit_pool.h"
 #include "ctld/listing.h"
 #include "ctld/node_links.h"
 #include "ctld/wire.h"
@@ -49,6 +50,8 @@ struct ControllerOptions {
   // What the controller reads the time from: job times, time limits, node timeouts, the
   // store's retry pause. It must outlive the controller.
   const core::Clock* clock = &core::RealClock();
+  // The loom-lua-helper binary job_submit.lua runs in; empty: the one beside this program.
+  std::string lua_helper;
 };
 
 // The steps of each job that has any, by job id, as `scontrol show step` lists them.
@@ -136,6 +139,11 @@ class Controller {
   Status Reconfigure(std::vector<conf::Diagnostic>* warnings, int64_t* slurmd_timeout_s,
                      conf::ClusterConfig* applied = nullptr);
 
+  // job_submit.lua (JobSubmitPlugins=lua), as last loaded; null without it. When the script
+  // does not load and no earlier version of it did, null with `error` saying why
+  // (submissions are then refused with it).
+  std::shared_ptr<JobSubmitPool> job_submit(std::string* error) const;
+
  private:
   Controller() = default;
   // A ControllerCore holding what the store holds (at the start, and after the store
@@ -144,6 +152,9 @@ class Controller {
   StatusOr<std::unique_ptr<ControllerCore>> RecoverCore(
       std::vector<AcctRecord>* acct_queued = nullptr);
   void OwnerLoop();
+  // (Re)loads job_submit.lua beside slurm.conf as `site` says. A script that does not load
+  // is logged with PATH:LINE; the version loaded before, if any, stays in force.
+  void LoadJobSubmit(const conf::SiteConfig& site);
   Status Persist(const Effects& fx);
   // The store refused a batch with `why`: the core is read back from it.
   Status ForgetRefusedBatch(const Status& why, Time now);
@@ -197,6 +208,10 @@ class Controller {
   // refused batch did not happen, its reconfigure included.
   std::optional<conf::SiteConfig> site_before_batch_;
   std::string slurm_conf_;  // where the configuration was read from
+  std::string lua_helper_;
+  mutable core::Mutex policy_mu_;
+  std::shared_ptr<JobSubmitPool> job_submit_ ABSL_GUARDED_BY(policy_mu_);
+  std::string job_submit_error_ ABSL_GUARDED_BY(policy_mu_);
   std::unique_ptr<ControllerCore> core_;
   // The owner thread commits to the store and reads it back; the dispatcher reads launched
   // jobs' submissions from it.

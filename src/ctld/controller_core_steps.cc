@@ -81,8 +81,10 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
   step.cpus_per_task = cpt;
   step.distribution = ask.distribution;
   step.start_time = now;
-  step.cpu_bind = ask.cpu_bind;
-  step.gpu_bind = ask.gpu_bind;
+  // What srun did not say, the job's submission may (sbatch --gpu-bind, or job_submit.lua's
+  // tres_bind); the nodes apply the same defaults (stepd/launch_request.cc).
+  step.cpu_bind = ask.cpu_bind.empty() && e->request ? e->request->cpu_bind : ask.cpu_bind;
+  step.gpu_bind = ask.gpu_bind.empty() && e->request ? e->request->gpu_bind : ask.gpu_bind;
   step.gpus_per_task = ask.gpus_per_task;
   table.steps.emplace(step.id, step);
   if (fx != nullptr) fx->steps_changed.push_back(e->job.id);

@@ -118,6 +118,23 @@ Status ControllerApi::Submit(const Caller& who, const v1::SubmitRequest& req,
                            v1::SubmitReply* reply) {
   auto request = rpc::FromWire(req.spec());
   if (!request.ok()) return request.status();
+  // job_submit.lua sees the submission before the controller's rules do, as in Slurm; it
+  // runs in a helper process, never on the owner thread.
+  std::string unloaded;
+  if (std::shared_ptr<JobSubmitPool> policy = c_->job_submit(&unloaded)) {
+    JobSubmitOutcome outcome;
+    const policy::Submitter submitter{who.uid, who.gid, who.user};
+    Status call = policy->Submit(submitter, &*request, &outcome);
+    reply->set_user_msg(core::Join(outcome.user_msgs, "\n"));
+    if (!call.ok()) {
+      core::LogError("job_submit.lua, submission by {}: {}", who.user, call.message());
+      return absl::Status(call.code(),
+                          core::StrCat("job_submit.lua: ", std::string(call.message())));
+    }
+    if (!outcome.status.ok()) return outcome.status;
+  } else if (!unloaded.empty()) {
+    return absl::FailedPreconditionError(unloaded);
+  }
   if (req.test_only()) {
     WillRun answer;
     Status s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {

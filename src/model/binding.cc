@@ -312,6 +312,21 @@ StatusOr<std::vector<CpuSet>> BindCpus(const BindNode& node, const StepOnNode& s
   return out;
 }
 
+// Of `held`, the first `n` threads of each core (in the order the topology lists them).
+CpuSet FirstThreads(const CpuTopology& topo, const CpuSet& held, int32_t n) {
+  CpuSet out;
+  for (const CpuCore& core : topo.cores) {
+    int32_t taken = 0;
+    for (int32_t cpu : core.threads) {
+      if (taken == n) break;
+      if (!held.test(cpu)) continue;
+      out.set(cpu);
+      ++taken;
+    }
+  }
+  return out;
+}
+
 std::vector<int32_t> Bits(GpuMask m) {
   std::vector<int32_t> v;
   for (; m; m &= m - 1) v.push_back(std::countr_zero(m));
@@ -636,12 +651,24 @@ StatusOr<StepBinding> BindTasks(const BindNode& node, const StepOnNode& step) {
   const int32_t ntasks = static_cast<int32_t>(step.task_ids.size());
   StepBinding result;
   result.cpu_bind = step.cpu_bind.type;
+  // --hint=nomultithread and --threads-per-core: the tasks see only the first threads of
+  // each core the step holds, and auto binding binds each task to threads of its own cores.
+  // When the step holds too few cores for that, the tasks use every thread after all (the
+  // allocation counts threads: docs/design/binding.md).
+  StepOnNode used = step;
+  if (step.threads_per_core > 0) {
+    CpuSet first = FirstThreads(node.cpus, step.cpus, step.threads_per_core);
+    if (first.count() >= int64_t{ntasks} * step.cpus_per_task) {
+      used.cpus = std::move(first);
+      if (result.cpu_bind == CpuBindType::kAuto) result.cpu_bind = CpuBindType::kThreads;
+    }
+  }
   if (result.cpu_bind == CpuBindType::kAuto) {
     result.cpu_bind =
         AutoBind(node.cpus, step.cpus, int64_t{ntasks} * step.cpus_per_task, step.default_cpu_bind);
     if (result.cpu_bind == CpuBindType::kAuto) result.cpu_bind = CpuBindType::kNone;
   }
-  ASSIGN_OR_RETURN(std::vector<CpuSet> cpus, BindCpus(node, step, result.cpu_bind));
+  ASSIGN_OR_RETURN(std::vector<CpuSet> cpus, BindCpus(node, used, result.cpu_bind));
   ASSIGN_OR_RETURN(std::vector<GpuMask> gpus, BindGpus(node, step, cpus));
   for (int32_t t = 0; t < ntasks; ++t) {
     TaskBinding tb;
@@ -655,6 +682,22 @@ StatusOr<StepBinding> BindTasks(const BindNode& node, const StepOnNode& step) {
     result.tasks.push_back(std::move(tb));
   }
   return result;
+}
+
+Status ValidateHint(std::string_view hint) {
+  static constexpr std::string_view kHints[] = {"nomultithread", "multithread", "compute_bound",
+                                                "memory_bound"};
+  for (std::string_view h : kHints) {
+    if (hint == h) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      StrCat("Invalid --hint argument: ", hint,
+             " (use nomultithread, multithread, compute_bound or memory_bound)"));
+}
+
+int32_t StepThreadsPerCore(std::string_view hint, std::optional<int32_t> threads_per_core) {
+  if (threads_per_core && *threads_per_core > 0) return *threads_per_core;
+  return hint == "nomultithread" || hint == "compute_bound" || hint == "memory_bound" ? 1 : 0;
 }
 
 std::string HexMask(const CpuSet& cpus) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,15 @@ struct GpuBind {
 // entries hexadecimal; both take "*N". Errors: "Invalid --gpu-bind argument: ...".
 StatusOr<GpuBind> ParseGpuBind(std::string_view arg);
 
+// --hint=TYPE: nomultithread, multithread, compute_bound or memory_bound. Errors name the
+// value and list those.
+Status ValidateHint(std::string_view hint);
+
+// The threads of each core a step's tasks use: `threads_per_core` when given
+// (--threads-per-core), else 1 for --hint=nomultithread, compute_bound and memory_bound;
+// 0 (every thread) otherwise.
+int32_t StepThreadsPerCore(std::string_view hint, std::optional<int32_t> threads_per_core);
+
 // How a task takes its CPUs across sockets: the second level of --distribution.
 enum class SocketDistribution : uint8_t { kBlock, kCyclic, kFcyclic };
 
@@ -152,6 +162,10 @@ struct StepOnNode {
   CpuBindType default_cpu_bind = CpuBindType::kNone;
   bool constrain_devices = false;  // cgroup.conf ConstrainDevices=yes
   bool overcommit = false;         // -O: tasks may share CPUs when there are too few
+  // Threads of each core the tasks use (--hint=nomultithread: 1); 0: all. The step's other
+  // threads stay idle, and auto binding binds to threads. Where the step holds fewer cores
+  // than its tasks need CPUs, every thread is used.
+  int32_t threads_per_core = 0;
 };
 
 struct TaskBinding {

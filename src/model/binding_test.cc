@@ -210,6 +210,46 @@ TEST(ParseSocketDistribution, SecondLevel) {
 
 // ---- CPU binding ----
 
+TEST(BindCpus, NoMultithreadBindsOneThreadOfEachCore) {
+  BindNode node;
+  node.name = "t1";
+  node.cpus = CpuTopology::Uniform(2, 4, 2);  // cores {0,8} {1,9} ... {7,15}
+  StepOnNode step = Step(Range(0, 15), 0, 2, "");
+  step.cpus_per_task = 4;
+  // Every thread: two cores' four threads per task.
+  auto all = BindTasks(node, step);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->cpu_bind, CpuBindType::kCores);
+  EXPECT_EQ(TaskCpus(*all)[0].ToList(), "0-1,8-9");
+  // --hint=nomultithread: four cores, one thread of each, bound to threads.
+  step.threads_per_core = StepThreadsPerCore("nomultithread", std::nullopt);
+  auto one = BindTasks(node, step);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->cpu_bind, CpuBindType::kThreads);
+  EXPECT_EQ(TaskCpus(*one)[0].ToList(), "0-3");
+  EXPECT_EQ(TaskCpus(*one)[1].ToList(), "4-7");
+  // Too few cores for that: every thread after all.
+  step.cpus = Range(0, 3);
+  step.cpus |= Range(8, 11);
+  step.task_ids = Ids(3);
+  step.cpus_per_task = 2;
+  step.cpu_bind = ParseCpuBind("threads").value();
+  auto few = BindTasks(node, step);
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_EQ(few->tasks.size(), 3u);
+  EXPECT_EQ(TaskCpus(*few)[0].count(), 2);
+}
+
+TEST(Hint, ValuesAndThreadsPerCore) {
+  EXPECT_TRUE(ValidateHint("compute_bound").ok());
+  EXPECT_EQ(ValidateHint("fast").message(),
+            "Invalid --hint argument: fast (use nomultithread, multithread, compute_bound or "
+            "memory_bound)");
+  EXPECT_EQ(StepThreadsPerCore("multithread", std::nullopt), 0);
+  EXPECT_EQ(StepThreadsPerCore("memory_bound", std::nullopt), 1);
+  EXPECT_EQ(StepThreadsPerCore("", 2), 2);
+}
+
 TEST(BindCpus, EightTasksOnAWholeDgxGetACoreAndTheGpusOfTheirSocket) {
   const BindNode node = DgxA100();
   StepOnNode step = Step(Range(0, 255), Gpus({0, 1, 2, 3, 4, 5, 6, 7}), 8, "cores", "closest");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <set>
 
 #include "core/strings.h"
 
@@ -23,6 +25,16 @@ std::optional<int64_t> Digits(std::string_view s) {
 Status BadArray(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(StrCat("invalid array specification '", text, "': ", why));
 }
+
+// The total of the counts, saturating at 2^62.
+int64_t SumCounts(const std::vector<TypedCount>& v) {
+  constexpr int64_t kCap = int64_t{1} << 62;
+  int64_t n = 0;
+  for (const TypedCount& c : v) n = c.count >= kCap - n ? kCap : n + c.count;
+  return n;
+}
+
+int32_t Clamp32(int64_t n) { return static_cast<int32_t>(std::min<int64_t>(n, INT32_MAX)); }
 
 }  // namespace
 
@@ -496,6 +508,84 @@ std::map<std::string, std::string> ResolveExport(const ExportPolicy& policy,
     }
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The shape
+
+void DeriveShape(JobRequest* r, std::string_view command, std::vector<std::string>* warnings) {
+  JobShape& s = r->shape;
+  int64_t gpus_total = SumCounts(r->gpus);
+  bool nodes_given = r->min_nodes.has_value();
+  s.cpus_per_task = r->cpus_per_task.value_or(1);
+  s.ntasks_per_node = r->ntasks_per_node.value_or(0);
+  s.min_nodes = r->min_nodes.value_or(1);
+  if (r->ntasks) {
+    s.ntasks = *r->ntasks;
+  } else if (r->ntasks_per_node && nodes_given) {
+    s.ntasks = Clamp32(int64_t{*r->ntasks_per_node} * s.min_nodes);
+  } else if (gpus_total > 0 && r->gpus_per_task.empty()) {
+    s.ntasks = Clamp32(gpus_total);
+  } else {
+    s.ntasks = s.min_nodes;
+  }
+  if (nodes_given) {
+    s.max_nodes = r->max_nodes.value_or(s.min_nodes);
+  } else {
+    if (r->ntasks_per_node && s.ntasks > *r->ntasks_per_node) {
+      s.min_nodes = Clamp32((int64_t{s.ntasks} + *r->ntasks_per_node - 1) / *r->ntasks_per_node);
+    }
+    s.max_nodes = std::max(s.min_nodes, s.ntasks);
+  }
+  s.mem_per_node_mb = r->mem_per_node_mb.value_or(0);
+  s.mem_per_cpu_mb = r->mem_per_cpu_mb.value_or(0);
+  s.mem_per_gpu_mb = r->mem_per_gpu_mb.value_or(0);
+  s.cpus_per_gpu = r->cpus_per_gpu.value_or(0);
+  s.segment = r->segment.value_or(0);
+
+  // GPUs: per node from --gpus-per-node (or --gres=gpu), per task from --gpus-per-task or
+  // --gpus spread over the tasks.
+  std::set<std::string> types;
+  auto note_types = [&types](const std::vector<TypedCount>& v) {
+    for (const TypedCount& c : v) {
+      if (c.name == "gpu") types.insert(c.type);
+    }
+  };
+  std::vector<TypedCount> gres_gpus;
+  for (const TypedCount& c : r->gres) {
+    if (c.name == "gpu") gres_gpus.push_back(c);
+  }
+  note_types(gres_gpus);
+  note_types(r->gpus);
+  note_types(r->gpus_per_node);
+  note_types(r->gpus_per_task);
+  if (!r->gpus_per_node.empty()) {
+    s.gpus_per_node = Clamp32(SumCounts(r->gpus_per_node));
+  } else if (!gres_gpus.empty()) {
+    s.gpus_per_node = Clamp32(SumCounts(gres_gpus));
+  }
+  if (!r->gpus_per_task.empty()) {
+    s.gpus_per_task = Clamp32(SumCounts(r->gpus_per_task));
+  } else if (gpus_total > 0) {
+    int64_t per_task = (gpus_total + s.ntasks - 1) / s.ntasks;
+    if (per_task * s.ntasks != gpus_total) {
+      warnings->push_back(StrCat(command, ": warning: --gpus=", gpus_total,
+                                 " does not divide among ", s.ntasks, " tasks; each task gets ",
+                                 per_task, " GPUs"));
+    }
+    s.gpus_per_task = Clamp32(per_task);
+  }
+  types.erase("");
+  if (types.size() == 1) {
+    s.gpu_type = *types.begin();
+  } else if (types.size() > 1) {
+    warnings->push_back(StrCat(command,
+                               ": warning: several GPU types requested; Loom schedules the "
+                               "total count on nodes of any type"));
+  }
+  s.exclusive = r->sharing == SharingMode::kExclusive;
+  s.switches = r->switches;
+  s.switches_wait_s = r->switches_wait_s.value_or(0);
 }
 
 }  // namespace loom::model

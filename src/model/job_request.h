@@ -195,6 +195,8 @@ struct SrunStep {
   std::string gpu_bind;       // --gpu-bind
   std::string gpus_per_task;  // --gpus-per-task as given: "N" or "TYPE:N"
   std::string distribution;   // -m: "block" or "cyclic"
+  // --hint, --threads-per-core: threads used per core; 0: all; unset: not given.
+  std::optional<int32_t> threads_per_core;
   friend bool operator==(const SrunStep&, const SrunStep&) = default;
 };
 
@@ -285,6 +287,13 @@ struct JobRequest {
   // salloc: an allocation only; nothing runs on its nodes until srun starts steps there, and
   // it ends when salloc releases it.
   bool allocation_only = false;
+  // Defaults of the job's steps (sbatch/salloc --cpu-bind, --gpu-bind, --hint,
+  // --threads-per-core), as given; a step's own options win. model::StepThreadsPerCore reads
+  // the last two.
+  std::string cpu_bind;
+  std::string gpu_bind;
+  std::string hint;
+  std::optional<int32_t> threads_per_core;
 
   // Options Loom accepts but does not act on, by long name, as given.
   std::map<std::string, std::string> ignored_options;
@@ -296,5 +305,11 @@ struct JobRequest {
   // The stderr pattern in effect (stdout's when -e was not given).
   std::string EffectiveStderr() const;
 };
+
+// Derives the scheduler's JobShape (r->shape) from the options as given (see
+// docs/user/sbatch.md): what sbatch, srun and salloc send, and what the controller derives
+// again when a job_submit.lua script changed those options. Warnings start with `command`
+// ("sbatch: warning: ...").
+void DeriveShape(JobRequest* r, std::string_view command, std::vector<std::string>* warnings);
 
 }  // namespace loom::model

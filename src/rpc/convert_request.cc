@@ -254,6 +254,10 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
   s->set_alloc_sid(r.alloc_sid);
   s->mutable_ignored_options()->insert(r.ignored_options.begin(), r.ignored_options.end());
   s->set_allocation_only(r.allocation_only);
+  s->set_cpu_bind(r.cpu_bind);
+  s->set_gpu_bind(r.gpu_bind);
+  s->set_hint(r.hint);
+  SetIf(r.threads_per_core, [&](int32_t v) { s->set_threads_per_core(v); });
   if (r.srun) {
     v1::SrunStep* step = s->mutable_srun();
     for (const std::string& a : r.srun->argv) step->add_argv(a);
@@ -267,6 +271,7 @@ void FillSpec(const model::JobRequest& r, bool with_script, bool with_environmen
     step->set_gpu_bind(r.srun->gpu_bind);
     step->set_distribution(r.srun->distribution);
     step->set_gpus_per_task(r.srun->gpus_per_task);
+    SetIf(r.srun->threads_per_core, [&](int32_t v) { step->set_threads_per_core(v); });
   }
 }
 
@@ -476,6 +481,10 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
   r.alloc_sid = s.alloc_sid();
   r.ignored_options.insert(s.ignored_options().begin(), s.ignored_options().end());
   r.allocation_only = s.allocation_only();
+  r.cpu_bind = s.cpu_bind();
+  r.gpu_bind = s.gpu_bind();
+  r.hint = s.hint();
+  if (s.has_threads_per_core()) r.threads_per_core = s.threads_per_core();
   if (s.has_srun()) {
     const v1::SrunStep& step = s.srun();
     model::SrunStep& out = r.srun.emplace();
@@ -491,6 +500,7 @@ StatusOr<model::JobRequest> FromWire(const v1::JobSpec& s) {
     out.gpu_bind = step.gpu_bind();
     out.distribution = step.distribution();
     out.gpus_per_task = step.gpus_per_task();
+    if (step.has_threads_per_core()) out.threads_per_core = step.threads_per_core();
   }
   return r;
 }

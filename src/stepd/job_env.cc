@@ -224,6 +224,7 @@ StatusOr<model::StepBinding> BindStep(const BatchJob& job, const std::string& no
                                                  : job.cpus_per_task.value_or(1);
   step.constrain_devices = settings.constrain_devices;
   step.default_cpu_bind = settings.default_cpu_bind;
+  step.threads_per_core = options.threads_per_core;
   if (!options.cpu_bind.empty()) {
     ASSIGN_OR_RETURN(step.cpu_bind, model::ParseCpuBind(options.cpu_bind));
   } else if (!settings.auto_cpu_bind) {

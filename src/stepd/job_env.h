@@ -150,6 +150,7 @@ struct BindingOptions {
   std::string gpu_bind;       // --gpu-bind
   std::string gpus_per_task;  // --gpus-per-task: "N" or "TYPE:N"
   int32_t cpus_per_task = 0;  // the step's -c; 0: the job's
+  int32_t threads_per_core = 0;  // threads of each core the tasks use (--hint); 0: all
 };
 
 // THE place where the GPUs and CPUs of each task of a step are decided, once for all the

@@ -115,6 +115,14 @@ void TakeCommandAndIo(const Command& c, stepd::StepJob* step) {
   step->stdin_pattern = c.std_in();
 }
 
+// The threads per core a job's steps use unless they say: its --hint or --threads-per-core.
+int32_t JobThreadsPerCore(const v1::JobSpec& spec) {
+  if (spec.srun().has_threads_per_core()) return spec.srun().threads_per_core();
+  return model::StepThreadsPerCore(
+      spec.hint(),
+      spec.has_threads_per_core() ? std::optional<int32_t>(spec.threads_per_core()) : std::nullopt);
+}
+
 }  // namespace
 
 StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std::string& node) {
@@ -137,7 +145,8 @@ StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
     }
     step.job.work_dir = req.work_dir().empty() ? "/tmp" : req.work_dir();
     TakeCommandAndIo(srun, &step);
-    step.binding = stepd::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0};
+    step.binding = stepd::BindingOptions{srun.cpu_bind(), srun.gpu_bind(), srun.gpus_per_task(), 0,
+                                         JobThreadsPerCore(req.job().spec())};
     step.node_cpus = req.cpu_ids();
     step.distribution = model::ParseDistribution(srun.distribution()).value_or(step.distribution);
     return step;
@@ -158,8 +167,12 @@ StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
   p.node_index = req.step_node_index();
   p.task_ids.assign(req.task_ids().begin(), req.task_ids().end());
   p.distribution = model::ParseDistribution(info.distribution()).value_or(p.distribution);
-  step.binding =
-      stepd::BindingOptions{r.cpu_bind(), r.gpu_bind(), r.gpus_per_task(), r.cpus_per_task()};
+  // What srun did not say, the job's submission may (sbatch --gpu-bind, --hint, ...).
+  const v1::JobSpec& spec = req.job().spec();
+  step.binding = stepd::BindingOptions{
+      r.cpu_bind().empty() ? spec.cpu_bind() : r.cpu_bind(),
+      r.gpu_bind().empty() ? spec.gpu_bind() : r.gpu_bind(), r.gpus_per_task(), r.cpus_per_task(),
+      r.has_threads_per_core() ? r.threads_per_core() : JobThreadsPerCore(spec)};
   step.node_cpus = req.cpu_ids();
   return step;
 }

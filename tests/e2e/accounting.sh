@@ -31,12 +31,6 @@ export PATH="$bin:$PATH"
 
 # The pid `loom cluster` recorded for daemon $2 of cluster $1.
 pid_of() { awk -v n="$2" '$1 == n { print $2 }' "$1/run/pids"; }
-# Waits until `$1` (a shell condition) holds, at most $2 tenths of a second.
-wait_until() {
-  local _
-  for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
-  return 1
-}
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 dbd_queue() { sdiag | awk -F: '/DBD Agent queue size/ { gsub(/ /, "", $2); print $2 }'; }
 

@@ -117,8 +117,8 @@ echo "ok: down stopped every process it started, running jobs and their supervis
 
 # `up --config` carries the files Slurm reads beside slurm.conf: with its cgroup.conf, a job
 # over its --mem is confined and ends OUT_OF_MEMORY (needs root and cgroup v1's memory
-# controller, as tests/e2e/stepd.sh); a job_submit.lua, which Loom does not run yet, is
-# carried and named in a warning.
+# controller, as tests/e2e/stepd.sh); job_submit.lua and cli_filter.lua are carried; a
+# plugstack.conf, which Loom does not act on, is carried and named in a warning.
 site="$dir/site"
 mkdir -p "$site"
 cnode=cu$$  # cgroups live under loom/<node>: a name no other test on this host uses
@@ -133,13 +133,17 @@ printf 'CgroupPlugin=cgroup/v1\nConstrainRAMSpace=yes\nConstrainSwapSpace=yes\nA
   >"$site/cgroup.conf"
 echo 'function slurm_job_submit(job_desc, part_list, submit_uid) return slurm.SUCCESS end' \
   >"$site/job_submit.lua"
+echo 'function slurm_cli_pre_submit(options, pack_offset) return slurm.SUCCESS end' \
+  >"$site/cli_filter.lua"
+echo 'optional /usr/lib/x86_64-linux-gnu/slurm/spank_demo.so' >"$site/plugstack.conf"
 out=$("$bin/loom" cluster up --dir "$dir/carried" --config "$site/slurm.conf" 2>&1) ||
   fail "up --config with cgroup.conf: $out"
-for f in cgroup.conf job_submit.lua; do
+for f in cgroup.conf job_submit.lua cli_filter.lua plugstack.conf; do
   cmp -s "$site/$f" "$dir/carried/etc/$f" || fail "up did not take $f along"
 done
-grep -q "job_submit.lua is carried over but not acted on by Loom yet" <<<"$out" ||
-  fail "no warning for job_submit.lua: $out"
+grep -q "plugstack.conf is carried over but not acted on by Loom yet" <<<"$out" ||
+  fail "no warning for plugstack.conf: $out"
+! grep -q "\.lua is carried over" <<<"$out" || fail "a Lua script warned about: $out"
 cg=/sys/fs/cgroup
 if [[ $EUID == 0 && -w $cg/memory/cgroup.procs ]]; then
   (
@@ -154,9 +158,9 @@ if [[ $EUID == 0 && -w $cg/memory/cgroup.procs ]]; then
     done
     [[ "$st" == OUT_OF_MEMORY ]] || fail "a --mem=64M hog under the carried cgroup.conf ended $st"
   )
-  echo "ok: up --config carries cgroup.conf (a job over its --mem ends OUT_OF_MEMORY) and job_submit.lua (warned)"
+  echo "ok: up --config carries cgroup.conf (a job over its --mem ends OUT_OF_MEMORY), job_submit.lua, cli_filter.lua and plugstack.conf (warned)"
 else
-  echo "ok: up --config carries cgroup.conf and job_submit.lua (warned); confinement not checked: needs root and cgroup v1 memory"
+  echo "ok: up --config carries cgroup.conf, job_submit.lua, cli_filter.lua and plugstack.conf (warned); confinement not checked: needs root and cgroup v1 memory"
 fi
 "$bin/loom" cluster down --dir "$dir/carried" >/dev/null
 for h in memory cpuset devices freezer cpuacct; do

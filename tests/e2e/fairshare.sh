@@ -19,11 +19,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cluster=$dir/c
 fail() { echo "FAIL: $*" >&2; show_logs "$cluster"/log/*.log; exit 1; }
 export PATH="$bin:$PATH"
-wait_until() {
-  local _
-  for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
-  return 1
-}
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 state() { squeue -h -j "$1" -o %T; }
 

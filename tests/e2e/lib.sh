@@ -82,3 +82,10 @@ AuthInfo=socket=$dir/munge/munge.socket
 StateSaveLocation=$dir/state
 CONF
 }
+
+# Waits until `$1` (a shell condition) holds, at most $2 tenths of a second (default 300).
+wait_until() {
+  local _
+  for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
+  return 1
+}

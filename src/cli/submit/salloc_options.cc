@@ -1,5 +1,6 @@
 #include "cli/submit/salloc_options.h"
 
+#include "cli/submit/internal/cli_filter_options.h"
 #include "cli/submit/internal/sbatch_apply.h"
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_getopt.h"
@@ -129,12 +130,31 @@ StatusOr<SallocInput> ParseSalloc(std::span<const std::string> argv,
     }
     return AsSalloc(resolver.Apply(o, source, &st));
   };
+  // cli_filter.lua's defaults, then the environment, the command line, and the filter's
+  // last word over them.
+  std::map<std::string, std::string> given;
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> defaults =
+        internal::DefaultsPass(*settings.cli_filter, internal::SrunOptionTable(), "salloc");
+    if (!defaults.ok()) return internal::WithExit(defaults.status(), error_exit);
+    for (const ParsedOption& o : *defaults) RETURN_IF_ERROR(apply(o, Source::kScript));
+    internal::AddToOptionMap(*defaults, &given);
+  }
   for (const EnvVar& e : kSallocEnv) {
     auto it = env.find(e.name);
     if (it == env.end()) continue;
-    RETURN_IF_ERROR(apply(ParsedOption{e.id, it->second}, Source::kEnvironment));
+    const ParsedOption o{e.id, it->second};
+    RETURN_IF_ERROR(apply(o, Source::kEnvironment));
+    internal::AddToOptionMap({&o, 1}, &given);
   }
   for (const ParsedOption& o : cli.options) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  internal::AddToOptionMap(cli.options, &given);
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> changed =
+        internal::PreSubmitPass(*settings.cli_filter, given, internal::SrunOptionTable(), "salloc");
+    if (!changed.ok()) return internal::WithExit(changed.status(), error_exit);
+    for (const ParsedOption& o : *changed) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  }
   if (st.verbose > 0 && st.quiet) {
     return Fail("salloc: error: don't specify both --verbose (-v) and --quiet (-Q)", error_exit);
   }
@@ -154,7 +174,7 @@ StatusOr<SallocInput> ParseSalloc(std::span<const std::string> argv,
   r.requeue = false;
   r.allocation_only = true;
   r.environment = model::ResolveExport(r.export_policy, env);
-  internal::DeriveShape(&r, &st.warnings);
+  model::DeriveShape(&r, "salloc", &st.warnings);
   in.request = std::move(r);
   in.quiet = st.quiet;
   in.warnings = std::move(st.warnings);

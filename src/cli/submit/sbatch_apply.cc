@@ -8,6 +8,7 @@
 #include "core/mem_size.h"
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "model/binding.h"
 
 namespace loom::cli::submit::internal {
 namespace {
@@ -32,10 +33,8 @@ bool IsIgnored(Opt id) {
     case Opt::kDelayBoot:
     case Opt::kDistribution:
     case Opt::kExtraNodeInfo:
-    case Opt::kGpuBind:
     case Opt::kGpuFreq:
     case Opt::kGresFlags:
-    case Opt::kHint:
     case Opt::kMailType:
     case Opt::kMailUser:
     case Opt::kMcsLabel:
@@ -49,7 +48,6 @@ bool IsIgnored(Opt id) {
     case Opt::kReboot:
     case Opt::kSocketsPerNode:
     case Opt::kThreadSpec:
-    case Opt::kThreadsPerCore:
     case Opt::kWaitAllNodes:
       return true;
     default:
@@ -101,6 +99,24 @@ Status Resolver::Apply(const ParsedOption& o, Source source, State* st) {
     case Opt::kComment:
       r.comment = v;
       break;
+    case Opt::kGpuBind:
+      // The default of the job's steps; the nodes parse it with the same function.
+      if (Status s = model::ParseGpuBind(v).status(); !s.ok()) {
+        return Fail(StrCat("sbatch: error: ", std::string(s.message())), kOptionErrorExit);
+      }
+      r.gpu_bind = v;
+      break;
+    case Opt::kHint:
+      if (Status s = model::ValidateHint(v); !s.ok()) {
+        return Fail(StrCat("sbatch: error: ", std::string(s.message())), kOptionErrorExit);
+      }
+      r.hint = v;
+      break;
+    case Opt::kThreadsPerCore: {
+      ASSIGN_OR_RETURN(int32_t n, Count(o.id, v));
+      r.threads_per_core = n;
+      break;
+    }
     case Opt::kContiguous:
       r.contiguous = true;
       break;
@@ -406,7 +422,6 @@ Status Resolver::ValidateIgnored(const ParsedOption& o) {
       break;
     case Opt::kCoresPerSocket:
     case Opt::kSocketsPerNode:
-    case Opt::kThreadsPerCore:
     case Opt::kNtasksPerTres:
       RETURN_IF_ERROR(Count(o.id, v).status());
       break;

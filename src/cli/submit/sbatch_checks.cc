@@ -18,16 +18,6 @@ using model::JobRequest;
 
 std::string GresError() { return "sbatch: error: Invalid generic resource (gres) specification"; }
 
-// The total of the counts, saturating at 2^62.
-int64_t Sum(const std::vector<model::TypedCount>& v) {
-  constexpr int64_t kCap = int64_t{1} << 62;
-  int64_t n = 0;
-  for (const model::TypedCount& c : v) n = c.count >= kCap - n ? kCap : n + c.count;
-  return n;
-}
-
-int32_t Clamp(int64_t n) { return static_cast<int32_t>(std::min<int64_t>(n, INT32_MAX)); }
-
 }  // namespace
 
 Status CheckRequest(const SbatchSettings& settings, int error_exit, State* state) {
@@ -137,78 +127,4 @@ Status CheckRequest(const SbatchSettings& settings, int error_exit, State* state
 }
 
 // Derives the scheduler's JobShape from the options as given (see docs/user/sbatch.md).
-void DeriveShape(JobRequest* r, std::vector<std::string>* warnings) {
-  model::JobShape& s = r->shape;
-  int64_t gpus_total = Sum(r->gpus);
-  bool nodes_given = r->min_nodes.has_value();
-  s.cpus_per_task = r->cpus_per_task.value_or(1);
-  s.ntasks_per_node = r->ntasks_per_node.value_or(0);
-  s.min_nodes = r->min_nodes.value_or(1);
-  if (r->ntasks) {
-    s.ntasks = *r->ntasks;
-  } else if (r->ntasks_per_node && nodes_given) {
-    s.ntasks = Clamp(int64_t{*r->ntasks_per_node} * s.min_nodes);
-  } else if (gpus_total > 0 && r->gpus_per_task.empty()) {
-    s.ntasks = Clamp(gpus_total);
-  } else {
-    s.ntasks = s.min_nodes;
-  }
-  if (nodes_given) {
-    s.max_nodes = r->max_nodes.value_or(s.min_nodes);
-  } else {
-    if (r->ntasks_per_node && s.ntasks > *r->ntasks_per_node) {
-      s.min_nodes = Clamp((int64_t{s.ntasks} + *r->ntasks_per_node - 1) / *r->ntasks_per_node);
-    }
-    s.max_nodes = std::max(s.min_nodes, s.ntasks);
-  }
-  s.mem_per_node_mb = r->mem_per_node_mb.value_or(0);
-  s.mem_per_cpu_mb = r->mem_per_cpu_mb.value_or(0);
-  s.mem_per_gpu_mb = r->mem_per_gpu_mb.value_or(0);
-  s.cpus_per_gpu = r->cpus_per_gpu.value_or(0);
-  s.segment = r->segment.value_or(0);
-
-  // GPUs: per node from --gpus-per-node (or --gres=gpu), per task from --gpus-per-task or
-  // --gpus spread over the tasks.
-  std::set<std::string> types;
-  auto note_types = [&types](const std::vector<model::TypedCount>& v) {
-    for (const model::TypedCount& c : v) {
-      if (c.name == "gpu") types.insert(c.type);
-    }
-  };
-  std::vector<model::TypedCount> gres_gpus;
-  for (const model::TypedCount& c : r->gres) {
-    if (c.name == "gpu") gres_gpus.push_back(c);
-  }
-  note_types(gres_gpus);
-  note_types(r->gpus);
-  note_types(r->gpus_per_node);
-  note_types(r->gpus_per_task);
-  if (!r->gpus_per_node.empty()) {
-    s.gpus_per_node = Clamp(Sum(r->gpus_per_node));
-  } else if (!gres_gpus.empty()) {
-    s.gpus_per_node = Clamp(Sum(gres_gpus));
-  }
-  if (!r->gpus_per_task.empty()) {
-    s.gpus_per_task = Clamp(Sum(r->gpus_per_task));
-  } else if (gpus_total > 0) {
-    int64_t per_task = (gpus_total + s.ntasks - 1) / s.ntasks;
-    if (per_task * s.ntasks != gpus_total) {
-      warnings->push_back(StrCat("sbatch: warning: --gpus=", gpus_total, " does not divide among ",
-                                 s.ntasks, " tasks; each task gets ", per_task, " GPUs"));
-    }
-    s.gpus_per_task = Clamp(per_task);
-  }
-  types.erase("");
-  if (types.size() == 1) {
-    s.gpu_type = *types.begin();
-  } else if (types.size() > 1) {
-    warnings->push_back(
-        "sbatch: warning: several GPU types requested; Loom schedules the total count on "
-        "nodes of any type");
-  }
-  s.exclusive = r->sharing == model::SharingMode::kExclusive;
-  s.switches = r->switches;
-  s.switches_wait_s = r->switches_wait_s.value_or(0);
-}
-
 }  // namespace loom::cli::submit::internal

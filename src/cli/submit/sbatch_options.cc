@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cli/submit/batch_script.h"
+#include "cli/submit/internal/cli_filter_options.h"
 #include "cli/submit/internal/sbatch_apply.h"
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_environment.h"
@@ -17,7 +18,6 @@ namespace {
 using core::StrCat;
 using internal::Absolute;
 using internal::BaseName;
-using internal::DeriveShape;
 using internal::EnvironmentOptions;
 using internal::EnvOption;
 using internal::Fail;
@@ -116,9 +116,18 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
     return Fail("sbatch: error: Script arguments not permitted with --wrap option", error_exit);
   }
 
-  // 2. The script and its #SBATCH directives.
+  // 2. The script and its #SBATCH directives, over cli_filter.lua's defaults.
   State st;
   st.warnings = early_warnings;
+  std::map<std::string, std::string> given;  // every source's options, for pre_submit
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> defaults =
+        internal::DefaultsPass(*settings.cli_filter, internal::OptionTable(), "sbatch");
+    if (!defaults.ok()) return WithExit(defaults.status(), error_exit);
+    for (const ParsedOption& o : *defaults)
+      RETURN_IF_ERROR(resolver.Apply(o, Source::kScript, &st));
+    internal::AddToOptionMap(*defaults, &given);
+  }
   std::string script_text;
   std::string script_name = cli.rest.empty() ? "stdin" : cli.rest[0];
   if (!wrap) {
@@ -130,6 +139,7 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
       for (const ParsedOption& o : line.options) {
         RETURN_IF_ERROR(resolver.Apply(o, Source::kScript, &st));
       }
+      internal::AddToOptionMap(line.options, &given);
       if (!line.error.ok()) {
         return Fail(StrCat(std::string(line.error.message()),
                            "\nTry \"sbatch --help\" for more information"),
@@ -172,11 +182,22 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
       if (cli_mem || other_set) continue;
     }
     RETURN_IF_ERROR(resolver.Apply(o, Source::kEnvironment, &st));
+    internal::AddToOptionMap({&o, 1}, &given);
   }
 
   // 4. The command line again, over everything.
   for (const ParsedOption& o : cli.options) {
     RETURN_IF_ERROR(resolver.Apply(o, Source::kCommandLine, &st));
+  }
+  internal::AddToOptionMap(cli.options, &given);
+
+  // cli_filter.lua's last word, over everything.
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> changed =
+        internal::PreSubmitPass(*settings.cli_filter, given, internal::OptionTable(), "sbatch");
+    if (!changed.ok()) return WithExit(changed.status(), error_exit);
+    for (const ParsedOption& o : *changed)
+      RETURN_IF_ERROR(resolver.Apply(o, Source::kCommandLine, &st));
   }
 
   // 5. and 6. The checks sbatch makes once every source is in, and what the controller
@@ -208,7 +229,7 @@ StatusOr<SbatchInput> ParseSbatch(std::span<const std::string> argv, std::string
     r.name = cli.rest.empty() ? "sbatch" : BaseName(cli.rest[0]);
   }
   r.environment = model::ResolveExport(r.export_policy, env);
-  DeriveShape(&r, &st.warnings);
+  model::DeriveShape(&r, "sbatch", &st.warnings);
 
   in.request = std::move(r);
   in.parsable = st.parsable;

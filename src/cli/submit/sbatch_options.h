@@ -34,6 +34,21 @@ namespace loom::cli::submit {
 inline constexpr int kOptionErrorExit = 255;
 
 // What the cluster configuration and the submitting host contribute.
+// A site's cli_filter.lua (CliFilterPlugins=lua) as sbatch, srun and salloc call it: passes
+// over the options by their long names ("partition", "gpu-bind"; a flag given reads "set").
+// cli/cli_filter.h runs the script; tests give a fake.
+class CliFilter {
+ public:
+  virtual ~CliFilter() = default;
+  // slurm_cli_setup_defaults: options the site sets below every other source (#SBATCH
+  // directives, the environment and the command line all override them).
+  virtual StatusOr<std::map<std::string, std::string>> SetupDefaults(std::string_view command) = 0;
+  // slurm_cli_pre_submit: given the options as resolved, the options as the script left
+  // them; what it changed or added overrides every source. An error refuses the submission.
+  virtual StatusOr<std::map<std::string, std::string>> PreSubmit(
+      std::string_view command, const std::map<std::string, std::string>& options) = 0;
+};
+
 struct SbatchSettings {
   int64_t max_array_size = 1001;                   // slurm.conf MaxArraySize
   std::vector<std::string> gres_types = {"gpu"};   // slurm.conf GresTypes
@@ -42,6 +57,7 @@ struct SbatchSettings {
   // --input paths are made absolute against it (or against --chdir). Empty: $PWD from the
   // environment; when that is missing too, paths stay as written.
   std::string submit_dir;
+  CliFilter* cli_filter = nullptr;  // none: no cli_filter.lua
 };
 
 // What the command line says before the script is read: which script to read.

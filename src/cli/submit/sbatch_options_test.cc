@@ -613,16 +613,30 @@ TEST(ParseSbatch, ReportingOptions) {
 }
 
 TEST(ParseSbatch, OptionsLoomDoesNotActOn) {
-  StatusOr<SbatchInput> in = Parse({"--mail-type=BEGIN,end", "--mail-user=a@b", "--cpu-freq=high",
-                                    "--hint=compute_bound", "--mail-type=FAIL"});
+  StatusOr<SbatchInput> in =
+      Parse({"--mail-type=BEGIN,end", "--mail-user=a@b", "--cpu-freq=high", "--hint=compute_bound",
+             "--gpu-bind=closest", "--mail-type=FAIL"});
   ASSERT_TRUE(in.ok());
   EXPECT_EQ(in->request.ignored_options.at("mail-type"), "FAIL");
   EXPECT_EQ(in->request.ignored_options.at("cpu-freq"), "high");
-  EXPECT_EQ(in->warnings, (std::vector<std::string>{
-                              "sbatch: warning: --mail-type is ignored: Loom does not send mail",
-                              "sbatch: warning: --mail-user is ignored: Loom does not send mail",
-                              "sbatch: warning: --cpu-freq is accepted but has no effect in Loom",
-                              "sbatch: warning: --hint is accepted but has no effect in Loom"}));
+  EXPECT_EQ(in->warnings,
+            (std::vector<std::string>{
+                "sbatch: warning: --mail-type is ignored: Loom does not send mail",
+                "sbatch: warning: --mail-user is ignored: Loom does not send mail",
+                "sbatch: warning: --cpu-freq is accepted but has no effect in Loom"}));
+  // The defaults of the job's steps: acted on, no warning.
+  EXPECT_EQ(in->request.hint, "compute_bound");
+  EXPECT_EQ(in->request.gpu_bind, "closest");
+  ExpectError({"--hint=fast"},
+              "sbatch: error: Invalid --hint argument: fast (use nomultithread, multithread, "
+              "compute_bound or memory_bound)",
+              255);
+  StatusOr<SbatchInput> near = Parse({"--gpu-bind=near"});
+  ASSERT_FALSE(near.ok());
+  EXPECT_EQ(std::string(near.status().message())
+                .rfind("sbatch: error: Invalid --gpu-bind argument: near (", 0),
+            0u)
+      << near.status();
   ExpectError({"--mail-type=x"}, "sbatch: error: Invalid --mail-type specification", 255);
   ExpectError({"--wait-all-nodes=2"}, "sbatch: error: Invalid --wait-all-nodes specification", 255);
   ExpectError({"-S", "1", "--thread-spec=1"},
@@ -793,6 +807,75 @@ TEST(ParseSbatch, SharedSeedDocuments) {
     }
   }
   EXPECT_GE(blocks, 5);
+}
+
+}  // namespace
+}  // namespace loom::cli::submit
+
+namespace loom::cli::submit {
+namespace {
+
+// cli_filter.lua as the parser calls it: defaults below every source, the last word above.
+class FakeFilter final : public CliFilter {
+ public:
+  std::map<std::string, std::string> defaults;
+  std::map<std::string, std::string> add;  // what pre_submit sets
+  bool refuse = false;
+  std::map<std::string, std::string> seen;  // what pre_submit was given
+  std::string seen_command;
+
+  StatusOr<std::map<std::string, std::string>> SetupDefaults(std::string_view) override {
+    return defaults;
+  }
+  StatusOr<std::map<std::string, std::string>> PreSubmit(
+      std::string_view command, const std::map<std::string, std::string>& options) override {
+    seen = options;
+    seen_command = std::string(command);
+    if (refuse) return absl::FailedPreconditionError("cli_filter plugin terminated with error");
+    std::map<std::string, std::string> out = options;
+    for (const auto& [k, v] : add) out[k] = v;
+    return out;
+  }
+};
+
+TEST(ParseSbatch, CliFilterDefaultsAndLastWord) {
+  FakeFilter f;
+  f.defaults = {{"partition", "debug"}, {"time", "10"}, {"comment", "site"}};
+  f.add = {{"hint", "nomultithread"}, {"gpu-bind", "closest"}};
+  SbatchSettings settings;
+  settings.cli_filter = &f;
+  // The script's directive and the command line override the defaults.
+  StatusOr<SbatchInput> in =
+      Parse({"--comment=mine", "--exclusive"}, "#!/bin/sh\n#SBATCH -p gpu\ntrue\n", {}, settings);
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->request.partitions, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(in->request.time_limit_s, 600);
+  EXPECT_EQ(in->request.comment, "mine");
+  EXPECT_EQ(in->request.hint, "nomultithread");
+  EXPECT_EQ(in->request.gpu_bind, "closest");
+  EXPECT_EQ(f.seen_command, "sbatch");
+  EXPECT_EQ(f.seen.at("partition"), "gpu");
+  EXPECT_EQ(f.seen.at("time"), "10");
+  EXPECT_EQ(f.seen.at("exclusive"), "set");
+}
+
+TEST(ParseSbatch, CliFilterRefusalsAndUnknownOptions) {
+  FakeFilter f;
+  f.refuse = true;
+  SbatchSettings settings;
+  settings.cli_filter = &f;
+  StatusOr<SbatchInput> refused = Parse({}, kScript, {}, settings);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "sbatch: error: cli_filter plugin terminated with error");
+  EXPECT_EQ(SbatchExitCode(refused.status()), 1);
+  FakeFilter g;
+  g.add = {{"colour", "blue"}};
+  settings.cli_filter = &g;
+  StatusOr<SbatchInput> unknown = Parse({}, kScript, {}, settings);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "sbatch: error: cli_filter.lua set option 'colour', which sbatch does not have "
+            "(options are named as on the command line, without the dashes)");
 }
 
 }  // namespace

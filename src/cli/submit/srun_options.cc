@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "cli/submit/internal/cli_filter_options.h"
 #include "cli/submit/internal/sbatch_apply.h"
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_getopt.h"
@@ -124,6 +125,8 @@ bool AppliesToStep(Opt id) {
     case Opt::kCpuBind:
     case Opt::kGpuBind:
     case Opt::kGpusPerTask:
+    case Opt::kHint:
+    case Opt::kThreadsPerCore:
     case Opt::kKillOnBadExit:
     case Opt::kJobid:
     case Opt::kJobName:
@@ -302,14 +305,32 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
     }
     return AsSrun(resolver.Apply(o, source, &st));
   };
+  // cli_filter.lua's defaults, then the environment, the command line, and the filter's
+  // last word over them.
+  std::map<std::string, std::string> given;
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> defaults =
+        internal::DefaultsPass(*settings.cli_filter, internal::SrunOptionTable(), "srun");
+    if (!defaults.ok()) return internal::WithExit(defaults.status(), error_exit);
+    for (const ParsedOption& o : *defaults) RETURN_IF_ERROR(apply(o, Source::kScript));
+    internal::AddToOptionMap(*defaults, &given);
+  }
   for (const EnvVar& e : kSrunEnv) {
     auto it = env.find(e.name);
     if (it == env.end()) continue;
     if (e.flag && !internal::EnvFlagSet(it->second)) continue;
     const ParsedOption o{e.id, e.flag ? std::nullopt : std::optional<std::string>(it->second)};
     RETURN_IF_ERROR(apply(o, Source::kEnvironment));
+    internal::AddToOptionMap({&o, 1}, &given);
   }
   for (const ParsedOption& o : cli.options) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  internal::AddToOptionMap(cli.options, &given);
+  if (settings.cli_filter != nullptr) {
+    StatusOr<std::vector<ParsedOption>> changed =
+        internal::PreSubmitPass(*settings.cli_filter, given, internal::SrunOptionTable(), "srun");
+    if (!changed.ok()) return internal::WithExit(changed.status(), error_exit);
+    for (const ParsedOption& o : *changed) RETURN_IF_ERROR(apply(o, Source::kCommandLine));
+  }
   if (in.action == SrunInput::Action::kCpuBindHelp) return in;
   if (in.step) {
     // Checked above like any srun's; said once each when they cannot act on a step.
@@ -356,7 +377,12 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   r.name = st.job_name ? *st.job_name : BaseName(cli.rest[0]);
   r.requeue = false;  // an interactive job is never requeued
   r.environment = model::ResolveExport(r.export_policy, env);
-  internal::DeriveShape(&r, &st.warnings);
+  model::DeriveShape(&r, "srun", &st.warnings);
+  // --hint or --threads-per-core given: the step's own (0: every thread), over the job's.
+  std::optional<int32_t> threads_per_core;
+  if (!r.hint.empty() || r.threads_per_core) {
+    threads_per_core = model::StepThreadsPerCore(r.hint, r.threads_per_core);
+  }
 
   if (in.step) {
     StepOptions& so = *in.step;
@@ -370,6 +396,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
     so.cpu_bind = cpu_bind;
     so.gpu_bind = gpu_bind;
     so.gpus_per_task = st.gpus_per_task.value_or("");
+    so.threads_per_core = threads_per_core;
   }
   model::SrunStep& step = r.srun.emplace();
   step.unbuffered = unbuffered;
@@ -380,6 +407,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
     step.gpu_bind = gpu_bind;
     step.distribution = distribution;
     step.gpus_per_task = st.gpus_per_task.value_or("");
+    step.threads_per_core = threads_per_core;
   }
   in.ntasks = in.step && in.step->ntasks > 0
                   ? in.step->ntasks

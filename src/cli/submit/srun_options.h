@@ -52,6 +52,7 @@ struct StepOptions {
   bool exclusive = false;              // --exclusive
   bool kill_on_bad_exit = false;       // -K
   std::string cpu_bind, gpu_bind, gpus_per_task;
+  std::optional<int32_t> threads_per_core;  // --hint, --threads-per-core; unset: the job's
 };
 
 struct SrunInput {

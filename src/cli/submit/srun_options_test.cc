@@ -188,10 +188,11 @@ TEST(SrunOptions, IgnoredOptionsWarnOnce) {
                           "in Loom"));
   EXPECT_TRUE(in->kill_on_bad_exit);  // acted on: no warning
   EXPECT_EQ(in->request.ignored_options.at("mpi"), "pmi2");
+  // --hint says how many threads of each core the tasks use: acted on.
   auto hint = Parse({"--hint=nomultithread", "true"});
   ASSERT_TRUE(hint.ok());
-  EXPECT_THAT(hint->warnings,
-              ElementsAre("srun: warning: --hint is accepted but has no effect in Loom"));
+  EXPECT_TRUE(hint->warnings.empty());
+  EXPECT_EQ(hint->request.srun->threads_per_core, 1);
 }
 
 TEST(SrunOptions, HelpVersionAndEnvironment) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "conf/internal/key_table.h"
 #include "conf/internal/nodes.h"
@@ -62,6 +63,27 @@ void ParsePriorityFlags(ParseContext* ctx, const SourceLocation& at, const KeyVa
 }
 
 }  // namespace
+
+bool GlobalKeys::LuaPluginListed(const SourceLocation& at, const KeyValue& kv,
+                                 std::string_view prefix) {
+  bool lua = false;
+  std::vector<std::string> others;
+  for (const std::string& f : SplitList(core::Trim(kv.value))) {
+    std::string name = core::ToLower(f);
+    if (name.starts_with(prefix)) name = name.substr(prefix.size());
+    if (name == "lua") {
+      lua = true;
+    } else {
+      others.push_back(f);
+    }
+  }
+  if (!others.empty()) {
+    ctx_->Warn(at, kv.key,
+               StrCat(kv.key, " ", core::Join(others, ","),
+                      " is accepted but not acted on by Loom yet (lua is)"));
+  }
+  return lua;
+}
 
 void GlobalKeys::Add(const SourceLocation& at, const KeyValue& kv) {
   std::optional<std::string_view> canonical = CanonicalKey(Scope::kGlobal, kv.key);
@@ -276,6 +298,22 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
       ctx_->Warn(at, kv.key,
                  "TRESBillingWeights as a global key is a Loom extension (it applies to "
                  "partitions that set none); Slurm only accepts it on PartitionName lines");
+    }
+  } else if (key == "JobSubmitPlugins") {
+    cfg.job_submit_lua = LuaPluginListed(at, kv, "job_submit/");
+  } else if (key == "CliFilterPlugins") {
+    cfg.cli_filter_lua = LuaPluginListed(at, kv, "cli_filter/");
+  } else if (key == "LoomJobSubmitHelpers") {
+    set_i32(&cfg.job_submit_helpers, 1, 64);
+  } else if (key == "LoomJobSubmitTimeout") {
+    // Seconds, with a fraction if wanted ("0.5").
+    char* end = nullptr;
+    const std::string text(value);
+    const double s = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == nullptr || *end != '\0' || !(s >= 0.01 && s <= 60)) {
+      ctx_->BadValue(at, kv.key, kv.value, "seconds from 0.01 to 60, such as 1 or 0.5");
+    } else {
+      cfg.job_submit_timeout_ms = static_cast<int64_t>(s * 1000 + 0.5);
     }
   } else if (key == "MaxJobCount") {
     set_i32(&cfg.max_job_count, 1, kMaxI32);

@@ -36,6 +36,9 @@ class GlobalKeys {
 
  private:
   void Apply(const SourceLocation& at, std::string_view key, const KeyValue& kv);
+  // JobSubmitPlugins, CliFilterPlugins: whether lua (or PREFIX/lua) is listed; the other
+  // plugins listed earn a warning.
+  bool LuaPluginListed(const SourceLocation& at, const KeyValue& kv, std::string_view prefix);
 
   ParseContext* ctx_;
   std::map<std::string, SourceLocation> seen_;  // canonical key -> first location

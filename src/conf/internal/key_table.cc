@@ -117,6 +117,8 @@ constexpr std::string_view kGlobalKeys[] = {
     "LaunchType",
     "Licenses",
     "LogTimeFormat",
+    "LoomJobSubmitHelpers",  // Loom's own: docs/admin/job-submit.md
+    "LoomJobSubmitTimeout",
     "MailDomain",
     "MailProg",
     "MaxArraySize",

@@ -1,5 +1,5 @@
-// The checks sbatch makes once every source is in, and the scheduler's JobShape derived
-// from the options. Shared by the files of the submission layer; not part of its interface.
+// The checks sbatch makes once every source is in. Shared by the files of the submission
+// layer; not part of its interface.
 #pragma once
 
 #include <string>
@@ -15,8 +15,5 @@ namespace loom::cli::submit::internal {
 // Validates what the sources say once all are in, and parses the GRES and GPU counts, the
 // export policy, the dependency and the array into `state->r`.
 Status CheckRequest(const SbatchSettings& settings, int error_exit, State* state);
-
-// Derives the scheduler's JobShape from the options as given (see docs/user/sbatch.md).
-void DeriveShape(model::JobRequest* r, std::vector<std::string>* warnings);
 
 }  // namespace loom::cli::submit::internal
