@@ -334,8 +334,8 @@ read -r _ _ victim_pid _ <"$dir/spool/$node/stepd/${node}_job$victim/pid"
 kill -0 "$victim_pid" 2>/dev/null || fail "job $victim's script should still run on $node"
 "$bin/loomd" -D -N "$node" --spool "$dir/spool/$node" >>"$dir/loomd-$node.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do kill -0 "$victim_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$victim_pid" 2>/dev/null && fail "orphan job $victim (pid $victim_pid) still runs on $node"
+for _ in $(seq 100); do running "$victim_pid" || break; sleep 0.1; done
+running "$victim_pid" && fail "orphan job $victim (pid $victim_pid) still runs on $node"
 grep -q "node $node still runs JobId=$victim, which does not run there; killing it" "$dir/loomctld.log" ||
   fail "controller log: $(tail -5 "$dir/loomctld.log")"
 [[ $("$bin/squeue" -h -j "$victim" -t all -o '%T') == NODE_FAIL ]] || fail "job $victim after the kill"

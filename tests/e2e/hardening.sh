@@ -166,10 +166,10 @@ done
 start_node n1
 for _ in $(seq 150); do
   st=$("$bin/squeue" -h -j "$rq" -t all -o '%T')
-  [[ "$st" == RUNNING ]] && ! kill -0 "$first_pid" 2>/dev/null && break
+  [[ "$st" == RUNNING ]] && ! running "$first_pid" && break
   sleep 0.1
 done
-kill -0 "$first_pid" 2>/dev/null && fail "the earlier run of job $rq (pid $first_pid) still runs"
+running "$first_pid" && fail "the earlier run of job $rq (pid $first_pid) still runs"
 [[ "$st" == RUNNING ]] || fail "job $rq after n1 returned: $("$bin/squeue" -h -j "$rq" -t all -o '%T %r'); $(grep "JobId=$rq" "$dir/loomctld.log" | tail -3)"
 sleep 2  # the earlier run's end has been reported by now: it must not end this one
 [[ $("$bin/squeue" -h -j "$rq" -t all -o '%T %N') == "RUNNING n1" ]] || fail "job $rq: $("$bin/squeue" -h -j "$rq" -t all -o '%T %N')"

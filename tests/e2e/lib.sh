@@ -89,3 +89,10 @@ wait_until() {
   for _ in $(seq "${2:-300}"); do eval "$1" && return 0; sleep 0.1; done
   return 1
 }
+
+# Whether process $1 still runs: it exists and is not a zombie. A job killed on a node whose
+# supervisor was orphaned may be left as a zombie that an init which does not reap keeps
+# listed; it has ended all the same.
+running() {
+  [[ -d /proc/$1 ]] && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"
+}
