@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "dbd/service.h"
 #include "gmock/gmock.h"
@@ -216,6 +217,37 @@ TEST_F(DbdServiceTest, SacctmgrBuildsTheTreeAndChecksNames) {
   ASSERT_TRUE(Change(kRoot, "modify", "user", {"where", "name=alice", "set", "MaxJobs=5"}).ok());
   ASSERT_TRUE(Change(kRoot, "delete", "user", {"alice"}).ok());
   ASSERT_TRUE(Change(kRoot, "delete", "account", {"physics"}).ok());
+}
+
+TEST_F(DbdServiceTest, AccountsMoveButNeverUnderThemselves) {
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"science"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"physics", "Parent=science"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"optics", "Parent=physics"}).ok());
+  // Under its own grandchild, under itself, the root: refused, naming why.
+  EXPECT_THAT(std::string(Change(kRoot, "modify", "account",
+                                 {"where", "name=science", "set", "Parent=optics"})
+                              .message()),
+              HasSubstr("Account 'science' cannot move under 'optics': it is one of its "
+                        "sub-accounts, so the move would make a cycle"));
+  EXPECT_THAT(std::string(Change(kRoot, "modify", "account",
+                                 {"where", "name=physics", "set", "Parent=physics"})
+                              .message()),
+              HasSubstr("an account cannot be its own parent"));
+  EXPECT_THAT(std::string(Change(kRoot, "modify", "account",
+                                 {"where", "name=root", "set", "Parent=science"})
+                              .message()),
+              HasSubstr("The root account cannot be moved"));
+  // A move elsewhere takes the subtree along.
+  ASSERT_TRUE(
+      Change(kRoot, "modify", "account", {"where", "name=physics", "set", "Parent=root"}).ok());
+  v1::AcctShowReply show;
+  ASSERT_TRUE(service_->AcctShow(kRoot, {}, &show).ok());
+  std::map<std::string, std::string> parent;
+  for (const v1::AcctAssoc& a : show.assocs()) {
+    if (a.user().empty()) parent[a.account()] = a.parent();
+  }
+  EXPECT_EQ(parent["physics"], "root");
+  EXPECT_EQ(parent["optics"], "physics");
 }
 
 TEST_F(DbdServiceTest, OnlyAdministratorsChangeTheTree) {

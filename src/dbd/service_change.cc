@@ -122,6 +122,30 @@ StatusOr<std::string> TresList(const std::string& key, const std::string& value)
   return value;
 }
 
+// `modify account NAME set Parent=PARENT`: refused for the root, and for a parent in NAME's
+// own subtree, which would cut the subtree from the root in a cycle.
+Status CheckMove(const v1::AcctShowReply& have, const std::string& name,
+                 const std::string& parent) {
+  if (name == "root") return absl::InvalidArgumentError(" The root account cannot be moved");
+  auto parent_of = [&have](const std::string& account) -> std::string {
+    for (const v1::AcctAssoc& as : have.assocs()) {
+      if (as.account() == account && as.user().empty()) return as.parent();
+    }
+    return "";
+  };
+  int depth = 0;
+  for (std::string up = parent; !up.empty() && depth < 10000; up = parent_of(up), ++depth) {
+    if (up == name) {
+      return absl::InvalidArgumentError(core::StrCat(
+          " Account '", name, "' cannot move under '", parent, "': ",
+          parent == name ? "an account cannot be its own parent"
+                         : "it is one of its sub-accounts, so the move would make a cycle",
+          "; move that sub-account elsewhere first"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Association settings shared by `add account` and `add user` (and their modify): true
 // when `key` is one of them.
 StatusOr<bool> ApplyAssocSetting(const std::string& key, const std::string& value,
@@ -325,6 +349,7 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
     std::string cluster = default_cluster;
     v1::AcctAccount settings;
     std::string parent = "root";
+    bool parent_given = false;
     v1::AcctAssoc limits = NewAssoc("", "", "", 0);
     limits.clear_qos();
     bool limits_given = false;
@@ -334,7 +359,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else if (Is(k, {"Organization"})) {
         settings.set_organization(v);
       } else if (Is(k, {"Parent"})) {
-        parent = v;
+        parent = core::ToLower(v);
+        parent_given = true;
       } else if (Is(k, {"Cluster", "Clusters"})) {
         cluster = v;
       } else {
@@ -368,15 +394,17 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
       } else if (a == nullptr) {
         continue;
       } else if (verb == "modify") {
+        if (parent_given) RETURN_IF_ERROR(CheckMove(have, name, parent));
         v1::AcctAccount na = *a;
         if (!settings.description().empty()) na.set_description(settings.description());
         if (!settings.organization().empty()) na.set_organization(settings.organization());
         put.push_back(Entity("account", name, na));
-        if (limits_given) {
+        if (limits_given || parent_given) {
           for (const v1::AcctAssoc& as : have.assocs()) {
             if (as.account() != name || !as.user().empty()) continue;
             v1::AcctAssoc changed = as;
             for (const auto& [k, v] : w.set) ApplyAssocSetting(k, v, &changed).IgnoreError();
+            if (parent_given) changed.set_parent(parent);  // the account moves, its subtree with it
             put.push_back(Entity("assoc", AssocKey(changed), changed));
           }
         }
