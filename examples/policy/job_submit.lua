@@ -9,7 +9,8 @@ new version. It runs unchanged on Slurm 22.05 and on Loom (docs/admin/job-submit
    as not doing it. A job that asks for its own binding or threads keeps them.
 2. A job that names no partition is routed by its time limit: up to 1 hour to debug, up to
    2 days to normal, up to 14 days to long (each only where the cluster has it). Longer
-   jobs are refused with a message saying why.
+   jobs are refused with a message saying why, and so is an update (`scontrol update job`)
+   that would make a job longer than that.
 ]]
 
 local HOUR = 60  -- time limits are in minutes
@@ -20,6 +21,10 @@ local routes = {
   { limit = 2 * DAY, partition = "normal" },
   { limit = 14 * DAY, partition = "long" },
 }
+
+local function too_long(limit)
+  return limit == slurm.INFINITE or limit > routes[#routes].limit
+end
 
 local function asks_for_gpus(job_desc)
   for _, field in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
@@ -45,7 +50,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 
   local limit = job_desc.time_limit
   if job_desc.partition == nil and limit ~= slurm.NO_VAL then
-    if limit == slurm.INFINITE or limit > routes[#routes].limit then
+    if too_long(limit) then
       slurm.user_msg("jobs may run for 14 days at most; ask for less with --time")
       return slurm.ESLURM_INVALID_TIME_LIMIT
     end
@@ -60,5 +65,9 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  if job_desc.time_limit ~= slurm.NO_VAL and too_long(job_desc.time_limit) then
+    slurm.user_msg("job %d may run for 14 days at most", job_rec.job_id)
+    return slurm.ESLURM_INVALID_TIME_LIMIT
+  end
   return slurm.SUCCESS
 end

@@ -94,8 +94,8 @@ std::vector<std::string> CommandEnvironment(const v1::JobInfo& job,
 
 class Salloc {
  public:
-  Salloc(submit::SallocInput input, Client client)
-      : in_(std::move(input)), client_(std::move(client)) {}
+  Salloc(submit::SallocInput input, Client client, LuaCliFilter* filter)
+      : in_(std::move(input)), client_(std::move(client)), filter_(filter) {}
   int Run();
 
  private:
@@ -112,6 +112,7 @@ class Salloc {
 
   submit::SallocInput in_;
   Client client_;
+  LuaCliFilter* filter_;  // cli_filter.lua, or null
   model::JobId job_ = 0;
   bool gone_ = false;
   bool revoked_ = false;
@@ -271,6 +272,7 @@ int Salloc::Run() {
     return in_.error_exit;
   }
   job_ = reply.job_id();
+  if (filter_ != nullptr) filter_->PostSubmit("salloc", job_, 0xfffffffe);
   Info(StrCat("salloc: Pending job allocation ", job_));
   if (!WaitForGrant(signals)) return in_.error_exit;
   Info(StrCat("salloc: Granted job allocation ", job_));
@@ -331,7 +333,7 @@ int RunSalloc(int argc, char** argv) {
     Say(StrCat("salloc: error: ", std::string(client.status().message())));
     return input->error_exit;
   }
-  Salloc salloc(*std::move(input), *std::move(client));
+  Salloc salloc(*std::move(input), *std::move(client), filter.get());
   return salloc.Run();
 }
 

@@ -51,8 +51,11 @@ bool IsFinal(std::string_view state) {
 
 class Srun {
  public:
-  Srun(submit::SrunInput input, Client client, std::string key)
-      : in_(std::move(input)), client_(std::move(client)), monitor_(key, in_.label, Say) {
+  Srun(submit::SrunInput input, Client client, std::string key, LuaCliFilter* filter)
+      : in_(std::move(input)),
+        client_(std::move(client)),
+        monitor_(key, in_.label, Say),
+        filter_(filter) {
     in_.request.srun->io_key = std::move(key);
   }
 
@@ -74,6 +77,7 @@ class Srun {
   submit::SrunInput in_;
   Client client_;
   StepMonitor monitor_;
+  LuaCliFilter* filter_;  // cli_filter.lua, or null
   model::JobId job_ = 0;
   bool queued_ = false;
   bool aborted_ = false;  // the job is being ended under the tasks (cancel, time limit)
@@ -248,6 +252,7 @@ int Srun::Run(const std::string& host) {
     return in_.error_exit;
   }
   job_ = reply.job_id();
+  if (filter_ != nullptr) filter_->PostSubmit("srun", job_, 0);  // the job's one step
   monitor_.SetJob(job_);
   if (Status s = OpenOutputs(job_); !s.ok()) {
     Say(StrCat("srun: error: ", std::string(s.message())));
@@ -351,7 +356,7 @@ int RunSrun(int argc, char** argv) {
     return input->error_exit;
   }
   const bool test_only = input->test_only;
-  Srun srun(*std::move(input), *std::move(client), *std::move(key));
+  Srun srun(*std::move(input), *std::move(client), *std::move(key), filter.get());
   return test_only ? srun.TestOnly() : srun.Run(HostAddress());
 }
 

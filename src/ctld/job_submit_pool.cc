@@ -43,6 +43,13 @@ StatusOr<std::unique_ptr<JobSubmitPool>> JobSubmitPool::Start(JobSubmitPoolOptio
   return pool;
 }
 
+std::vector<pid_t> JobSubmitPool::helper_pids() {
+  core::MutexLock lock(&mu_);
+  std::vector<pid_t> pids;
+  for (const auto& h : helpers_) pids.push_back(std::max<pid_t>(0, h->pid));
+  return pids;
+}
+
 JobSubmitPool::~JobSubmitPool() {
   core::MutexLock lock(&mu_);
   for (auto& h : helpers_) Stop(h.get());
@@ -104,9 +111,12 @@ std::string JobSubmitPool::Stop(Helper* h) {
 }
 
 StatusOr<json> JobSubmitPool::Exchange(Helper* h, const json& call, int64_t deadline_ms) {
-  Status sent = policy::WriteHelperFrame(h->fd, call);
-  StatusOr<json> answer =
-      sent.ok() ? policy::ReadHelperFrame(h->fd, &clock_, deadline_ms) : StatusOr<json>(sent);
+  if (Status sent = policy::WriteHelperFrame(h->fd, call); !sent.ok()) {
+    Stop(h);
+    return absl::UnavailableError(
+        StrCat("the helper running ", options_.script_path, " had ended before the call"));
+  }
+  StatusOr<json> answer = policy::ReadHelperFrame(h->fd, &clock_, deadline_ms);
   if (answer.ok()) return answer;
   if (absl::IsDeadlineExceeded(answer.status())) {
     Stop(h);
@@ -120,8 +130,7 @@ StatusOr<json> JobSubmitPool::Exchange(Helper* h, const json& call, int64_t dead
                                     " in the middle of a call"));
 }
 
-Status JobSubmitPool::Submit(const policy::Submitter& who, model::JobRequest* request,
-                             JobSubmitOutcome* outcome) {
+StatusOr<json> JobSubmitPool::Call(const json& call, JobSubmitOutcome* outcome) {
   const int64_t deadline = clock_.MonotonicMs() + options_.timeout_ms;
   Helper* h = nullptr;
   {
@@ -155,13 +164,14 @@ Status JobSubmitPool::Submit(const policy::Submitter& who, model::JobRequest* re
     }
     h->busy = true;
   }
-  Status ready = h->pid > 0 ? absl::OkStatus()
-                            : Spawn(h, std::max(deadline, clock_.MonotonicMs() + kMinLoadMs));
-  const json before = policy::JobDescOf(*request, who);
-  StatusOr<json> answer =
-      ready.ok()
-          ? Exchange(h, {{"call", "job_submit"}, {"job_desc", before}, {"uid", who.uid}}, deadline)
-          : StatusOr<json>(ready);
+  StatusOr<json> answer = absl::UnavailableError("no helper yet");
+  // A helper that ended while idle (killed from outside) is replaced, and the call made
+  // again, once.
+  for (int attempt = 0; attempt < 2 && absl::IsUnavailable(answer.status()); ++attempt) {
+    Status ready = h->pid > 0 ? absl::OkStatus()
+                              : Spawn(h, std::max(deadline, clock_.MonotonicMs() + kMinLoadMs));
+    answer = ready.ok() ? Exchange(h, call, deadline) : StatusOr<json>(ready);
+  }
   {
     core::MutexLock lock(&mu_);
     h->busy = false;
@@ -186,17 +196,29 @@ Status JobSubmitPool::Submit(const policy::Submitter& who, model::JobRequest* re
     return absl::InvalidArgumentError(answer->value("error", std::string("failed")));
   }
   const int64_t rc = answer->value("rc", policy::kSuccess);
-  if (rc != policy::kSuccess) {
+  if (rc != policy::kSuccess)
     outcome->status = absl::InvalidArgumentError(policy::ReturnCodeText(rc));
-    return absl::OkStatus();
-  }
+  return answer->value("job_desc", json::object());
+}
+
+Status JobSubmitPool::Submit(const policy::Submitter& who, model::JobRequest* request,
+                             JobSubmitOutcome* outcome) {
+  const json before = policy::JobDescOf(*request, who);
+  ASSIGN_OR_RETURN(const json after,
+                   Call({{"call", "job_submit"}, {"job_desc", before}, {"uid", who.uid}}, outcome));
+  if (!outcome->status.ok()) return absl::OkStatus();
   std::vector<std::string> ignored;
-  RETURN_IF_ERROR(
-      policy::ApplyJobDesc(before, answer->value("job_desc", json::object()), request, &ignored));
+  RETURN_IF_ERROR(policy::ApplyJobDesc(before, after, request, &ignored));
   for (const std::string& field : ignored) {
     core::LogInfo("job_submit.lua set job_desc.{}, which a script may not change; ignored", field);
   }
   return absl::OkStatus();
+}
+
+StatusOr<json> JobSubmitPool::Modify(const json& job_desc, const json& job_rec, uint32_t uid,
+                                     JobSubmitOutcome* outcome) {
+  return Call({{"call", "job_modify"}, {"job_desc", job_desc}, {"job_rec", job_rec}, {"uid", uid}},
+              outcome);
 }
 
 }  // namespace loom::ctld

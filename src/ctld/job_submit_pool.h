@@ -57,7 +57,16 @@ class JobSubmitPool {
   Status Submit(const policy::Submitter& who, model::JobRequest* request,
                 JobSubmitOutcome* outcome);
 
+  // slurm_job_modify(job_desc, job_rec, part_list, modify_uid) for `scontrol update job`:
+  // job_desc holds the fields the update sets (the others nil or NO_VAL), job_rec the job as
+  // it is. Returns job_desc as the script left it (the update made of it is the caller's);
+  // statuses as Submit. A script without slurm_job_modify accepts every update.
+  StatusOr<nlohmann::json> Modify(const nlohmann::json& job_desc, const nlohmann::json& job_rec,
+                                  uint32_t uid, JobSubmitOutcome* outcome);
+
   const std::string& script_path() const { return options_.script_path; }
+  // The helpers' process ids (0 for one not started), for diagnostics and tests.
+  std::vector<pid_t> helper_pids();
   const std::string& script() const { return options_.script; }
 
  private:
@@ -71,7 +80,11 @@ class JobSubmitPool {
   Status Spawn(Helper* h, int64_t deadline_ms);
   // Kills helper `h` (if it still runs), reaps it and says how it ended ("signal 9").
   static std::string Stop(Helper* h);
-  // One call, on a helper this thread holds.
+  // One call of the script on a helper it waits for (at most the deadline): the job_desc
+  // it returned, its verdict in outcome->status, its messages in outcome->user_msgs; its log
+  // lines go to the controller's log.
+  StatusOr<nlohmann::json> Call(const nlohmann::json& call, JobSubmitOutcome* outcome);
+  // One exchange, on a helper this thread holds.
   StatusOr<nlohmann::json> Exchange(Helper* h, const nlohmann::json& call, int64_t deadline_ms);
 
   const JobSubmitPoolOptions options_;

@@ -1,13 +1,13 @@
 #include "ctld/service.h"
 
+#include <grpcpp/server_context.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
 #include "conf/show_config.h"
@@ -17,6 +17,8 @@
 #include "core/strings.h"
 #include "core/version.h"
 #include "ctld/controller.h"
+#include "ctld/job_modify.h"
+#include "policy/job_desc.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
 #include "rpc/credential.h"
@@ -254,6 +256,41 @@ Status ControllerApi::SignalJob(const Caller& who, const v1::SignalJobRequest& r
   return first;
 }
 
+Status ControllerApi::ModifyByPolicy(JobId id, const Caller& who, JobEdit* edit) {
+  std::string unloaded;
+  std::shared_ptr<JobSubmitPool> policy = c_->job_submit(&unloaded);
+  if (policy == nullptr) return absl::OkStatus();
+  // The job as the last snapshot lists it; an unknown id is the core's to answer.
+  JobFilter filter;
+  filter.ids.insert(id);
+  std::string records;
+  c_->snapshot()->jobs->AppendWireTo(filter, v1::QueryJobsReply::kJobsFieldNumber, &records);
+  v1::QueryJobsReply listed;
+  if (!listed.ParseFromString(records) || listed.jobs().empty()) return absl::OkStatus();
+  model::JobRequest update = RequestOfEdit(*edit);
+  const nlohmann::json before =
+      policy::JobDescOf(update, policy::Submitter{who.uid, who.gid, who.user});
+  JobSubmitOutcome outcome;
+  StatusOr<nlohmann::json> after =
+      policy->Modify(before, JobRecOf(listed.jobs(0)), who.uid, &outcome);
+  if (!after.ok()) {
+    core::LogError("job_submit.lua, update of {} by {}: {}", core::JobId{id}, who.user,
+                   after.status().message());
+    return absl::Status(after.status().code(),
+                        core::StrCat("job_submit.lua: ", std::string(after.status().message())));
+  }
+  if (!outcome.status.ok()) {
+    // The script's messages go with its verdict: an update has no other way back.
+    std::string why(outcome.status.message());
+    for (const std::string& m : outcome.user_msgs) why += core::StrCat("; ", m);
+    return absl::Status(outcome.status.code(), why);
+  }
+  std::vector<std::string> ignored;
+  RETURN_IF_ERROR(policy::ApplyJobDesc(before, *after, &update, &ignored));
+  EditFromRequest(update, edit);
+  return absl::OkStatus();
+}
+
 Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& req,
                               v1::UpdateJobReply* reply) {
   const JobId id = req.job_id();
@@ -271,7 +308,8 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
       std::vector<std::pair<std::string, std::string>> fields(req.fields().begin(),
                                                               req.fields().end());
       std::sort(fields.begin(), fields.end());
-      ASSIGN_OR_RETURN(const JobEdit edit, ParseJobEdit(fields));
+      ASSIGN_OR_RETURN(JobEdit edit, ParseJobEdit(fields));
+      RETURN_IF_ERROR(ModifyByPolicy(id, who, &edit));
       s = c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
         return core.UpdateJob(id, edit, who, now, &fx);
       });

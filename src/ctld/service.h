@@ -46,6 +46,7 @@ class Controller;
   X(StepUsage)                     \
   X(Shares)                        \
   X(Priorities)                    \
+  X(AssocMgr)                      \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
   X(JobComplete)
@@ -70,6 +71,9 @@ class ControllerApi {
 
  private:
   bool Daemon(const Caller& who) const;  // root or SlurmUser: what node daemons run as
+  // job_submit.lua's slurm_job_modify on an update of job `id` (when the script is loaded):
+  // its refusal, or `edit` as the script left it.
+  Status ModifyByPolicy(JobId id, const Caller& who, JobEdit* edit);
 
   Controller* c_;
   uint32_t slurm_user_uid_ = 0;

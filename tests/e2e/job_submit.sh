@@ -63,6 +63,16 @@ sbatch: error: Batch job submission failed: Requested time limit is invalid (mis
   fail "a 20-day job: $(cat err)"
 echo "ok: routed by time limit to debug, normal, long; a 20-day job refused with the script's message"
 
+# slurm_job_modify: an update to 20 days is refused with the script's message; 45 minutes is not.
+held=$(sbatch --parsable -H -t 30 --wrap true)
+if scontrol update JobId="$held" TimeLimit=20-00:00:00 >out 2>err; then fail "a 20-day update went through"; fi
+grep -q "Requested time limit is invalid (missing or exceeds some limit); job $held may run for 14 days at most" err ||
+  fail "a 20-day update: $(cat err)"
+scontrol update JobId="$held" TimeLimit=45 || fail "a 45-minute update"
+[[ $(squeue -h -j "$held" -o '%l') == 45:00 ]] || fail "time limit after the update: $(squeue -h -j "$held" -o '%l')"
+scancel "$held"
+echo "ok: slurm_job_modify refuses a 20-day update with its message and lets a 45-minute one through"
+
 # A GPU job gets --gpu-bind=closest and --hint=nomultithread: two tasks of 4 CPUs, each on
 # 4 cores of one socket (one thread of each: CPUs 0-3 and 4-7, masks 0xf and 0xf0) and the
 # 2 GPUs beside them; with --hint=multithread, 2 cores' 4 threads each.
