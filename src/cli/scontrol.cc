@@ -307,6 +307,11 @@ constexpr Entity kLaterEntities[] = {
 };
 
 int Show(const Options& opts, const std::vector<std::string>& words) {
+  // assoc_mgr takes any number of KEY=VALUE words after it.
+  if (words.size() >= 2 && words[1].find('=') == std::string::npos &&
+      Names(words[1], words[1].size(), "assoc_mgr", 2)) {
+    return scontrol::ShowAssocMgr(opts, {words.begin() + 2, words.end()});
+  }
   if (words.size() > 3) {
     if (!opts.quiet) Print(stderr, StrCat("too many arguments for keyword:", words[0], "\n"));
     return 1;

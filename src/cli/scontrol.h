@@ -36,6 +36,9 @@ int Reconfigure(const Options& opts);
 int SetDebug(const Options& opts, std::string_view keyword, const std::vector<std::string>& words);
 // show config
 int ShowConfig(const Options& opts);
+// show assoc_mgr [users=U,...] [accounts=A,...] [qos=Q,...] [flags=users|assoc|qos,...]:
+// `args` are the words after assoc_mgr.
+int ShowAssocMgr(const Options& opts, const std::vector<std::string>& args);
 // show step [JOBID[.STEPID]] (scontrol_actions.cc)
 int ShowSteps(const Options& opts, const char* value);
 

@@ -225,6 +225,48 @@ int ShowConfig(const Options& opts) {
   return 0;
 }
 
+int ShowAssocMgr(const Options& opts, const std::vector<std::string>& args) {
+  v1::AssocMgrRequest req;
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    const std::string key = core::ToLower(arg.substr(0, eq));
+    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    google::protobuf::RepeatedPtrField<std::string>* list = nullptr;
+    if (key == "users" || key == "user") {
+      list = req.mutable_users();
+    } else if (key == "accounts" || key == "account") {
+      list = req.mutable_accounts();
+    } else if (key == "qos") {
+      list = req.mutable_qos();
+    } else if (key == "flags") {
+      list = req.mutable_flags();
+    }
+    if (list == nullptr || value.empty()) {
+      PrintError(opts, StrCat("Invalid option for show assoc_mgr: ", arg,
+                              " (use users=, accounts=, qos= or flags=users|assoc|qos)"));
+      return 1;
+    }
+    for (std::string_view v : core::Split(value, ',')) {
+      if (v.empty()) continue;
+      if (key == "flags" && v != "users" && v != "assoc" && v != "qos") {
+        PrintError(opts,
+                   StrCat("Invalid flags for show assoc_mgr: ", v, " (use users, assoc or qos)"));
+        return 1;
+      }
+      list->Add(std::string(v));
+    }
+  }
+  auto client = ConnectOrSay(opts);
+  if (!client) return 1;
+  v1::AssocMgrReply reply;
+  if (Status s = client->Call("AssocMgr", req, &reply); !s.ok()) {
+    PrintError(opts, StrCat("slurm_load_assoc_mgr_info error: ", std::string(s.message())));
+    return 1;
+  }
+  Print(stdout, reply.text());
+  return 0;
+}
+
 int ShowSteps(const Options& opts, const char* value) {
   v1::QueryStepsRequest req;
   std::optional<uint32_t> step;

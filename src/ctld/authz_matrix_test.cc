@@ -68,6 +68,7 @@ const std::map<std::string, Row>& Matrix() {
       // sshare and sprio (PrivateData narrows what they list, not whether they answer).
       {"Shares", {{kOk, kOk, kOk, kOk, kOk}}},
       {"Priorities", {{kOk, kOk, kOk, kOk, kOk}}},
+      {"AssocMgr", {{kOk, kOk, kOk, kOk, kOk}}},
       // A job: its owner, SlurmUser and root.
       {"SignalJob", {{kOk, kDenied, kDenied, kOk, kOk}}},
       {"UpdateJob", {{kOk, kDenied, kDenied, kOk, kOk}}},  // TimeLimit lowered: allowed

@@ -510,6 +510,7 @@ class ControllerCore {
   const sched::Cluster& cluster() const { return cluster_; }
   const conf::SiteConfig& site() const { return site_; }
   // The association tree loomdbd last gave (null: none yet, or no accounting).
+  const model::AssociationTable* associations() const { return associations_.get(); }
   void SetAssociations(std::shared_ptr<const model::AssociationTable> table) {
     associations_ = std::move(table);
     fair_share_stale_ = true;

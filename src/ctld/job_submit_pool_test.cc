@@ -2,11 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <thread>
 
 #include "core/clock.h"
+#include "policy/lua_script.h"
 
 namespace loom::ctld {
 namespace {
@@ -42,6 +44,17 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   end
   slurm.log_info("uid %d", submit_uid)
   slurm.user_msg("routed to %s", job_desc.partition or "the default")
+  return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  if job_desc.time_limit ~= slurm.NO_VAL and job_desc.time_limit > 120 then
+    job_desc.time_limit = 120
+  end
+  if job_desc.partition == "long" and job_rec.job_state == "PENDING" then
+    slurm.user_msg("job %d may not move to long", job_rec.job_id)
+    return slurm.ESLURM_ACCESS_DENIED
+  end
   return slurm.SUCCESS
 end
 )lua";
@@ -107,6 +120,38 @@ TEST(JobSubmitPool, ACrashingScriptCostsOnlyItsHelper) {
   JobSubmitOutcome ok;
   ASSERT_TRUE((*pool)->Submit({}, &r, &ok).ok());
   EXPECT_TRUE(r.partitions.empty());
+}
+
+TEST(JobSubmitPool, ModifySeesTheUpdateAndTheJob) {
+  auto pool = JobSubmitPool::Start(Options(kPolicy));
+  ASSERT_TRUE(pool.ok());
+  const nlohmann::json rec = {{"job_id", 7}, {"job_state", "PENDING"}};
+  JobSubmitOutcome capped;
+  auto out = (*pool)->Modify({{"time_limit", 600}, {"partition", nullptr}}, rec, 0, &capped);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(capped.status.ok());
+  EXPECT_EQ((*out)["time_limit"], 120);
+  JobSubmitOutcome refused;
+  auto moved =
+      (*pool)->Modify({{"time_limit", policy::kNoVal}, {"partition", "long"}}, rec, 0, &refused);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(refused.status.message(), "Access/permission denied");
+  EXPECT_THAT(refused.user_msgs, ElementsAre("job 7 may not move to long"));
+}
+
+TEST(JobSubmitPool, AHelperKilledWhileIdleIsReplaced) {
+  auto pool = JobSubmitPool::Start(Options(kPolicy));
+  ASSERT_TRUE(pool.ok());
+  const pid_t first = (*pool)->helper_pids().front();
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  model::JobRequest r = Job("");
+  JobSubmitOutcome out;
+  Status s = (*pool)->Submit({}, &r, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(r.partitions, ElementsAre("debug"));
+  EXPECT_NE((*pool)->helper_pids().front(), first);
 }
 
 TEST(JobSubmitPool, ScriptThatDoesNotLoad) {

@@ -3,7 +3,8 @@
 # uses the whole cluster; then both accounts queue a whole-cluster job, the busy account's
 # first. The idle account's job starts first: its fair-share factor and priority are the
 # higher ones, as sshare and sprio show in Slurm's layouts; a controller restart keeps the
-# usage. Then limits: a GPU-limited QOS holds a job with QOSGrpGRES while GPUs are free.
+# usage. Then limits: a GPU-limited QOS holds a job with QOSGrpGRES while GPUs are free, and
+# scontrol show assoc_mgr shows what counts against it.
 #
 #   tests/e2e/fairshare.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -104,6 +105,17 @@ g3=$(submit_gpu 'sleep 30')
 wait_until "[[ \$(state $g1) == RUNNING && \$(state $g2) == RUNNING ]]" 300 || fail "GPU jobs: $(squeue)"
 wait_until "[[ \$(squeue -h -j $g3 -o %r) == QOSGrpGRES ]]" 100 ||
   fail "the third GPU job: $(squeue -j "$g3" -o '%i %T %r')"
+# scontrol show assoc_mgr: the QOS's 4 GPUs all held, by root's jobs in physics.
+mgr=$(scontrol show assoc_mgr flags=qos qos=gpu4)
+grep -q '^QOS=gpu4$' <<<"$mgr" || fail "assoc_mgr: $mgr"
+grep -q '^    GrpTRES=cpu=N([0-9]*),mem=N([0-9]*),node=N(2),billing=N([0-9]*),gres/gpu=4(4)$' <<<"$mgr" ||
+  fail "assoc_mgr's QOS GrpTRES: $mgr"
+grep -q '^      \[root(0)\]$' <<<"$mgr" || fail "assoc_mgr's user limits: $mgr"
+mgr=$(scontrol show assoc_mgr flags=assoc accounts=physics users=root)
+grep -q '^ClusterName=.* Account=physics UserName=root(0) Partition= Priority=0$' <<<"$mgr" ||
+  fail "assoc_mgr's association: $mgr"
+grep -q '^    GrpTRES=.*gres/gpu=N(4)$' <<<"$mgr" || fail "assoc_mgr's association GrpTRES: $mgr"
+echo "ok: scontrol show assoc_mgr shows the QOS's GPUs held against its GrpTRES"
 scancel "$g1"
 wait_until "[[ \$(state $g3) == RUNNING ]]" 150 || fail "the third GPU job never started: $(squeue)"
 long=$(sbatch --parsable -A physics --qos=gpu4 -t 2:00:00 -o /dev/null --wrap true)
