@@ -1,13 +1,13 @@
 #include "ctld/service.h"
 
-#include <grpcpp/server_context.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
 #include "conf/show_config.h"

@@ -654,9 +654,9 @@ StatusOr<StepBinding> BindTasks(const BindNode& node, const StepOnNode& step) {
   // --hint=nomultithread and --threads-per-core: the tasks see only the first threads of
   // each core the step holds, and auto binding binds each task to threads of its own cores.
   // When the step holds too few cores for that, the tasks use every thread after all (the
-  // allocation counts threads: docs/design/binding.md).
+  // allocation counts threads: docs/design/binding.md); --cpu-bind=none binds nothing.
   StepOnNode used = step;
-  if (step.threads_per_core > 0) {
+  if (step.threads_per_core > 0 && result.cpu_bind != CpuBindType::kNone) {
     CpuSet first = FirstThreads(node.cpus, step.cpus, step.threads_per_core);
     if (first.count() >= int64_t{ntasks} * step.cpus_per_task) {
       used.cpus = std::move(first);
