@@ -228,6 +228,12 @@ TEST(BindCpus, NoMultithreadBindsOneThreadOfEachCore) {
   EXPECT_EQ(one->cpu_bind, CpuBindType::kThreads);
   EXPECT_EQ(TaskCpus(*one)[0].ToList(), "0-3");
   EXPECT_EQ(TaskCpus(*one)[1].ToList(), "4-7");
+  // --cpu-bind=none binds nothing, hint or not.
+  StepOnNode none = step;
+  none.cpu_bind = ParseCpuBind("none").value();
+  auto unbound = BindTasks(node, none);
+  ASSERT_TRUE(unbound.ok()) << unbound.status();
+  EXPECT_EQ(TaskCpus(*unbound)[0].ToList(), "0-15");
   // Too few cores for that: every thread after all.
   step.cpus = Range(0, 3);
   step.cpus |= Range(8, 11);
