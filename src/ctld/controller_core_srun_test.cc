@@ -19,8 +19,8 @@ model::JobRequest SrunReq() {
   r.shape.max_nodes = 2;
   r.shape.ntasks = 2;
   r.requeue = false;
-  r.srun =
-      model::SrunStep{{"hostname"}, "127.0.0.1", 4000, "key", false, "", "", "", "", "", "", ""};
+  r.srun = model::SrunStep{{"hostname"}, "127.0.0.1", 4000, "key", false, "",          "",
+                           "",           "",          "",   "",    "",    std::nullopt};
   return r;
 }
 

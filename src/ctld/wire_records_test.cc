@@ -511,7 +511,8 @@ TEST(SrunStepWireTest, TheKeyStaysOutOfQueryReplies) {
   model::JobRequest srun;
   srun.name = "hostname";
   srun.srun = model::SrunStep{
-      {"hostname", "-f"}, "10.0.0.7", 41234, "k3y", false, "", "", "", "", "", "", ""};
+      {"hostname", "-f"}, "10.0.0.7", 41234, "k3y", false, "", "", "", "", "", "", "",
+      std::nullopt};
   e.request = std::make_shared<const model::JobRequest>(srun);
   JobInfoOptions with_script;
   with_script.with_script = true;

@@ -11,9 +11,19 @@ namespace {
 model::JobRequest SrunJob() {
   model::JobRequest r;
   r.name = "hostname";
-  r.srun = model::SrunStep{
-      {"hostname", "-f"}, "10.0.0.7", 41234, std::string("k\0y", 3), false, "", "", "",
-      "cores", "closest", "1", "cyclic"};
+  r.srun = model::SrunStep{{"hostname", "-f"},
+                           "10.0.0.7",
+                           41234,
+                           std::string("k\0y", 3),
+                           false,
+                           "",
+                           "",
+                           "",
+                           "cores",
+                           "closest",
+                           "1",
+                           "cyclic",
+                           std::nullopt};
   return r;
 }
 

@@ -145,8 +145,9 @@ model::JobRequest EveryField() {
   r.script_args = {"a", "", "c d"};
   r.wrap = "hostname";
   r.ignored_options = {{"mail-type", "END"}, {"mail-user", "a@b"}, {"network", "ib"}};
-  r.srun = model::SrunStep{{"srun", "x"}, "10.0.0.7", 41234, "k3y", true, "o%t", "e%t", "i",
-                           "verbose,cores", "map_gpu:1,0", "gpu:1", "cyclic"};
+  r.srun =
+      model::SrunStep{{"srun", "x"},   "10.0.0.7",    41234,   "k3y",    true, "o%t", "e%t", "i",
+                      "verbose,cores", "map_gpu:1,0", "gpu:1", "cyclic", 1};
   return r;
 }
 

@@ -393,8 +393,8 @@ TEST(BindStepTest, WithoutOptionsOrLayoutEveryTaskGetsAllTheJobHolds) {
 TEST(BindStepTest, CoresAndClosestFollowTheNodesLayout) {
   BatchJob job = OneNodeJob();
   job.gpus = 0b1111;
-  auto b = BindStep(job, "0-7", BindingOptions{"cores", "closest", "", 1}, {0, 1},
-                    GpuNodeSettings());
+  auto b =
+      BindStep(job, "0-7", BindingOptions{"cores", "closest", "", 1, 0}, {0, 1}, GpuNodeSettings());
   ASSERT_TRUE(b.ok()) << b.status();
   ASSERT_EQ(b->tasks.size(), 2u);
   // Cyclic over sockets: task 0 on socket 0 (core 0: CPUs 0 and 4), task 1 on socket 1.
@@ -407,7 +407,7 @@ TEST(BindStepTest, CoresAndClosestFollowTheNodesLayout) {
   EXPECT_EQ(env["SLURM_CPU_BIND_LIST"], "0x11,0x44");
   EXPECT_EQ(env["SLURM_CPU_BIND"], "quiet,mask_cpu:0x11,0x44");
   // --gpus-per-task: a GPU of its own, the closest.
-  b = BindStep(job, "0-7", BindingOptions{"", "", "1", 1}, {0, 1}, GpuNodeSettings());
+  b = BindStep(job, "0-7", BindingOptions{"", "", "1", 1, 0}, {0, 1}, GpuNodeSettings());
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->tasks[0].cuda_visible_devices.size(), 1u);
   EXPECT_NE(b->tasks[0].cuda_visible_devices, b->tasks[1].cuda_visible_devices);
@@ -424,10 +424,12 @@ TEST(BindStepTest, CoresAndClosestFollowTheNodesLayout) {
 TEST(BindStepTest, BadOptionsAndTooLittleAreErrors) {
   BatchJob job = OneNodeJob();
   job.gpus = 0b0011;
-  EXPECT_FALSE(BindStep(job, "0-7", BindingOptions{"bogus", "", "", 1}, {0}, GpuNodeSettings()).ok());
-  EXPECT_FALSE(BindStep(job, "0-7", BindingOptions{"", "", "x:y", 1}, {0}, GpuNodeSettings()).ok());
+  EXPECT_FALSE(
+      BindStep(job, "0-7", BindingOptions{"bogus", "", "", 1, 0}, {0}, GpuNodeSettings()).ok());
+  EXPECT_FALSE(
+      BindStep(job, "0-7", BindingOptions{"", "", "x:y", 1, 0}, {0}, GpuNodeSettings()).ok());
   // Three GPUs a task, two held here.
-  auto b = BindStep(job, "0-7", BindingOptions{"", "", "a100:3", 1}, {0}, GpuNodeSettings());
+  auto b = BindStep(job, "0-7", BindingOptions{"", "", "a100:3", 1, 0}, {0}, GpuNodeSettings());
   EXPECT_FALSE(b.ok());
 }
 
