@@ -41,7 +41,10 @@ busy=$(sbatch --parsable -A physics -N2 --exclusive -o /dev/null --wrap 'sleep 4
 wait_until "[[ \$(state $busy) == RUNNING ]]" || fail "the busy job never ran"
 # Both accounts queue a whole-cluster job while it runs: physics's first.
 mine=$(sbatch --parsable -A physics -N2 --exclusive -o /dev/null --wrap 'sleep 3')
-theirs=$(as_nobody sbatch --parsable -N2 --exclusive -o /dev/null --wrap 'sleep 3')
+# The idle account's job runs until cancelled below, so that it charges no usage (that comes
+# at its end or at PriorityCalcPeriod, 5 minutes) while sprio and sshare are read: a slow run
+# of the test must not see both accounts used.
+theirs=$(as_nobody sbatch --parsable -N2 --exclusive -o /dev/null --wrap 'sleep 300')
 # Nothing used yet counts the same for both: submission order.
 [[ $(squeue -h -j "$mine" -o %Q) == $(squeue -h -j "$theirs" -o %Q) ]] ||
   fail "priorities differ before any usage: $(squeue -o '%i %u %a %Q')"
