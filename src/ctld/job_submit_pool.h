@@ -67,7 +67,6 @@ class JobSubmitPool {
   const std::string& script_path() const { return options_.script_path; }
   // The helpers' process ids (0 for one not started), for diagnostics and tests.
   std::vector<pid_t> helper_pids();
-  const std::string& script() const { return options_.script; }
 
  private:
   struct Helper {
