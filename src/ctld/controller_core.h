@@ -28,6 +28,7 @@
 #include "sched/cadence.h"
 #include "sched/priority/fairshare.h"
 #include "sched/priority/priority.h"
+#include "sched/priority/share_tree.h"
 #include "sched/priority/usage.h"
 #include "sched/types.h"
 
@@ -300,16 +301,6 @@ struct NodeAdmin {
   Time reason_time = 0;     // when; 0: no reason set by an administrator
 };
 
-// The fair-share values of the association tree (sshare): the tree as the algorithm read
-// it and its values by index.
-struct FairShareTable {
-  std::vector<sched::ShareAssoc> tree;
-  std::vector<sched::ShareValues> values;
-  std::vector<int32_t> depth;  // levels below the root
-  // The factor of each user association, by (account, user).
-  std::map<std::pair<std::string, std::string>, double> factor;
-};
-
 // A job's multifactor priority, factor by factor (sprio): each in [0, 1].
 struct PriorityFactors {
   double age = 0, assoc = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;
@@ -532,7 +523,7 @@ class ControllerCore {
   bool usage_unstored() const { return usage_changed_; }
   void UsageStored() { usage_changed_ = false; }
   // The fair-share values of every association of the tree (sshare), in tree order.
-  const FairShareTable& fair_share() const { return fair_share_; }
+  const sched::ShareTable& fair_share() const { return fair_share_; }
   // The factors of job `e`'s multifactor priority as last calculated (sprio).
   PriorityFactors FactorsOf(const JobEntry& e) const;
   // What a second of job `e` costs: its allocation's billing TRES (TRESBillingWeights of its
@@ -671,7 +662,7 @@ class ControllerCore {
   std::shared_ptr<const LimitRules> limit_rules_;
   // Fair share (core_priority.cc).
   sched::UsageLedger usage_;
-  FairShareTable fair_share_;
+  sched::ShareTable fair_share_;
   bool fair_share_stale_ = true;  // usage or the tree changed since the values were computed
   bool usage_changed_ = false;    // to store with the next batch
   Time calculated_at_ = 0;        // the last PriorityCalcPeriod's recalculation

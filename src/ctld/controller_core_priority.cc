@@ -7,57 +7,13 @@
 #include "ctld/controller_core.h"
 #include "sched/config.h"
 #include "sched/priority/priority.h"
+#include "sched/priority/share_tree.h"
 
 namespace loom::ctld {
 namespace {
 
 using model::JobState;
 using model::PendingReason;
-
-// The tree the fair-share algorithms read: the root's association first, the accounts after
-// their parents, each user under its account. Usage is charged to user associations.
-FairShareTable TreeOf(const model::AssociationTable& t, const sched::UsageLedger& usage) {
-  FairShareTable out;
-  std::map<std::string, int32_t, std::less<>> index;
-  auto add = [&](sched::ShareAssoc a, int32_t depth) {
-    out.tree.push_back(std::move(a));
-    out.depth.push_back(depth);
-    return static_cast<int32_t>(out.tree.size() - 1);
-  };
-  index["root"] = add({"root", "", -1, 1, 0}, 0);
-  for (const model::AccountAssociation& a : t.accounts) {
-    if (a.name == "root") continue;
-    auto parent = index.find(a.parent.empty() ? "root" : a.parent);
-    if (parent == index.end()) continue;  // an orphan the tree will not hold
-    index[a.name] = add({a.name, "", parent->second, a.shares, 0}, out.depth[parent->second] + 1);
-  }
-  // Users in account order, so that the table reads as sshare prints it: each account's
-  // users right after it, before its sub-accounts.
-  std::map<std::string_view, std::vector<const model::UserAssociation*>, std::less<>> users_of;
-  for (const model::UserAssociation& u : t.associations) {
-    if (u.partition.empty()) users_of[u.account].push_back(&u);
-  }
-  std::vector<sched::ShareAssoc> ordered;
-  std::vector<int32_t> ordered_depth;
-  std::vector<int32_t> moved(out.tree.size());
-  for (size_t i = 0; i < out.tree.size(); ++i) {
-    moved[i] = static_cast<int32_t>(ordered.size());
-    sched::ShareAssoc a = out.tree[i];
-    if (a.parent >= 0) a.parent = moved[a.parent];
-    ordered.push_back(std::move(a));
-    ordered_depth.push_back(out.depth[i]);
-    std::vector<const model::UserAssociation*>& users = users_of[out.tree[i].account];
-    std::sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->user < y->user; });
-    for (const model::UserAssociation* u : users) {
-      ordered.push_back(
-          {u->account, u->user, moved[i], u->shares, usage.UsageOf(u->account, u->user)});
-      ordered_depth.push_back(out.depth[i] + 1);
-    }
-  }
-  out.tree = std::move(ordered);
-  out.depth = std::move(ordered_depth);
-  return out;
-}
 
 }  // namespace
 
@@ -175,20 +131,16 @@ void ControllerCore::ComputeFairShare() {
   }
   highest_qos_priority_ = 0;
   if (associations_ == nullptr) {
-    fair_share_ = FairShareTable{};
+    fair_share_ = sched::ShareTable{};
     return;
   }
   for (const auto& [name, q] : associations_->qos_policy) {
     highest_qos_priority_ = std::max(highest_qos_priority_, q.priority);
   }
-  fair_share_ = TreeOf(*associations_, usage_);
-  fair_share_.values = sched::ComputeFairShare(
-      fair_share_.tree, site_.cluster.priority.no_fair_tree ? sched::FairShareAlgorithm::kClassic
-                                                            : sched::FairShareAlgorithm::kFairTree);
-  for (size_t i = 0; i < fair_share_.tree.size(); ++i) {
-    const sched::ShareAssoc& a = fair_share_.tree[i];
-    if (!a.user.empty()) fair_share_.factor[{a.account, a.user}] = fair_share_.values[i].fairshare;
-  }
+  fair_share_ = sched::BuildShareTable(*associations_, usage_,
+                                       site_.cluster.priority.no_fair_tree
+                                           ? sched::FairShareAlgorithm::kClassic
+                                           : sched::FairShareAlgorithm::kFairTree);
 }
 
 PriorityFactors ControllerCore::FactorsOf(const JobEntry& e) const {

@@ -136,7 +136,7 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
       per_qos_user[{e->request->qos, e->job.user}].Add(h);
     }
     std::map<std::pair<std::string, std::string>, size_t> share_row;
-    const FairShareTable& fs = core.fair_share();
+    const sched::ShareTable& fs = core.fair_share();
     for (size_t i = 0; i < fs.tree.size(); ++i)
       share_row[{fs.tree[i].account, fs.tree[i].user}] = i;
 

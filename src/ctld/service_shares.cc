@@ -69,7 +69,7 @@ Status ControllerApi::Shares(const Caller& who, const v1::SharesRequest& req,
       std::find(cfg.gres_types.begin(), cfg.gres_types.end(), "gpu") != cfg.gres_types.end();
   reply->set_fair_tree(!cfg.priority.no_fair_tree);
   return c_->Post([&](ControllerCore& core, Effects&, Time now) -> Status {
-    const FairShareTable& t = core.fair_share();
+    const sched::ShareTable& t = core.fair_share();
     const auto running = RunningMins(core, now);
     // Each row's running minutes: its own (users), or its descendants' (accounts).
     std::vector<RunMins> mins(t.tree.size());
