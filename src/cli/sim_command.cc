@@ -123,14 +123,31 @@ int RunSim(int argc, char** argv) {
   app.add_option("--bf-max-job-test", popts.bf_max_job_test,
                  "slurm policy: bf_max_job_test (0: no limit)")
       ->capture_default_str();
+  std::string priorities;
+  sim::PriorityStudy priority;
+  app.add_option("--priority", priorities,
+                 "comma-separated priorities to run each policy under, with a fair-share "
+                 "report: basic (submission order), multifactor (age and job size), fairshare "
+                 "(multifactor with fair share); weights from --config's Priority* keys when it "
+                 "sets PriorityType=priority/multifactor");
+  app.add_option("--shares", priority.shares,
+                 "fair share's account tree: a file as `sacctmgr dump` writes it, or "
+                 "ACCOUNT=SHARES,... under root; accounts the workload names and the file does "
+                 "not get Fairshare=1 (SWF traces: the group is the account, the user the user)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  for (std::string_view n : core::Split(priorities, ',')) {
+    if (!core::Trim(n).empty()) priority.names.emplace_back(core::Trim(n));
+  }
+  if (!priority.shares.empty() && priority.names.empty()) {
+    return Fail("--shares needs --priority (e.g. --priority basic,fairshare)");
+  }
   if (!config_path.empty()) {
     std::string warnings;
-    auto config = sim::PolicyOptionsFromFile(config_path, &warnings);
+    auto config = sim::PolicyOptionsFromFile(config_path, &warnings, &priority);
     if (!warnings.empty()) std::fprintf(stderr, "%s\n", warnings.c_str());
     if (!config.ok()) return Fail(std::string(config.status().message()));
     sim::PolicyOptions from = *config;
@@ -156,9 +173,12 @@ int RunSim(int argc, char** argv) {
     gpu.popts = popts;
     gpu.json = json;
     gpu.jobs_out = jobs_out;
-    if (!plot_dir.empty() || check || skip_bad || from_runtime || machine_procs > 0) {
-      return Fail("--plot, --check, --skip-bad-lines, --estimate-from-runtime and "
-                  "--machine-procs apply to SWF traces only");
+    gpu.priority = priority;
+    gpu.plot_dir = plot_dir;
+    if (check || skip_bad || from_runtime || machine_procs > 0) {
+      return Fail(
+          "--check, --skip-bad-lines, --estimate-from-runtime and "
+          "--machine-procs apply to SWF traces only");
     }
     return RunGpuSim(gpu);
   }
@@ -178,7 +198,14 @@ int RunSim(int argc, char** argv) {
   study.estimate = estimate == "exact" ? sim::EstimateKind::kExact : sim::EstimateKind::kRequested;
   for (std::string_view n : core::Split(policies, ',')) study.policies.emplace_back(core::Trim(n));
   study.policy_options = popts;
-  Progress progress(study.policies, ::isatty(STDERR_FILENO) != 0);
+  study.priority = priority;
+  // One bar per run: each policy under each priority.
+  std::vector<std::string> runs;
+  for (const std::string& p : study.policies) {
+    if (priority.names.empty()) runs.push_back(p);
+    for (const std::string& q : priority.names) runs.push_back(core::StrCat(p, "+", q));
+  }
+  Progress progress(runs, ::isatty(STDERR_FILENO) != 0);
   study.progress = [&progress](size_t i, double f) { progress.Update(i, f); };
   auto ran = sim::RunSwfStudy(study);
   progress.Finish();
@@ -197,9 +224,11 @@ int RunSim(int argc, char** argv) {
   h.backfill_order = order;
   h.estimates_from_runtime = trace.estimates_from_runtime;
   if (json) {
-    sim::WriteJson(std::cout, h, rows);
+    sim::WriteJson(std::cout, h, rows, ran->fairness);
   } else {
+    for (const std::string& n : ran->notes) std::cout << "note: " << n << "\n";
     sim::WriteTable(std::cout, h, rows);
+    sim::WriteFairnessTable(std::cout, ran->fairness);
   }
   if (!jobs_out.empty()) {
     std::ofstream out(jobs_out);

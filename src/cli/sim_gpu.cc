@@ -30,6 +30,7 @@ int RunGpuSim(const GpuSimArgs& args) {
   study.placements = args.placements;
   study.policy_options = args.popts;
   study.comm_fraction = args.comm_fraction;
+  study.priority = args.priority;
   auto ran = sim::RunGpuStudy(study);
   if (!ran.ok()) return Fail(std::string(ran.status().message()));
   const sim::GpuWorkload& workload = ran->workload;
@@ -42,15 +43,22 @@ int RunGpuSim(const GpuSimArgs& args) {
   h.comm_fraction = args.comm_fraction;
   h.notes = workload.notes;
   if (args.json) {
-    sim::WriteGpuJson(std::cout, h, ran->rows);
+    sim::WriteGpuJson(std::cout, h, ran->rows, ran->fairness);
   } else {
     sim::WriteGpuTable(std::cout, h, ran->rows);
+    sim::WriteFairnessTable(std::cout, ran->fairness);
   }
   if (!args.jobs_out.empty()) {
     std::ofstream out(args.jobs_out);
     sim::WriteJobsCsv(out, ran->results);
     out.close();
     if (!out) return Fail(core::StrCat("cannot write '", args.jobs_out, "'"));
+  }
+  if (!args.plot_dir.empty()) {
+    sim::ReportHeader plot;
+    plot.trace = workload.name;
+    Status s = sim::WritePlots(args.plot_dir, plot, ran->results);
+    if (!s.ok()) return Fail(std::string(s.message()));
   }
   return 0;
 }

@@ -24,6 +24,8 @@ struct GpuSimArgs {
   double arrival_scale = 1.0;   // submit times pulled toward the first by this factor
   bool json = false;
   std::string jobs_out;
+  std::string plot_dir;         // --plot
+  sim::PriorityStudy priority;  // --priority, --shares, --config
 };
 
 int RunGpuSim(const GpuSimArgs& args);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/association.h"
 #include "sched/types.h"
 #include "sim/simulator.h"
 
@@ -23,6 +24,9 @@ struct GpuWorkload {
   // What was assumed or dropped on the way, one sentence each, for the report
   // ("3,078 fractional-GPU tasks given one whole GPU").
   std::vector<std::string> notes;
+  // The accounts the jobs are charged to, with their shares, when the workload knows them
+  // (the synthetic workloads' virtual clusters); fair share uses them unless told otherwise.
+  model::AssociationTable accounts;
 };
 
 // Reads the Alibaba openb trace. `path` is the trace directory (its

@@ -144,4 +144,37 @@ GpuSummary SummarizeGpu(const SimResult& result, const std::string& placement) {
   return g;
 }
 
+Fairness SummarizeFairness(const SimResult& result) {
+  const ShareHistory& h = result.shares;
+  Fairness f;
+  f.policy = result.policy;
+  f.jain_index = MeanJainIndex(h);
+  f.accounts.resize(h.accounts.size());
+  std::vector<double> waits(h.accounts.size(), 0);
+  for (size_t a = 0; a < h.accounts.size(); ++a) {
+    f.accounts[a].account = h.accounts[a];
+    f.accounts[a].share = h.shares[a];
+  }
+  for (const JobRecord& r : result.jobs) {
+    if (r.account < 0 || static_cast<size_t>(r.account) >= f.accounts.size()) continue;
+    ++f.accounts[r.account].jobs;
+    waits[r.account] += static_cast<double>(r.start - r.submit);
+  }
+  int64_t samples = 0;
+  for (const ShareSample& s : h.samples) {
+    double total = 0;
+    for (double u : s.usage) total += u;
+    if (total <= 0) continue;
+    ++samples;
+    for (size_t a = 0; a < s.usage.size(); ++a) f.accounts[a].usage_share += s.usage[a] / total;
+  }
+  for (size_t a = 0; a < f.accounts.size(); ++a) {
+    AccountFairness& row = f.accounts[a];
+    if (samples > 0) row.usage_share /= static_cast<double>(samples);
+    row.mean_wait_s = row.jobs > 0 ? waits[a] / static_cast<double>(row.jobs)
+                                   : std::numeric_limits<double>::quiet_NaN();
+  }
+  return f;
+}
+
 }  // namespace loom::sim

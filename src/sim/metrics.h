@@ -63,4 +63,21 @@ struct GpuSummary {
 
 GpuSummary SummarizeGpu(const SimResult& result, const std::string& placement);
 
+// Fair share over a run (docs/sim.md, "Fair share"), from SimResult::shares.
+struct AccountFairness {
+  std::string account;
+  double share = 0;        // configured, normalised among the top-level accounts
+  double usage_share = 0;  // its part of all decayed usage, averaged over the samples
+  int64_t jobs = 0;
+  double mean_wait_s = 0;  // NaN without jobs
+};
+
+struct Fairness {
+  std::string policy;
+  double jain_index = 0;  // MeanJainIndex; NaN when never two accounts waited at once
+  std::vector<AccountFairness> accounts;  // SimResult::shares's order
+};
+
+Fairness SummarizeFairness(const SimResult& result);
+
 }  // namespace loom::sim

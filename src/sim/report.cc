@@ -29,6 +29,8 @@ std::string Fixed(double v, int digits) {
   return os.str();
 }
 
+std::string FixedOrNa(double v, int digits) { return std::isnan(v) ? "n/a" : Fixed(v, digits); }
+
 }  // namespace
 
 void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows) {
@@ -73,9 +75,86 @@ void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summa
   }
 }
 
-void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows) {
+namespace {
+
+nlohmann::ordered_json NumberOrNull(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+}
+
+nlohmann::ordered_json FairnessJson(const Fairness& f) {
+  nlohmann::ordered_json o;
+  o["jain_index"] = NumberOrNull(f.jain_index);
+  nlohmann::ordered_json accounts = nlohmann::ordered_json::array();
+  for (const AccountFairness& a : f.accounts) {
+    nlohmann::ordered_json row;
+    row["account"] = a.account;
+    row["share"] = a.share;
+    row["usage_share"] = a.usage_share;
+    row["jobs"] = a.jobs;
+    row["mean_wait_s"] = NumberOrNull(a.mean_wait_s);
+    accounts.push_back(std::move(row));
+  }
+  o["accounts"] = std::move(accounts);
+  return o;
+}
+
+// The accounts a table lists: the `top` with the most jobs (then the larger share, then the
+// name), in that order.
+std::vector<size_t> TopAccounts(const Fairness& f, size_t top) {
+  std::vector<size_t> order(f.accounts.size());
+  for (size_t a = 0; a < order.size(); ++a) order[a] = a;
+  std::sort(order.begin(), order.end(), [&f](size_t x, size_t y) {
+    const AccountFairness& a = f.accounts[x];
+    const AccountFairness& b = f.accounts[y];
+    if (a.jobs != b.jobs) return a.jobs > b.jobs;
+    if (a.share != b.share) return a.share > b.share;
+    return a.account < b.account;
+  });
+  if (order.size() > top) order.resize(top);
+  return order;
+}
+
+}  // namespace
+
+void WriteFairnessTable(std::ostream& os, const std::vector<Fairness>& runs, size_t top) {
+  if (runs.empty()) return;
+  os << "\nfair share: Jain's index of usage against shares among the accounts waiting at "
+        "once (mean over time; 1: each got its share);\nper account (the "
+     << std::min(top, runs.front().accounts.size())
+     << " with the most jobs): [configured share], its part of the decayed usage (mean over "
+        "time), mean wait\n";
+  const std::vector<size_t> accounts = TopAccounts(runs.front(), top);
+  size_t name_w = 16;
+  for (size_t a : accounts) {
+    name_w = std::max(name_w, runs.front().accounts[a].account.size() + 20);
+  }
+  int col_w = 14;
+  for (const Fairness& f : runs)
+    col_w = std::max<int>(col_w, static_cast<int>(f.policy.size()) + 2);
+  os << std::left << std::setw(static_cast<int>(name_w)) << "";
+  for (const Fairness& f : runs) os << std::right << std::setw(col_w) << f.policy;
+  os << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "Jain's index";
+  for (const Fairness& f : runs) os << std::right << std::setw(col_w) << FixedOrNa(f.jain_index, 4);
+  os << "\n";
+  for (size_t a : accounts) {
+    const AccountFairness& first = runs.front().accounts[a];
+    const std::string name = core::StrCat(first.account, " [", Fixed(first.share, 4), "]");
+    os << std::left << std::setw(static_cast<int>(name_w)) << core::StrCat(name, " usage");
+    for (const Fairness& f : runs)
+      os << std::right << std::setw(col_w) << Fixed(f.accounts[a].usage_share, 4);
+    os << "\n"
+       << std::left << std::setw(static_cast<int>(name_w)) << core::StrCat(name, " wait (s)");
+    for (const Fairness& f : runs)
+      os << std::right << std::setw(col_w) << FixedOrNa(f.accounts[a].mean_wait_s, 1);
+    os << "\n";
+  }
+}
+
+void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows,
+               const std::vector<Fairness>& fairness) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const Summary& s : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Summary& s = rows[i];
     nlohmann::ordered_json o;
     o["policy"] = s.policy;
     o["jobs"] = s.jobs;
@@ -96,19 +175,11 @@ void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summar
     o["estimate"] = h.estimate;
     o["backfill_order"] = h.backfill_order;
     o["estimates_from_runtime"] = h.estimates_from_runtime;
+    if (i < fairness.size()) o["fair_share"] = FairnessJson(fairness[i]);
     arr.push_back(std::move(o));
   }
   os << arr.dump(2) << "\n";
 }
-
-namespace {
-
-std::string FixedOrNa(double v, int digits) { return std::isnan(v) ? "n/a" : Fixed(v, digits); }
-nlohmann::ordered_json NumberOrNull(double v) {
-  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
-}
-
-}  // namespace
 
 void WriteGpuTable(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows) {
   os << "workload: " << h.workload << "  nodes: " << h.nodes << "  GPUs: " << h.gpus
@@ -155,9 +226,11 @@ void WriteGpuTable(std::ostream& os, const GpuReportHeader& h, const std::vector
   }
 }
 
-void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows) {
+void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows,
+                  const std::vector<Fairness>& fairness) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const GpuSummary& s : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const GpuSummary& s = rows[i];
     nlohmann::ordered_json o;
     o["placement"] = s.placement;
     o["policy"] = s.policy;
@@ -181,6 +254,7 @@ void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<
     o["gpus"] = h.gpus;
     o["topology"] = h.topology;
     o["comm_fraction"] = h.comm_fraction;
+    if (i < fairness.size()) o["fair_share"] = FairnessJson(fairness[i]);
     arr.push_back(std::move(o));
   }
   os << arr.dump(2) << "\n";
@@ -227,6 +301,30 @@ void WriteSeries(std::ostream& os, const SimResult& res, int buckets) {
     if (weight[k] <= 0) continue;
     os << (static_cast<double>(t0) + (k + 0.5) * span) / 86400.0 << ' ' << util[k] / weight[k]
        << ' ' << queue[k] / weight[k] << '\n';
+  }
+}
+
+// A run's name as part of a file name: GPU runs are named "placement/policy".
+std::string FileName(std::string run) {
+  std::replace(run.begin(), run.end(), '/', '-');
+  return run;
+}
+
+// The accounts a share chart draws.
+constexpr size_t kPlottedAccounts = 6;
+
+// Each of `accounts`' part of the decayed usage at the samples (at most 2,000 rows).
+void WriteShareSeries(std::ostream& os, const SimResult& res, const std::vector<size_t>& accounts) {
+  const std::vector<ShareSample>& samples = res.shares.samples;
+  const size_t step = std::max<size_t>(1, samples.size() / 2000);
+  for (size_t i = 0; i < samples.size(); i += step) {
+    const ShareSample& s = samples[i];
+    double total = 0;
+    for (double u : s.usage) total += u;
+    if (total <= 0) continue;
+    os << static_cast<double>(s.time) / 86400.0;
+    for (size_t a : accounts) os << ' ' << s.usage[a] / total;
+    os << '\n';
   }
 }
 
@@ -287,9 +385,9 @@ Status WritePlots(const std::string& dir, const ReportHeader& h,
         core::StrCat("cannot create plot directory '", dir, "': ", std::strerror(errno)));
   }
   for (const SimResult& res : results) {
-    std::ofstream series(dir + "/series-" + res.policy + ".dat");
+    std::ofstream series(dir + "/series-" + FileName(res.policy) + ".dat");
     WriteSeries(series, res, 1000);
-    std::ofstream cdf(dir + "/wait-cdf-" + res.policy + ".dat");
+    std::ofstream cdf(dir + "/wait-cdf-" + FileName(res.policy) + ".dat");
     std::vector<double> waits;
     for (const JobRecord& r : res.jobs) waits.push_back(static_cast<double>(r.start - r.submit));
     std::sort(waits.begin(), waits.end());
@@ -300,6 +398,13 @@ Status WritePlots(const std::string& dir, const ReportHeader& h,
     if (!waits.empty()) cdf << std::max(1.0, waits.back()) << " 1\n";
     if (!series || !cdf) {
       return absl::DataLossError(core::StrCat("cannot write plot data in '", dir, "'"));
+    }
+    if (!res.shares.accounts.empty()) {
+      std::ofstream shares(dir + "/shares-" + FileName(res.policy) + ".dat");
+      WriteShareSeries(shares, res, TopAccounts(SummarizeFairness(res), kPlottedAccounts));
+      if (!shares) {
+        return absl::DataLossError(core::StrCat("cannot write plot data in '", dir, "'"));
+      }
     }
   }
   std::ofstream gp(dir + "/plots.gp");
@@ -315,8 +420,9 @@ Status WritePlots(const std::string& dir, const ReportHeader& h,
          << Quote(yl) << "\nset key outside right\nset grid\n"
          << (logx ? "set logscale x\n" : "unset logscale x\n") << "plot ";
       for (size_t i = 0; i < results.size(); ++i) {
-        gp << (i ? ", " : "") << Quote(dir + "/" + data_prefix + results[i].policy + ".dat")
-           << " using " << cols << " with lines lw 1.5 title " << Quote(results[i].policy);
+        gp << (i ? ", " : "")
+           << Quote(dir + "/" + data_prefix + FileName(results[i].policy) + ".dat") << " using "
+           << cols << " with lines lw 1.5 title " << Quote(results[i].policy);
       }
       gp << "\n";
     };
@@ -326,6 +432,26 @@ Status WritePlots(const std::string& dir, const ReportHeader& h,
          false);
     plot("wait-cdf", "Wait time CDF", "wait (s, log scale)", "fraction of jobs", "wait-cdf-",
          "1:2", true);
+    // Fair share: one chart per run, each account's usage share (solid) against its
+    // configured share (dashed, same colour).
+    for (const SimResult& res : results) {
+      if (res.shares.accounts.empty()) continue;
+      const Fairness f = SummarizeFairness(res);
+      const std::vector<size_t> top = TopAccounts(f, kPlottedAccounts);
+      gp << term << "\nset output " << Quote(dir + "/shares-" + FileName(res.policy) + "." + fmt)
+         << "\nset title "
+         << Quote("Usage share against configured share - " + res.policy + " - " + h.trace)
+         << "\nset xlabel 'time (days)'\nset ylabel 'part of the decayed usage'\n"
+            "set key outside right\nset grid\nunset logscale x\nset yrange [0:*]\nplot ";
+      for (size_t k = 0; k < top.size(); ++k) {
+        const AccountFairness& a = f.accounts[top[k]];
+        gp << (k ? ", " : "") << Quote(dir + "/shares-" + FileName(res.policy) + ".dat")
+           << " using 1:" << k + 2 << " with lines lw 1.5 lc " << k + 1 << " title "
+           << Quote(a.account) << ", " << a.share << " with lines dt 2 lc " << k + 1 << " title "
+           << Quote(a.account + " share");
+      }
+      gp << "\nset yrange [*:*]\n";
+    }
   }
   gp.close();
   if (!gp) return absl::DataLossError(core::StrCat("cannot write '", dir, "/plots.gp'"));

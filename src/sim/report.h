@@ -24,7 +24,9 @@ struct ReportHeader {
 };
 
 void WriteTable(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
-void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows);
+// With `fairness` (one per row), each object also has "fair_share".
+void WriteJson(std::ostream& os, const ReportHeader& h, const std::vector<Summary>& rows,
+               const std::vector<Fairness>& fairness = {});
 // GPU workloads: one column (JSON object) per policy and placement.
 struct GpuReportHeader {
   std::string workload;
@@ -35,7 +37,11 @@ struct GpuReportHeader {
   std::vector<std::string> notes;
 };
 void WriteGpuTable(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows);
-void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows);
+void WriteGpuJson(std::ostream& os, const GpuReportHeader& h, const std::vector<GpuSummary>& rows,
+                  const std::vector<Fairness>& fairness = {});
+// Fair share, one column per run: Jain's index, then for the `top` accounts with the most jobs
+// their configured share, part of the decayed usage (mean over time) and mean wait.
+void WriteFairnessTable(std::ostream& os, const std::vector<Fairness>& runs, size_t top = 8);
 
 void WriteJobsCsv(std::ostream& os, const std::vector<SimResult>& results);
 // Writes data files, a gnuplot script and PNG + SVG charts (utilization and queue length

@@ -62,6 +62,10 @@ class Engine {
     }
     InitDevices();
     result_.samples.reserve(2 * jobs_.size() + 1);
+    if (opts.priority) {
+      fs_.emplace(*opts.priority, cluster, jobs_);
+      billing_.assign(jobs_.size(), 0);
+    }
   }
 
   StatusOr<SimResult> Run() {
@@ -76,6 +80,8 @@ class Engine {
       const bool waiting = !pending_.empty();
       t = std::min({t, cadence_.NextTick(last, waiting), wakeup_,
                     deferred_ ? cadence_.allowed_at() : gate_wake_});
+      // Priorities are recalculated while jobs run or are still to come.
+      if (fs_ && (next < jobs_.size() || !terms_.empty())) t = std::min(t, fs_->next_calc());
       if (t >= kNever) {
         return absl::FailedPreconditionError(core::StrCat(
             pending_.size(), " jobs can never start under policy ", policy_.name(),
@@ -98,6 +104,7 @@ class Engine {
       } else if (gate_wake_ <= t) {
         RETURN_IF_ERROR(EventPass(sched::PassTrigger::kSubmit));
       }
+      if (fs_ && t == fs_->next_calc()) RETURN_IF_ERROR(Recalculate(/*period=*/true));
       const std::optional<sched::PassTrigger> timed = cadence_.TimedPass(last, t, waiting);
       if (timed == sched::PassTrigger::kPeriodic || t == wakeup_) {
         RETURN_IF_ERROR(Pass(sched::PassTrigger::kPeriodic));
@@ -114,11 +121,13 @@ class Engine {
       last = t;
       result_.samples.push_back(Sample{t, busy_.cpus, busy_.gpus,
                                        static_cast<int64_t>(pending_.size()), stranded_});
+      if (fs_) fs_->MaybeSample(t, pending_job_);
       if (opts_.progress && (++events & 4095) == 0) {
         opts_.progress(static_cast<double>(finished_) / std::max<size_t>(1, jobs_.size()));
       }
     }
     if (opts_.progress) opts_.progress(1.0);
+    if (fs_) result_.shares = fs_->history();
     return std::move(result_);
   }
 
@@ -128,7 +137,7 @@ class Engine {
     sched::PendingJob p;
     p.id = job.id;
     p.submit = job.submit;
-    p.priority = job.priority;
+    p.priority = fs_ ? fs_->PriorityOf(j) : job.priority;
     p.partition = job.partition;
     p.constraint = job.constraint;
     p.shape = job.shape;
@@ -205,7 +214,30 @@ class Engine {
     return v;
   }
 
+  // Fair share: the values anew from the usage charged so far (and, for a period
+  // recalculation, the decay and the running jobs' usage up to now), and the waiting jobs'
+  // priorities from them. A period recalculation that reorders the queue brings a pass, as
+  // in the controller.
+  Status Recalculate(bool period) {
+    running_charge_.clear();
+    for (size_t k = 0; k < running_.size(); ++k) {
+      const int32_t j = running_job_[k];
+      running_charge_.push_back({j, billing_[j], running_[k].start});
+    }
+    fs_->Recalculate(now_, period, running_charge_);
+    if (!fs_->multifactor()) return absl::OkStatus();
+    bool changed = false;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const int64_t priority = fs_->PriorityOf(pending_job_[i]);
+      changed = changed || priority != pending_[i].priority;
+      pending_[i].priority = priority;
+    }
+    if (period && changed) return EventPass(sched::PassTrigger::kSubmit);
+    return absl::OkStatus();
+  }
+
   void Terminate(int32_t j) {
+    if (fs_) fs_->Charge(j, billing_[j], result_.jobs[j].start, now_);
     int32_t pos = running_pos_[j];
     for (const sched::NodeAlloc& a : running_[pos].alloc) {
       node_used_[a.node] -= a.amount;
@@ -238,6 +270,8 @@ class Engine {
   }
 
   Status Pass(sched::PassTrigger trigger) {
+    // A job that ended changed fair share: the pass goes by the priorities that follow.
+    if (fs_ && fs_->stale()) RETURN_IF_ERROR(Recalculate(/*period=*/false));
     std::optional<sched::deps::Gate> gate;
     if (gated_) JudgeWaits(&gate.emplace(jobs_view_, now_));
     sched::PassInput in;
@@ -325,6 +359,10 @@ class Engine {
     }
     for (const sched::NodeAlloc& a : s.alloc) CountDevices(a, +1);
     DescribePlacement(job, s.alloc, &r);
+    if (fs_) {
+      billing_[j] = fs_->BillingPerSecond(r.cpus, r.gpus, r.nodes);
+      r.account = fs_->TopAccountOf(j);
+    }
     removed_[s.pending_index] = 1;
     r.start = now_;
     r.backfilled = s.backfilled;
@@ -586,6 +624,11 @@ class Engine {
   std::unordered_map<std::string, int32_t> largest_domain_;
   int32_t max_leaf_nodes_ = 0;
   sched::PassOutput out_;
+  // Fair share, when the run has a priority setup: the clock, what a second of each job
+  // costs, and the running jobs as the clock charges them.
+  std::optional<FairShareClock> fs_;
+  std::vector<double> billing_;
+  std::vector<FairShareClock::Running> running_charge_;
 };
 
 }  // namespace

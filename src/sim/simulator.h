@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "sched/backfill/policy.h"
 #include "model/job_request.h"
+#include "sched/backfill/policy.h"
 #include "sched/types.h"
+#include "sim/fair_share.h"
 
 namespace loom::sim {
 
@@ -47,6 +48,9 @@ struct SimJob {
   int64_t array_max_running = 0;
   // How it ends: its wait(2) status (0: COMPLETED, else FAILED), for afterok/afternotok.
   int32_t exit_status = 0;
+  // Whose it is, for fair share (SimOptions::priority): its association is (account, user).
+  std::string account;
+  std::string user;
 
   // Whether anything but resources may keep it waiting.
   bool gated() const {
@@ -67,6 +71,7 @@ struct JobRecord {
   int32_t gpus = 0;          // GPUs held
   int32_t nodes = 0;
   bool backfilled = false;
+  int32_t account = -1;  // its top-level account in SimResult::shares, when fair share runs
   // Earliest start any reservation ever promised the job (kNever: never reserved).
   Time promised_start = sched::kNever;
   // Whether that promise was made to the first blocked job of its partition (Slurm's
@@ -104,6 +109,7 @@ struct SimResult {
   int64_t total_cpus = 0;
   int64_t total_gpus = 0;
   sched::PassStats totals;  // summed over all passes
+  ShareHistory shares;      // with SimOptions::priority: the top-level accounts' usage
 };
 
 struct SimOptions {
@@ -116,6 +122,10 @@ struct SimOptions {
   double comm_fraction = 0;
   // Called as each job starts, with its record (start, run) and its allocation.
   std::function<void(const JobRecord&, const sched::Allocation&)> on_start;
+  // Priorities recalculated as the controller does (multifactor, fair share), and usage
+  // charged to each job's association; null: every job keeps its workload's priority.
+  // Every job's (account, user) must be an association of the setup.
+  const PrioritySetup* priority = nullptr;
 };
 
 // Replays `jobs` (sorted by submit time, ties in input order) on `cluster` with `policy`.

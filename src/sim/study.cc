@@ -11,10 +11,12 @@
 #include "core/strings.h"
 #include "sched/config.h"
 #include "sim/builtin_trace.h"
+#include "sim/shares.h"
 
 namespace loom::sim {
 
-StatusOr<PolicyOptions> PolicyOptionsFromFile(const std::string& path, std::string* warnings) {
+StatusOr<PolicyOptions> PolicyOptionsFromFile(const std::string& path, std::string* warnings,
+                                              PriorityStudy* priority) {
   std::vector<conf::Diagnostic> diagnostics;
   auto config = conf::LoadSlurmConf(path, &diagnostics);
   if (!diagnostics.empty()) {
@@ -22,7 +24,65 @@ StatusOr<PolicyOptions> PolicyOptionsFromFile(const std::string& path, std::stri
     *warnings += conf::JoinDiagnostics(diagnostics);
   }
   if (!config.ok()) return config.status();
+  if (priority != nullptr && config->priority.type == conf::PriorityType::kMultifactor) {
+    priority->params = config->priority;
+    priority->billing = config->billing_weights;
+  }
   return sched::PolicyOptionsFromConfig(*config);
+}
+
+conf::PriorityParams PriorityStudy::DefaultSimPriority() {
+  conf::PriorityParams p;
+  p.type = conf::PriorityType::kMultifactor;
+  p.weight_age = 1000;
+  p.weight_job_size = 1000;
+  p.weight_fairshare = 10000;
+  return p;
+}
+
+StatusOr<std::vector<PrioritySetup>> PrioritySetups(const PriorityStudy& study,
+                                                    std::span<const SimJob> jobs,
+                                                    const model::AssociationTable& accounts,
+                                                    std::vector<std::string>* notes) {
+  if (study.names.empty()) return std::vector<PrioritySetup>{};
+  model::AssociationTable associations = accounts;
+  if (!study.shares.empty()) {
+    ASSIGN_OR_RETURN(associations, ReadShares(study.shares, notes));
+  }
+  AddWorkloadAssociations(jobs, &associations, notes);
+  const conf::PriorityParams& p = study.params;
+  notes->push_back(core::StrCat(
+      "priority weights: PriorityWeightAge=", p.weight_age,
+      " PriorityWeightJobSize=", p.weight_job_size, " PriorityWeightFairshare=", p.weight_fairshare,
+      " (the multifactor runs: 0); PriorityMaxAge=", p.max_age_s,
+      "s PriorityDecayHalfLife=", p.decay_half_life_s, "s PriorityCalcPeriod=", p.calc_period_s,
+      "s; ", p.no_fair_tree ? "classic fair share" : "Fair Tree"));
+  std::vector<PrioritySetup> out;
+  for (const std::string& name : study.names) {
+    PrioritySetup setup;
+    setup.params = p;
+    setup.billing = study.billing;
+    setup.associations = associations;
+    setup.sample_every_s = study.sample_every_s;
+    if (name == "basic") {
+      setup.params.type = conf::PriorityType::kBasic;
+    } else if (name == "multifactor") {
+      setup.params.type = conf::PriorityType::kMultifactor;
+      setup.params.weight_fairshare = 0;
+    } else if (name == "fairshare") {
+      setup.params.type = conf::PriorityType::kMultifactor;
+      if (p.weight_fairshare <= 0) {
+        return absl::InvalidArgumentError(
+            "--priority fairshare: the --config file sets PriorityWeightFairshare=0; give it a "
+            "weight, or leave PriorityType out of the file for the simulator's defaults");
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          core::StrCat("unknown priority '", name, "' (use basic, multifactor or fairshare)"));
+    }
+    out.push_back(std::move(setup));
+  }
+  return out;
 }
 
 namespace {
@@ -49,10 +109,8 @@ StatusOr<std::vector<SimResult>> RunAll(size_t n,
 }  // namespace
 
 StatusOr<SwfStudyResult> RunSwfStudy(const SwfStudy& study) {
-  std::vector<std::unique_ptr<sched::Policy>> policies;
   for (const std::string& name : study.policies) {
-    ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> p, sched::MakePolicy(name, study.policy_options));
-    policies.push_back(std::move(p));
+    RETURN_IF_ERROR(sched::MakePolicy(name, study.policy_options).status());
   }
   SwfStudyResult out;
   ASSIGN_OR_RETURN(out.trace, study.trace_path.empty()
@@ -66,14 +124,34 @@ StatusOr<SwfStudyResult> RunSwfStudy(const SwfStudy& study) {
   }
   const sched::Cluster cluster = SwfCluster(out.trace);
   const std::vector<SimJob> jobs = SwfJobs(out.trace, study.estimate);
-  ASSIGN_OR_RETURN(out.results, RunAll(policies.size(), [&](size_t i) {
+  ASSIGN_OR_RETURN(const std::vector<PrioritySetup> setups,
+                   PrioritySetups(study.priority, jobs, {}, &out.notes));
+  // Each policy under each priority: policy-major, as asked.
+  const size_t per_policy = std::max<size_t>(1, setups.size());
+  std::vector<std::unique_ptr<sched::Policy>> runs;
+  for (const std::string& name : study.policies) {
+    for (size_t k = 0; k < per_policy; ++k) {
+      ASSIGN_OR_RETURN(std::unique_ptr<sched::Policy> p,
+                       sched::MakePolicy(name, study.policy_options));
+      runs.push_back(std::move(p));
+    }
+  }
+  ASSIGN_OR_RETURN(out.results, RunAll(runs.size(), [&](size_t i) {
                      SimOptions so;
                      if (study.progress) {
                        so.progress = [&study, i](double f) { study.progress(i, f); };
                      }
-                     return Simulate(cluster, jobs, *policies[i], so);
+                     if (!setups.empty()) so.priority = &setups[i % per_policy];
+                     return Simulate(cluster, jobs, *runs[i], so);
                    }));
-  for (const SimResult& r : out.results) out.rows.push_back(Summarize(r));
+  for (size_t i = 0; i < out.results.size(); ++i) {
+    SimResult& r = out.results[i];
+    if (!setups.empty()) {
+      r.policy = core::StrCat(r.policy, "+", study.priority.names[i % per_policy]);
+      out.fairness.push_back(SummarizeFairness(r));
+    }
+    out.rows.push_back(Summarize(r));
+  }
   return out;
 }
 
@@ -110,31 +188,49 @@ StatusOr<GpuStudyResult> RunGpuStudy(const GpuStudy& study) {
                                           " toward the first submission"));
   }
 
+  // GPU clusters bill GPUs: a VC's quota is in GPUs.
+  PriorityStudy priority = study.priority;
+  if (priority.billing.empty()) {
+    ASSIGN_OR_RETURN(priority.billing, core::TresBillingWeights::Parse("GRES/gpu=1"));
+    if (!priority.names.empty()) {
+      workload.notes.push_back("billing: TRESBillingWeights=GRES/gpu=1 (a GPU-second costs 1)");
+    }
+  }
+  ASSIGN_OR_RETURN(const std::vector<PrioritySetup> setups,
+                   PrioritySetups(priority, workload.jobs, workload.accounts, &workload.notes));
   struct Run {
     std::string name;
     sched::Cluster cluster;
     std::unique_ptr<sched::Policy> policy;
     std::string placement;
+    const PrioritySetup* priority;
   };
   std::vector<Run> runs;
   for (const std::string& placement : study.placements) {
     for (const std::string& policy : study.policies) {
-      Run r{core::StrCat(placement, "/", policy), workload.cluster, nullptr, placement};
-      if (placement == "topo") {
-        r.cluster.placement = sched::Placement::kTopology;
-      } else if (placement == "first-fit") {
-        r.cluster.placement = sched::Placement::kFirstFit;
-      } else {
-        return absl::InvalidArgumentError(
-            core::StrCat("unknown placement '", placement, "' (use first-fit or topo)"));
+      for (size_t k = 0; k < std::max<size_t>(1, setups.size()); ++k) {
+        Run r{core::StrCat(placement, "/", policy), workload.cluster, nullptr, placement, nullptr};
+        if (!setups.empty()) {
+          r.name += core::StrCat("+", study.priority.names[k]);
+          r.priority = &setups[k];
+        }
+        if (placement == "topo") {
+          r.cluster.placement = sched::Placement::kTopology;
+        } else if (placement == "first-fit") {
+          r.cluster.placement = sched::Placement::kFirstFit;
+        } else {
+          return absl::InvalidArgumentError(
+              core::StrCat("unknown placement '", placement, "' (use first-fit or topo)"));
+        }
+        ASSIGN_OR_RETURN(r.policy, sched::MakePolicy(policy, study.policy_options));
+        runs.push_back(std::move(r));
       }
-      ASSIGN_OR_RETURN(r.policy, sched::MakePolicy(policy, study.policy_options));
-      runs.push_back(std::move(r));
     }
   }
   ASSIGN_OR_RETURN(out.results, RunAll(runs.size(), [&](size_t i) -> StatusOr<SimResult> {
                      SimOptions so;
                      so.comm_fraction = study.comm_fraction;
+                     so.priority = runs[i].priority;
                      auto r = Simulate(runs[i].cluster, workload.jobs, *runs[i].policy, so);
                      if (!r.ok()) {
                        return Status(r.status().code(),
@@ -143,8 +239,11 @@ StatusOr<GpuStudyResult> RunGpuStudy(const GpuStudy& study) {
                      return r;
                    }));
   for (size_t i = 0; i < runs.size(); ++i) {
+    // The row names the policy (and priority); the result, the whole run.
+    out.results[i].policy = runs[i].name.substr(runs[i].placement.size() + 1);
     out.rows.push_back(SummarizeGpu(out.results[i], runs[i].placement));
     out.results[i].policy = runs[i].name;
+    if (runs[i].priority) out.fairness.push_back(SummarizeFairness(out.results[i]));
   }
   return out;
 }

@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "conf/cluster_config.h"
 #include "core/status.h"
+#include "core/tres.h"
 #include "sched/backfill/policy.h"
+#include "sim/fair_share.h"
 #include "sim/gpu_workload.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
@@ -25,9 +28,35 @@ namespace loom::sim {
 using PolicyOptions = sched::PolicyOptions;
 using BackfillOrder = sched::BackfillOrder;
 
+// ---------------------------------------------------------------------- priority and shares
+
+// The priorities a study compares (docs/sim.md, "Fair share"): "basic" (the workload's order),
+// "multifactor" (age and job size) and "fairshare" (multifactor with fair share).
+struct PriorityStudy {
+  std::vector<std::string> names;  // empty: the workload's order, and no fair-share report
+  // The multifactor settings: a slurm.conf's Priority* keys and TRESBillingWeights when it
+  // sets PriorityType=priority/multifactor, else Loom's defaults for the simulator.
+  conf::PriorityParams params = DefaultSimPriority();
+  core::TresBillingWeights billing;
+  std::string shares;  // --shares: a sacctmgr dump file or ACCOUNT=N,...; empty: equal shares
+  int64_t sample_every_s = 3600;
+
+  static conf::PriorityParams DefaultSimPriority();
+};
+
 // The SchedulerParameters of the slurm.conf at `path` as policy options; its warnings are
-// appended to `*warnings`, one per line.
-StatusOr<PolicyOptions> PolicyOptionsFromFile(const std::string& path, std::string* warnings);
+// appended to `*warnings`, one per line. With `priority`, a file that sets
+// PriorityType=priority/multifactor also gives it its Priority* keys and TRESBillingWeights.
+StatusOr<PolicyOptions> PolicyOptionsFromFile(const std::string& path, std::string* warnings,
+                                              PriorityStudy* priority = nullptr);
+
+// One setup per name of `study`, each with the shares (`study.shares`, else the workload's
+// own `accounts`) and every account and user of `jobs`; notes say what was assumed. Fails
+// for an unknown name or shares that do not parse.
+StatusOr<std::vector<PrioritySetup>> PrioritySetups(const PriorityStudy& study,
+                                                    std::span<const SimJob> jobs,
+                                                    const model::AssociationTable& accounts,
+                                                    std::vector<std::string>* notes);
 
 // ------------------------------------------------------------------------------ SWF traces
 
@@ -37,14 +66,17 @@ struct SwfStudy {
   EstimateKind estimate = EstimateKind::kRequested;
   std::vector<std::string> policies;  // names MakePolicy knows
   PolicyOptions policy_options;
+  PriorityStudy priority;  // with names: each policy under each priority, "policy+priority"
   // Called from the runs' threads with a run's index and the fraction of its jobs done.
   std::function<void(size_t, double)> progress;
 };
 
 struct SwfStudyResult {
   SwfTrace trace;                   // as read, jobs included
-  std::vector<SimResult> results;   // one per policy, in the order asked
+  std::vector<SimResult> results;   // one per policy (and priority), in the order asked
   std::vector<Summary> rows;        // their summaries
+  std::vector<Fairness> fairness;   // with priorities: each run's fairness
+  std::vector<std::string> notes;   // what was assumed on the way
 };
 
 // Fails for an unknown policy, an unreadable trace, a trace no job of which passes the
@@ -73,12 +105,14 @@ struct GpuStudy {
   std::vector<std::string> placements;  // "first-fit", "topo"
   PolicyOptions policy_options;
   double comm_fraction = 0;  // SimOptions::comm_fraction
+  PriorityStudy priority;    // with names: "placement/policy+priority"
 };
 
 struct GpuStudyResult {
   GpuWorkload workload;
   std::vector<SimResult> results;  // placement-major, each named "placement/policy"
   std::vector<GpuSummary> rows;
+  std::vector<Fairness> fairness;  // with priorities: each run's fairness
 };
 
 StatusOr<GpuStudyResult> RunGpuStudy(const GpuStudy& study);

@@ -64,9 +64,10 @@ bool HeaderValue(std::string_view line, std::string_view key, int64_t* out) {
 
 namespace {
 
-// The fields the conventions use (1-based): 1, 2, 4, 5, 8, 9, 12.
+// The fields the conventions use (1-based): 1, 2, 4, 5, 8, 9, 12; and 13 (fair share's
+// accounts) and 17 (dependencies).
 struct Raw {
-  double f1, f2, f4, f5, f8, f9, f12, f17;
+  double f1, f2, f4, f5, f8, f9, f12, f13, f17;
   int64_t line;  // within its chunk until the chunks are joined
 };
 
@@ -114,7 +115,7 @@ void ParseChunk(std::string_view text, bool skip_bad, Chunk* c) {
       c->error_text = std::string(t.substr(0, 120));
       return;
     }
-    c->raws.push_back(Raw{f[0], f[1], f[3], f[4], f[7], f[8], f[11], f[16], c->lines});
+    c->raws.push_back(Raw{f[0], f[1], f[3], f[4], f[7], f[8], f[11], f[12], f[16], c->lines});
   }
 }
 
@@ -200,6 +201,7 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
     j.estimate = static_cast<int64_t>(std::ceil(f9));
     if (j.run > j.estimate) j.run = j.estimate;
     j.user = static_cast<int32_t>(r.f12);
+    j.group = static_cast<int32_t>(r.f13);
     j.preceding = r.f17 > 0 ? static_cast<int64_t>(r.f17) : -1;
     trace.jobs.push_back(j);
   }

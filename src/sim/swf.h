@@ -20,6 +20,7 @@ struct SwfJob {
   int32_t procs = 0;     // field 8 (requested), or field 5 where 8 is missing
   int64_t estimate = 0;  // field 9 (requested time)
   int32_t user = -1;     // field 12
+  int32_t group = -1;    // field 13
   // Field 17: the job (field 1) that must end before this one may start; -1: none.
   int64_t preceding = -1;
 };

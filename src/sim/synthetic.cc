@@ -108,6 +108,53 @@ struct Drawn {
   int64_t estimate = 0;
 };
 
+// Helios Venus's virtual clusters and their GPU quotas: the mean over the 181 days of
+// helios-venus/cluster_gpu_number.csv (Hu et al., SC'21; CC BY 4.0), rounded; the two whose
+// mean rounds to 0 are left out.
+struct VirtualCluster {
+  const char* name;
+  int64_t gpus;
+};
+constexpr VirtualCluster kVenusVcs[] = {
+    {"vcEwI", 72}, {"vcWoR", 61}, {"vcHvQ", 64}, {"vcvGl", 153}, {"vc8Gr", 48}, {"vcKeu", 44},
+    {"vcKrE", 32}, {"vcYVn", 38}, {"vchbv", 64}, {"vcP2J", 26},  {"vcLTP", 64}, {"vcJLV", 14},
+    {"vchA3", 19}, {"vcJkd", 13}, {"vcsBT", 52}, {"vcJsw", 57},  {"vcefl", 80}, {"vcvlY", 54},
+    {"vcOhe", 30}, {"vccJW", 17}, {"vc6YE", 7},  {"vcgkz", 8},   {"vcbIW", 7},
+};
+constexpr int kUsersPerVc = 4;
+// How far a virtual cluster's demand strays from its quota: a log-normal factor.
+constexpr double kVcDemandSigma = 0.75;
+
+// Charges each job to a virtual cluster and one of its users, from a random stream of its
+// own (the jobs' sizes and times do not change): a VC's part of the jobs is its quota times
+// a log-normal factor, so that some ask for more than their quota and some for less, as
+// tenants do. The VCs become the workload's accounts, their quotas their shares.
+void AssignVirtualClusters(uint64_t seed, GpuWorkload* w) {
+  Random rng(seed ^ 0x5643'5643'5643'5643ULL);
+  std::vector<double> weight;
+  double total = 0;
+  for (const VirtualCluster& vc : kVenusVcs) {
+    weight.push_back(static_cast<double>(vc.gpus) * std::exp(kVcDemandSigma * rng.Normal()));
+    total += weight.back();
+    w->accounts.accounts.push_back(
+        {.name = vc.name, .parent = "root", .shares = vc.gpus, .limits = {}});
+  }
+  for (SimJob& job : w->jobs) {
+    double u = rng.Uniform() * total;
+    size_t k = 0;
+    while (k + 1 < weight.size() && u >= weight[k]) u -= weight[k++];
+    job.account = kVenusVcs[k].name;
+    job.user = StrCat(kVenusVcs[k].name, "-u", static_cast<int>(rng.Uniform() * kUsersPerVc) + 1);
+  }
+  w->notes.push_back(StrCat("accounts: Helios Venus's ", std::size(kVenusVcs),
+                            " virtual clusters, shares their mean "
+                            "GPU quotas, ",
+                            kUsersPerVc,
+                            " users each; each VC's part of the jobs is its quota times "
+                            "a log-normal factor (sigma ",
+                            kVcDemandSigma, ")"));
+}
+
 model::JobShape ShapeFor(const Drawn& d, int32_t gpus_per_node) {
   model::JobShape s;
   const int32_t k = d.gpus;
@@ -342,6 +389,8 @@ StatusOr<GpuWorkload> SyntheticWorkload(const SyntheticOptions& opts) {
     job.shape = ShapeFor(drawn[i], gpus_per_node);
     w.jobs.push_back(std::move(job));
   }
+
+  AssignVirtualClusters(opts.seed, &w);
 
   // What the notes report.
   std::vector<int64_t> runs;

@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "core/strings.h"
+
 namespace loom::sim {
 
 sched::Cluster SwfCluster(const SwfTrace& trace) {
@@ -31,6 +33,9 @@ std::vector<SimJob> SwfJobs(const SwfTrace& trace, EstimateKind estimate) {
     j.estimate = estimate == EstimateKind::kExact ? s.run : s.estimate;
     j.shape.ntasks = s.procs;
     j.uid = s.user >= 0 ? static_cast<uint32_t>(s.user) : 0;
+    // Fair share's association: the group is the account, the user the user.
+    j.account = s.group >= 0 ? core::StrCat("g", s.group) : "nogroup";
+    j.user = s.user >= 0 ? core::StrCat("u", s.user) : "nouser";
     // The preceding job must end first (afterany). A job the filter dropped, or one that
     // comes later in the trace, holds nothing back.
     if (auto before = renumbered.find(s.preceding);
