@@ -225,6 +225,7 @@ Table<v1::AcctQos> QosTable() {
             if (col == "MaxTRESPU") return q.max_tres_per_user();
             if (col == "MaxJobsPU") return Limit(q.max_jobs_per_user());
             if (col == "MaxSubmitPU") return Limit(q.max_submit_jobs_per_user());
+            if (col == "MinTRES") return q.min_tres_per_job();
             if (col == "ID") return StrCat(q.id());
             return "";
           },

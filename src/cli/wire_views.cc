@@ -306,6 +306,12 @@ fmt::PartitionView ToPartitionView(const v1::PartitionInfo& p) {
   v.total_cpus = p.total_cpus();
   v.total_nodes = p.total_nodes();
   v.tres = TresOrEmpty(p.tres());
+  if (!p.allow_groups().empty()) v.allow_groups = p.allow_groups();
+  if (!p.allow_accounts().empty()) v.allow_accounts = p.allow_accounts();
+  v.deny_accounts = p.deny_accounts();
+  if (!p.allow_qos().empty()) v.allow_qos = p.allow_qos();
+  v.deny_qos = p.deny_qos();
+  v.qos = p.qos();
   return v;
 }
 

@@ -109,8 +109,13 @@ struct PartitionConfig {
   OverSubscribe oversubscribe = OverSubscribe::kNo;
   int32_t oversubscribe_count = 1;  // jobs per resource for YES/FORCE (default 4)
   std::string qos;
-  std::vector<std::string> allow_accounts;  // empty: all accounts
-  std::vector<std::string> allow_groups;    // empty: all groups
+  // Who may use the partition: the job's account and QOS. An Allow list, when set, is the
+  // rule and its Deny list is not read (slurm.conf(5)); empty Allow lists allow all.
+  std::vector<std::string> allow_accounts;
+  std::vector<std::string> deny_accounts;
+  std::vector<std::string> allow_qos;
+  std::vector<std::string> deny_qos;
+  std::vector<std::string> allow_groups;  // empty: all groups
   bool exclusive_user = false;
   core::TresBillingWeights billing_weights;  // TRESBillingWeights; empty: none set
   std::string billing_weights_text;          // the value as written, for display

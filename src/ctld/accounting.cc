@@ -262,6 +262,7 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
     p.limits.max_tres_per_user = q.max_tres_per_user();
     p.limits.max_jobs = q.max_jobs_per_user();
     p.limits.max_submit_jobs = q.max_submit_jobs_per_user();
+    p.limits.min_tres_per_job = q.min_tres_per_job();
     for (const std::string& f : q.flags()) {
       if (core::EqualsIgnoreCase(f, "DenyOnLimit")) p.deny_on_limit = true;
     }

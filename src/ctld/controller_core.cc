@@ -177,6 +177,28 @@ Status ControllerCore::ApplyAssociation(const Caller& who, const std::string& pa
   return absl::OkStatus();
 }
 
+Status ControllerCore::CheckPartitionAccess(const model::JobRequest& r,
+                                            const std::string& partition) const {
+  const conf::PartitionConfig* p = site_.cluster.FindPartition(partition);
+  if (p == nullptr) return absl::OkStatus();
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const std::string& n) { return core::EqualsIgnoreCase(n, name); });
+  };
+  // An Allow list, when there is one, is the rule; a Deny list is read only without it.
+  const bool account_ok = !p->allow_accounts.empty() ? listed(p->allow_accounts, r.account)
+                                                     : !listed(p->deny_accounts, r.account);
+  if (!account_ok) {
+    return absl::InvalidArgumentError("Invalid account or account/partition combination specified");
+  }
+  // A job without a QOS (no accounting) is not judged by the QOS lists.
+  if (r.qos.empty()) return absl::OkStatus();
+  const bool qos_ok =
+      !p->allow_qos.empty() ? listed(p->allow_qos, r.qos) : !listed(p->deny_qos, r.qos);
+  if (!qos_ok) return absl::InvalidArgumentError("Invalid qos specification");
+  return absl::OkStatus();
+}
+
 StatusOr<ControllerCore::Admitted> ControllerCore::Admit(model::JobRequest request) const {
   // Partition: the first one named that exists, or the default.
   int32_t part = -1;
@@ -253,8 +275,9 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
   const model::Partition& partition = cluster_.partitions[part];
   model::JobRequest& filled = *admitted.request;
   RETURN_IF_ERROR(ApplyAssociation(who, partition.name, &filled));
+  RETURN_IF_ERROR(CheckPartitionAccess(filled, partition.name));
   RETURN_IF_ERROR(CheckSubmitLimits(
-      filled, who,
+      filled, partition.name, who,
       filled.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
                                                                  : partition.max_time_s),
       filled.array ? static_cast<int64_t>(filled.array->Count()) : 1));

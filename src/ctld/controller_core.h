@@ -233,7 +233,7 @@ int64_t DefaultPriority(const model::JobRequest& r, JobId id);
 struct JobEdit {
   std::optional<int64_t> time_limit_s;
   std::optional<int64_t> priority;
-  std::optional<std::string> name, comment, account, partition, features;
+  std::optional<std::string> name, comment, account, partition, features, qos;
   std::optional<std::string> nodelist, exclude;  // ReqNodeList, ExcNodeList (hostlists)
   std::optional<int32_t> nice;                   // Nice: a new --nice (below 0: admins only)
   std::optional<model::Dependency> dependency;  // empty: none
@@ -507,7 +507,7 @@ class ControllerCore {
     fair_share_stale_ = true;
     // AccountingStorageEnforce=limits: the tree's limits, parsed once per tree.
     limit_rules_ = associations_ != nullptr && site_.cluster.Enforces("limits")
-                       ? std::make_shared<const LimitRules>(*associations_)
+                       ? std::make_shared<const LimitRules>(*associations_, site_.cluster)
                        : nullptr;
   }
 
@@ -556,6 +556,9 @@ class ControllerCore {
   // `partition` (or whose QOS the association may not use) is refused with Slurm's error.
   Status ApplyAssociation(const Caller& who, const std::string& partition,
                           model::JobRequest* request) const;
+  // The partition's AllowAccounts/DenyAccounts and AllowQos/DenyQos for the job's account
+  // and QOS (once ApplyAssociation has filled them in), refused with Slurm's errors.
+  Status CheckPartitionAccess(const model::JobRequest& r, const std::string& partition) const;
   bool MayActOn(const Caller& who, const JobEntry& e) const;
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
@@ -657,8 +660,8 @@ class ControllerCore {
   std::map<JobId, JobSteps> steps_;
   // Submission limits (core_priority.cc): DenyOnLimit, MaxSubmitJobs, GrpSubmitJobs for
   // `count` new jobs of `r` from `who`.
-  Status CheckSubmitLimits(const model::JobRequest& r, const Caller& who, int64_t time_limit_s,
-                           int64_t count) const;
+  Status CheckSubmitLimits(const model::JobRequest& r, const std::string& partition,
+                           const Caller& who, int64_t time_limit_s, int64_t count) const;
   std::shared_ptr<const LimitRules> limit_rules_;
   // Fair share (core_priority.cc).
   sched::UsageLedger usage_;

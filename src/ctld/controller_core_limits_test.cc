@@ -127,5 +127,107 @@ TEST_F(NoLimitsTest, WithoutEnforceLimitsNothingIsHeld) {
   EXPECT_TRUE(Submit(1, 0, 2 * 3600, "strict").ok());
 }
 
+// Partition gpu: only physics, only QOS normal and strict, and its own QOS gpuq (2 GPUs at
+// once, at least 1 GPU per job); partition chem: not physics.
+class PartitionAccessTest : public testing::Test {
+ protected:
+  PartitionAccessTest()
+      : core_(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 1) {
+    auto t = std::make_shared<model::AssociationTable>(*Tree());
+    t->accounts.push_back({"chem", "root", 1, {}});
+    t->associations[0].qos.push_back("low");
+    t->associations.push_back({"chem", "bob", "", {"normal"}, "normal", 1, {}});
+    t->associations.push_back({"chem", "alice", "", {"normal"}, "normal", 1, {}});
+    t->default_account["bob"] = "chem";
+    t->qos.insert("low");
+    t->qos.insert("gpuq");
+    model::QosPolicy gpuq;
+    gpuq.limits.grp_tres = "gres/gpu=2";
+    gpuq.limits.min_tres_per_job = "gres/gpu=1";
+    t->qos_policy["gpuq"] = gpuq;
+    t->qos_policy["low"] = model::QosPolicy{};
+    core_.SetAssociations(t);
+    Effects fx;
+    core_.NodeAlive("n1", 0, &fx);
+    core_.NodeAlive("n2", 0, &fx);
+  }
+  static conf::SiteConfig Site() {
+    auto site = conf::testing::SiteFromText(
+        "ctld_partition_access_test",
+        "ClusterName=t\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\nGresTypes=gpu\n"
+        "AccountingStorageEnforce=associations,limits,qos\n"
+        "NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:a100:4\n"
+        "PartitionName=batch Nodes=n[1-2] Default=YES\n"
+        "PartitionName=gpu Nodes=n[1-2] QOS=gpuq AllowAccounts=physics AllowQos=normal,strict\n"
+        "PartitionName=chem Nodes=n[1-2] DenyAccounts=physics\n");
+    EXPECT_TRUE(site.ok()) << site.status();
+    return *site;
+  }
+  StatusOr<JobId> Submit(const std::string& partition, int gpus, const Caller& who = kAlice,
+                         const std::string& qos = "", const std::string& account = "") {
+    model::JobRequest r = Req(1);
+    r.partitions = {partition};
+    r.shape.gpus_per_node = gpus;
+    r.time_limit_s = 600;
+    r.qos = qos;
+    r.account = account;
+    Effects fx;
+    return core_.Submit(r, who, 0, &fx);
+  }
+  std::string Error(const StatusOr<JobId>& r) {
+    return r.ok() ? "ok" : std::string(r.status().message());
+  }
+  std::string Reason(JobId id) {
+    return std::string(model::PendingReasonName(core_.Find(id)->job.reason));
+  }
+  ControllerCore core_;
+};
+
+TEST_F(PartitionAccessTest, AccountAndQosListsRefuseWithSlurmsErrors) {
+  const std::string bad_account = "Invalid account or account/partition combination specified";
+  EXPECT_EQ(Error(Submit("gpu", 1)), "ok");
+  EXPECT_EQ(Error(Submit("gpu", 1, kBob)), bad_account);  // not in AllowAccounts
+  EXPECT_EQ(Error(Submit("gpu", 1, kAlice, "low")), "Invalid qos specification");  // AllowQos
+  EXPECT_EQ(Error(Submit("chem", 0)), bad_account);               // physics is denied
+  EXPECT_EQ(Error(Submit("chem", 0, kAlice, "", "chem")), "ok");  // her other account is not
+  EXPECT_EQ(Error(Submit("chem", 0, kBob)), "ok");
+}
+
+TEST_F(PartitionAccessTest, APartitionsQosLimitsItsJobs) {
+  const JobId a = *Submit("gpu", 1), b = *Submit("gpu", 1), c = *Submit("gpu", 1);
+  const JobId cpu_only = *Submit("gpu", 0);
+  const JobId elsewhere = *Submit("batch", 1);
+  Effects fx;
+  core_.Schedule(0, &fx);
+  EXPECT_EQ(core_.Find(a)->job.state, JobState::kRunning);
+  EXPECT_EQ(core_.Find(b)->job.state, JobState::kRunning);
+  // gpuq's 2 GPUs are in use, though QOS normal would allow 4.
+  EXPECT_EQ(Reason(c), "QOSGrpGRES");
+  EXPECT_EQ(Reason(cpu_only), "QOSMinGRES");                        // MinTRESPerJob=gres/gpu=1
+  EXPECT_EQ(core_.Find(elsewhere)->job.state, JobState::kRunning);  // not under gpuq
+}
+
+TEST_F(PartitionAccessTest, UpdatingAJobsQosAccountOrPartitionIsCheckedAsASubmission) {
+  const JobId id = *Submit("batch", 0, kAlice, "", "chem");
+  auto update = [&](const std::string& key, const std::string& value, const Caller& who) {
+    auto edit = ParseJobEdit({{key, value}});
+    if (!edit.ok()) return std::string(edit.status().message());
+    Effects fx;
+    Status s = core_.UpdateJob(id, *edit, who, 1, &fx);
+    return s.ok() ? std::string("ok") : std::string(s.message());
+  };
+  // chem's association allows QOS normal only, for everyone who updates it.
+  EXPECT_EQ(update("QOS", "low", kAlice), "Invalid qos specification");
+  EXPECT_EQ(update("QOS", "low", kRoot), "Invalid qos specification");
+  EXPECT_EQ(update("Account", "physics", kAlice), "ok");
+  EXPECT_EQ(update("QOS", "Strict", kAlice), "ok");
+  EXPECT_EQ(core_.Find(id)->request->qos, "strict");
+  EXPECT_EQ(update("Account", "nowhere", kAlice),
+            "Invalid account or account/partition combination specified");
+  EXPECT_EQ(update("Partition", "chem", kAlice),
+            "Invalid account or account/partition combination specified");
+  EXPECT_EQ(core_.Find(id)->request->account, "physics");
+}
+
 }  // namespace
 }  // namespace loom::ctld

@@ -50,44 +50,61 @@ double ControllerCore::BillingOf(const JobEntry& e) const {
   return weights->Billing(tres, site_.cluster.priority.max_tres);
 }
 
-Status ControllerCore::CheckSubmitLimits(const model::JobRequest& r, const Caller& who,
-                                         int64_t time_limit_s, int64_t count) const {
+Status ControllerCore::CheckSubmitLimits(const model::JobRequest& r, const std::string& partition,
+                                         const Caller& who, int64_t time_limit_s,
+                                         int64_t count) const {
   if (limit_rules_ == nullptr) return absl::OkStatus();
   const Status refused = absl::InvalidArgumentError(
       "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
-  if (limit_rules_->deny_on_limit(r.qos) &&
-      limit_rules_->PerJob(r, who.user, time_limit_s, RequestTres(r.shape)) !=
+  if (limit_rules_->deny_on_limit(r, partition) &&
+      limit_rules_->PerJob(r, who.user, partition, time_limit_s, RequestTres(r.shape)) !=
           PendingReason::kNone) {
     return refused;
   }
-  // Jobs already submitted (waiting or running) under each submission limit that is set.
-  const ParsedLimits* q = limit_rules_->Qos(r.qos);
+  // Jobs already submitted (waiting or running) under each submission limit that is set:
+  // the QOS of the job and of its partition, its association, its accounts.
+  struct QosCount {
+    const std::string* name;
+    const ParsedLimits* limits;
+    int64_t user = 0, all = 0;
+  };
+  std::vector<QosCount> qos;
+  for (const std::string* name : limit_rules_->QosOf(r, partition)) {
+    const ParsedLimits* l = limit_rules_->Qos(*name);
+    if (l != nullptr && (l->raw.max_submit_jobs >= 0 || l->raw.grp_submit_jobs >= 0)) {
+      qos.push_back(QosCount{.name = name, .limits = l});
+    }
+  }
   const ParsedLimits* u = limit_rules_->User(r.account, who.user);
   std::vector<const ParsedLimits*> accounts;
   for (const std::string& a : limit_rules_->Lineage(r.account)) {
     const ParsedLimits* l = limit_rules_->Account(a);
     if (l != nullptr && l->raw.grp_submit_jobs >= 0) accounts.push_back(l);
   }
-  const bool any = (q != nullptr && (q->raw.max_submit_jobs >= 0 || q->raw.grp_submit_jobs >= 0)) ||
+  const bool any = !qos.empty() ||
                    (u != nullptr && (u->raw.max_submit_jobs >= 0 || u->raw.grp_submit_jobs >= 0)) ||
                    !accounts.empty();
   if (!any) return absl::OkStatus();
-  int64_t qos_user = 0, qos_all = 0, assoc = 0;
+  int64_t assoc = 0;
   std::map<std::string, int64_t> per_account;
   for (const JobEntry* e : LiveEntries()) {
     if (model::IsFinal(e->job.state)) continue;
     const model::JobRequest& o = *e->request;
-    if (o.qos == r.qos) {
-      ++qos_all;
-      if (e->job.uid == who.uid) ++qos_user;
+    for (const std::string* name : limit_rules_->QosOf(o, e->job.partition)) {
+      for (QosCount& c : qos) {
+        if (*name != *c.name) continue;
+        ++c.all;
+        if (e->job.uid == who.uid) ++c.user;
+      }
     }
     if (o.account == r.account && e->job.uid == who.uid) ++assoc;
     for (const std::string& a : limit_rules_->Lineage(o.account)) ++per_account[a];
   }
   auto over = [&](int64_t limit, int64_t have) { return limit >= 0 && have + count > limit; };
-  if (q != nullptr &&
-      (over(q->raw.max_submit_jobs, qos_user) || over(q->raw.grp_submit_jobs, qos_all))) {
-    return refused;
+  for (const QosCount& c : qos) {
+    if (over(c.limits->raw.max_submit_jobs, c.user) || over(c.limits->raw.grp_submit_jobs, c.all)) {
+      return refused;
+    }
   }
   if (u != nullptr &&
       (over(u->raw.max_submit_jobs, assoc) || over(u->raw.grp_submit_jobs, assoc))) {

@@ -94,7 +94,10 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
   for (JobEntry* entry : live) {
     const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
-    if (limits) limits->table().AddRunning(TresOf(e), limits->ScopesOf(*e.request, e.job.user));
+    if (limits) {
+      limits->table().AddRunning(TresOf(e),
+                                 limits->ScopesOf(*e.request, e.job.user, e.job.partition));
+    }
     const Time end = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? sched::kNever
                          : sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s);
@@ -140,14 +143,14 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
     if (limits) {
       // A limit on the job alone holds it whatever runs: it need not enter the pass either.
       p.limit_tres = RequestTres(e.request->shape);
-      const PendingReason over =
-          limit_rules_->PerJob(*e.request, e.job.user, e.job.time_limit_s, p.limit_tres);
+      const PendingReason over = limit_rules_->PerJob(*e.request, e.job.user, e.job.partition,
+                                                      e.job.time_limit_s, p.limit_tres);
       if (over != PendingReason::kNone) {
         if (e.job.reason != over && fx) fx->touched.push_back(e.job.id);
         e.job.reason = over;
         continue;
       }
-      p.limit_scopes = limits->ScopesOf(*e.request, e.job.user);
+      p.limit_scopes = limits->ScopesOf(*e.request, e.job.user, e.job.partition);
     }
     // Considered by this pass: Slurm's LastSchedEval.
     if (e.last_sched_eval != now) {

@@ -64,6 +64,9 @@ StatusOr<JobEdit> ParseJobEdit(const std::vector<std::pair<std::string, std::str
       edit.name = value;
     } else if (IsKey(key, {"Comment"})) {
       edit.comment = value;
+    } else if (IsKey(key, {"QOS"})) {
+      if (value.empty()) return absl::InvalidArgumentError("Invalid qos specification");
+      edit.qos = core::ToLower(value);
     } else if (IsKey(key, {"Account"})) {
       edit.account = value;
     } else if (IsKey(key, {"Partition"})) {
@@ -128,14 +131,14 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
 
   // First every check, on every job the id names; then the changes: all or none.
   const bool changes_request = edit.name || edit.comment || edit.account || edit.partition ||
-                               edit.features || edit.dependency || edit.nodes || edit.ntasks ||
-                               edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.requeue ||
-                               edit.nodelist || edit.exclude || edit.nice ||
+                               edit.qos || edit.features || edit.dependency || edit.nodes ||
+                               edit.ntasks || edit.mem_per_node_mb || edit.mem_per_cpu_mb ||
+                               edit.requeue || edit.nodelist || edit.exclude || edit.nice ||
                                // Under priority/multifactor an administrator's priority
                                // stays with the request, so recalculations leave it.
                                (edit.priority && multifactor());
-  const bool pending_only = edit.priority || edit.account || edit.partition || edit.features ||
-                            edit.dependency || edit.nodes || edit.ntasks ||
+  const bool pending_only = edit.priority || edit.account || edit.partition || edit.qos ||
+                            edit.features || edit.dependency || edit.nodes || edit.ntasks ||
                             edit.mem_per_node_mb || edit.mem_per_cpu_mb || edit.begin_time ||
                             edit.nodelist || edit.exclude || edit.nice;
   std::vector<JobEntry*> targets;
@@ -175,6 +178,7 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (edit.name) r.name = *edit.name;
     if (edit.comment) r.comment = *edit.comment;
     if (edit.account) r.account = *edit.account;
+    if (edit.qos) r.qos = *edit.qos;
     if (edit.partition) r.partitions = {*edit.partition};
     if (edit.features) r.constraint = *edit.features;
     if (edit.nodelist) r.nodelist = *edit.nodelist;
@@ -213,6 +217,22 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     }
     ASSIGN_OR_RETURN(Admitted admitted, Admit(std::move(r)));
     partition = admitted.partition;
+    // A new account, QOS or partition is checked as at submission, for the job's owner: the
+    // association, the partition's lists, and DenyOnLimit and the submission limits.
+    if (edit.account || edit.qos || edit.partition) {
+      const JobEntry& first = *targets.front();
+      const Caller owner{first.job.uid, first.job.gid, first.job.user};
+      const std::string& name = cluster_.partitions[partition].name;
+      RETURN_IF_ERROR(ApplyAssociation(owner, name, admitted.request.get()));
+      RETURN_IF_ERROR(CheckPartitionAccess(*admitted.request, name));
+      const model::JobRequest& next = *admitted.request;
+      const bool moves = next.qos != first.request->qos || next.account != first.request->account ||
+                         partition != first.partition;
+      if (moves) {
+        RETURN_IF_ERROR(CheckSubmitLimits(next, name, owner, first.job.time_limit_s,
+                                          static_cast<int64_t>(targets.size())));
+      }
+    }
     request = Intern(std::shared_ptr<const model::JobRequest>(std::move(admitted.request)));
   }
 
@@ -233,7 +253,10 @@ Status ControllerCore::UpdateJob(JobId id, const JobEdit& edit, const Caller& wh
     if (request) {
       e.request = request;
       // A new nice moves a waiting job that was not held or given a priority.
-      if (edit.nice && e.job.priority != 0 && !edit.priority) e.job.priority = InitialPriority(e);
+      // So does a new QOS (its priority factor).
+      if ((edit.nice || edit.qos) && e.job.priority != 0 && !edit.priority) {
+        e.job.priority = InitialPriority(e);
+      }
       if (e.job.state == JobState::kPending && partition != e.partition) {
         const model::Partition& p = cluster_.partitions[partition];
         e.partition = partition;

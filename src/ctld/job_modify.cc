@@ -28,6 +28,7 @@ model::JobRequest RequestOfEdit(const JobEdit& edit) {
   r.name = edit.name.value_or("");
   r.comment = edit.comment.value_or("");
   r.account = edit.account.value_or("");
+  r.qos = edit.qos.value_or("");
   if (edit.partition) {
     for (std::string_view p : core::Split(*edit.partition, ',')) r.partitions.emplace_back(p);
   }
@@ -53,6 +54,7 @@ void EditFromRequest(const model::JobRequest& r, JobEdit* edit) {
   TakeText(r.name, &edit->name);
   TakeText(r.comment, &edit->comment);
   TakeText(r.account, &edit->account);
+  TakeText(r.qos, &edit->qos);
   TakeText(core::Join(r.partitions, ","), &edit->partition);
   TakeText(r.constraint, &edit->features);
   TakeText(r.nodelist, &edit->nodelist);

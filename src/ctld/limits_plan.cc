@@ -17,6 +17,7 @@ ParsedLimits Parse(const model::Limits& l) {
   p.grp_tres = caps(l.grp_tres);
   p.max_tres_per_job = caps(l.max_tres_per_job);
   p.max_tres_per_user = caps(l.max_tres_per_user);
+  p.min_tres_per_job = caps(l.min_tres_per_job);
   return p;
 }
 
@@ -24,6 +25,10 @@ ParsedLimits Parse(const model::Limits& l) {
 PendingReason PerJobOf(const ParsedLimits* l, sched::LimitKind kind, int64_t time_limit_s,
                        const core::TresVector& tres) {
   if (l == nullptr) return PendingReason::kNone;
+  for (const sched::TresCap& c : l->min_tres_per_job) {
+    if (tres.Get(c.name) < c.max)
+      return sched::LimitReason(sched::LimitKind::kQosMinPerJob, c.name);
+  }
   if (const sched::TresCap* c = sched::FirstExceeded(l->max_tres_per_job, {}, tres)) {
     return sched::LimitReason(kind, c->name);
   }
@@ -57,7 +62,10 @@ core::TresVector RequestTres(const model::JobShape& s) {
   return t;
 }
 
-LimitRules::LimitRules(const model::AssociationTable& table) {
+LimitRules::LimitRules(const model::AssociationTable& table, const conf::ClusterConfig& cluster) {
+  for (const conf::PartitionConfig& p : cluster.partitions) {
+    if (!p.qos.empty()) partition_qos_[p.name] = core::ToLower(p.qos);
+  }
   for (const auto& [name, q] : table.qos_policy) {
     if (q.limits.any()) qos_[name] = Parse(q.limits);
     deny_[name] = q.deny_on_limit;
@@ -104,17 +112,38 @@ const std::vector<std::string>& LimitRules::Lineage(const std::string& account) 
   return it == lineage_.end() ? kNone : it->second;
 }
 
-bool LimitRules::deny_on_limit(const std::string& qos) const {
-  auto it = deny_.find(qos);
-  return it != deny_.end() && it->second;
+const std::string& LimitRules::PartitionQos(const std::string& partition) const {
+  static const std::string kNone;
+  auto it = partition_qos_.find(partition);
+  return it == partition_qos_.end() ? kNone : it->second;
+}
+
+std::vector<const std::string*> LimitRules::QosOf(const model::JobRequest& r,
+                                                  const std::string& partition) const {
+  std::vector<const std::string*> out;
+  const std::string& own = PartitionQos(partition);
+  if (!own.empty()) out.push_back(&own);
+  if (!r.qos.empty() && r.qos != own) out.push_back(&r.qos);
+  return out;
+}
+
+bool LimitRules::deny_on_limit(const model::JobRequest& r, const std::string& partition) const {
+  for (const std::string* q : QosOf(r, partition)) {
+    auto it = deny_.find(*q);
+    if (it != deny_.end() && it->second) return true;
+  }
+  return false;
 }
 
 PendingReason LimitRules::PerJob(const model::JobRequest& r, const std::string& user,
-                                 int64_t time_limit_s, const core::TresVector& tres) const {
+                                 const std::string& partition, int64_t time_limit_s,
+                                 const core::TresVector& tres) const {
   using sched::LimitKind;
-  if (PendingReason why = PerJobOf(Qos(r.qos), LimitKind::kQosPerJob, time_limit_s, tres);
-      why != PendingReason::kNone) {
-    return why;
+  for (const std::string* q : QosOf(r, partition)) {
+    if (PendingReason why = PerJobOf(Qos(*q), LimitKind::kQosPerJob, time_limit_s, tres);
+        why != PendingReason::kNone) {
+      return why;
+    }
   }
   if (PendingReason why =
           PerJobOf(User(r.account, user), LimitKind::kAssocPerJob, time_limit_s, tres);
@@ -137,16 +166,20 @@ int32_t LimitsPlan::Scope(const std::string& key, sched::LimitKind kind,
   return it->second;
 }
 
-std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std::string& user) {
+std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std::string& user,
+                                          const std::string& partition) {
   using sched::LimitKind;
   std::vector<int32_t> scopes;
-  if (const ParsedLimits* q = rules_->Qos(r.qos)) {
+  // A partition's QOS counts the jobs of its partitions and those that ask for it alike.
+  for (const std::string* name : rules_->QosOf(r, partition)) {
+    const ParsedLimits* q = rules_->Qos(*name);
+    if (q == nullptr) continue;
     if (q->group()) {
       scopes.push_back(
-          Scope(core::StrCat("q/", r.qos), LimitKind::kQosGroup, q->grp_tres, q->raw.grp_jobs));
+          Scope(core::StrCat("q/", *name), LimitKind::kQosGroup, q->grp_tres, q->raw.grp_jobs));
     }
     if (!q->max_tres_per_user.empty() || q->raw.max_jobs >= 0) {
-      scopes.push_back(Scope(core::StrCat("qu/", r.qos, "/", user), LimitKind::kQosPerUser,
+      scopes.push_back(Scope(core::StrCat("qu/", *name, "/", user), LimitKind::kQosPerUser,
                              q->max_tres_per_user, q->raw.max_jobs));
     }
   }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "conf/cluster_config.h"
 #include "core/tres.h"
 #include "model/association.h"
 #include "model/job_request.h"
@@ -25,7 +26,7 @@ core::TresVector RequestTres(const model::JobShape& shape);
 
 // One holder of limits, parsed.
 struct ParsedLimits {
-  std::vector<sched::TresCap> grp_tres, max_tres_per_job, max_tres_per_user;
+  std::vector<sched::TresCap> grp_tres, max_tres_per_job, max_tres_per_user, min_tres_per_job;
   model::Limits raw;
   bool group() const { return !grp_tres.empty() || raw.grp_jobs >= 0; }
 };
@@ -33,20 +34,29 @@ struct ParsedLimits {
 class LimitRules {
  public:
   // Parses every limit of `table`; a TRES limit that does not parse is left out (sacctmgr
-  // checks them when they are set).
-  explicit LimitRules(const model::AssociationTable& table);
+  // checks them when they are set). The partitions of `cluster` with a QOS= are the ones
+  // whose jobs count against that QOS's limits too.
+  LimitRules(const model::AssociationTable& table, const conf::ClusterConfig& cluster);
 
   const ParsedLimits* Qos(const std::string& name) const;
   const ParsedLimits* User(const std::string& account, const std::string& user) const;
   const ParsedLimits* Account(const std::string& name) const;
   // The account's ancestors, itself first, the root last.
   const std::vector<std::string>& Lineage(const std::string& account) const;
-  bool deny_on_limit(const std::string& qos) const;
+  // Flags=DenyOnLimit on the job's QOS or its partition's.
+  bool deny_on_limit(const model::JobRequest& r, const std::string& partition) const;
+  // The QOS of `partition` (its QOS= in slurm.conf), or "".
+  const std::string& PartitionQos(const std::string& partition) const;
+  // The QOS whose limits a job of `r` in `partition` counts against: its partition's QOS
+  // first, then its own (once when they are the same).
+  std::vector<const std::string*> QosOf(const model::JobRequest& r,
+                                        const std::string& partition) const;
 
-  // A limit on the job alone it goes over, or kNone: the QOS's, then its association's, then
-  // its accounts'.
+  // A limit on the job alone it goes over (or a QOS's MinTRESPerJob it falls short of), or
+  // kNone: its partition's QOS's, its QOS's, then its association's, then its accounts'.
   model::PendingReason PerJob(const model::JobRequest& r, const std::string& user,
-                              int64_t time_limit_s, const core::TresVector& tres) const;
+                              const std::string& partition, int64_t time_limit_s,
+                              const core::TresVector& tres) const;
 
  private:
   std::map<std::string, ParsedLimits, std::less<>> qos_;
@@ -54,14 +64,16 @@ class LimitRules {
   std::map<std::string, ParsedLimits, std::less<>> accounts_;
   std::map<std::string, std::vector<std::string>, std::less<>> lineage_;
   std::map<std::string, bool, std::less<>> deny_;
+  std::map<std::string, std::string, std::less<>> partition_qos_;
 };
 
 // One pass's scopes: made as the jobs that count against them are met.
 class LimitsPlan {
  public:
   explicit LimitsPlan(const LimitRules* rules) : rules_(rules) {}
-  // The scopes of a job of `user` with request `r`.
-  std::vector<int32_t> ScopesOf(const model::JobRequest& r, const std::string& user);
+  // The scopes of a job of `user` with request `r` in `partition`.
+  std::vector<int32_t> ScopesOf(const model::JobRequest& r, const std::string& user,
+                                const std::string& partition);
   sched::LimitTable& table() { return table_; }
 
  private:

@@ -132,8 +132,21 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
         auto up = parent_of.find(a);
         a = up == parent_of.end() ? std::string() : up->second;
       }
-      per_qos[e->request->qos].Add(h);
-      per_qos_user[{e->request->qos, e->job.user}].Add(h);
+      // A partition's QOS= counts its jobs as its own.
+      std::string partition_qos;
+      if (const conf::PartitionConfig* p =
+              core.site().cluster.FindPartition(e->job.partition.str())) {
+        partition_qos = core::ToLower(p->qos);
+      }
+      std::vector<std::string> under;  // the QOS whose limits the job counts against
+      if (!partition_qos.empty()) under.push_back(partition_qos);
+      if (!e->request->qos.empty() && e->request->qos != partition_qos) {
+        under.push_back(e->request->qos);
+      }
+      for (const std::string& q : under) {
+        per_qos[q].Add(h);
+        per_qos_user[{q, e->job.user}].Add(h);
+      }
     }
     std::map<std::pair<std::string, std::string>, size_t> share_row;
     const sched::ShareTable& fs = core.fair_share();
@@ -212,6 +225,7 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
         out += StrCat("    MaxWallPJ=", Minutes(l.max_wall_s), "\n");
         out += StrCat("    MaxTRESPJ=", l.max_tres_per_job, "\n");
         out += StrCat("    MaxTRESPU=", l.max_tres_per_user, "\n");
+        out += StrCat("    MinTRESPJ=", l.min_tres_per_job, "\n");
         out += StrCat("    Priority=", q.priority, " UsageFactor=", Fixed(q.usage_factor, 6), "\n");
         out += "    User Limits\n";
         bool any = false;

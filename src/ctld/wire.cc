@@ -517,7 +517,23 @@ bool TracksGpuTres(const conf::ClusterConfig& config) {
 }
 
 std::vector<v1::PartitionInfo> PartitionsOf(const ControllerCore& core) {
-  return FromPartitions(core.cluster(), TracksGpuTres(core.site().cluster));
+  std::vector<v1::PartitionInfo> out =
+      FromPartitions(core.cluster(), TracksGpuTres(core.site().cluster));
+  auto all_or = [](const std::vector<std::string>& list) {
+    return list.empty() ? std::string("ALL") : core::Join(list, ",");
+  };
+  for (v1::PartitionInfo& info : out) {
+    const conf::PartitionConfig* p = core.site().cluster.FindPartition(info.name());
+    if (p == nullptr) continue;
+    info.set_allow_groups(all_or(p->allow_groups));
+    info.set_allow_accounts(all_or(p->allow_accounts));
+    // A Deny list is not read beside an Allow list: it is not shown either.
+    if (p->allow_accounts.empty()) info.set_deny_accounts(core::Join(p->deny_accounts, ","));
+    info.set_allow_qos(all_or(p->allow_qos));
+    if (p->allow_qos.empty()) info.set_deny_qos(core::Join(p->deny_qos, ","));
+    info.set_qos(p->qos);
+  }
+  return out;
 }
 
 v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::Cluster& cluster,

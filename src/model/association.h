@@ -29,10 +29,11 @@ struct Limits {
   std::string max_tres_per_user;
   int64_t max_jobs = -1;
   int64_t max_submit_jobs = -1;
+  std::string min_tres_per_job;  // a QOS's MinTRESPerJob: the least a job of it must ask for
   bool any() const {
     return !grp_tres.empty() || grp_jobs >= 0 || grp_submit_jobs >= 0 ||
            !max_tres_per_job.empty() || max_wall_s >= 0 || !max_tres_per_user.empty() ||
-           max_jobs >= 0 || max_submit_jobs >= 0;
+           max_jobs >= 0 || max_submit_jobs >= 0 || !min_tres_per_job.empty();
   }
 };
 

@@ -186,6 +186,16 @@ std::string_view PendingReasonName(PendingReason r) {
       return "AssocMaxBillingPerJob";
     case PendingReason::kAssocMaxWallDurationPerJobLimit:
       return "AssocMaxWallDurationPerJobLimit";
+    case PendingReason::kQOSMinCpuNotSatisfied:
+      return "QOSMinCpuNotSatisfied";
+    case PendingReason::kQOSMinMemory:
+      return "QOSMinMemory";
+    case PendingReason::kQOSMinNode:
+      return "QOSMinNode";
+    case PendingReason::kQOSMinGRES:
+      return "QOSMinGRES";
+    case PendingReason::kQOSMinBilling:
+      return "QOSMinBilling";
   }
   return "None";
 }

@@ -93,6 +93,12 @@ enum class PendingReason : uint8_t {
   kAssocMaxGRESPerJob,
   kAssocMaxBillingPerJob,
   kAssocMaxWallDurationPerJobLimit,
+  // A QOS's MinTRESPerJob: the job asks for less than it must.
+  kQOSMinCpuNotSatisfied,
+  kQOSMinMemory,
+  kQOSMinNode,
+  kQOSMinGRES,
+  kQOSMinBilling,
 };
 
 // "None", "Priority", "Resources", ... exactly as Slurm prints them.

@@ -126,3 +126,23 @@ wait_until "[[ \$(squeue -h -j $long -o %r) == QOSMaxWallDurationPerJobLimit ]]"
   fail "over MaxWall: $(squeue -j "$long" -o '%i %T %r')"
 scancel "$g2" "$g3" "$long"
 echo "ok: a GPU-limited QOS holds jobs with QOSGrpGRES; MaxWall with its reason"
+
+# Partition access: a partition that denies physics refuses its jobs with Slurm's error and
+# scontrol show partition lists it; a waiting job's QOS changes with scontrol update, checked
+# as a submission is (with AccountingStorageEnforce=qos: an unknown QOS is refused).
+nodes=$(sinfo -h -p batch -o %N)
+sed -i 's/^AccountingStorageEnforce=associations,limits$/AccountingStorageEnforce=associations,limits,qos/' "$SLURM_CONF"
+echo "PartitionName=nophys Nodes=$nodes DenyAccounts=physics" >>"$SLURM_CONF"
+scontrol reconfigure || fail "reconfigure"
+wait_until "scontrol show partition nophys >/dev/null 2>&1" 100 || fail "no partition nophys"
+scontrol show partition nophys | grep -q " DenyAccounts=physics AllowQos=ALL$" ||
+  fail "show partition: $(scontrol show partition nophys)"
+err=$(sbatch -A physics -p nophys -o /dev/null --wrap true 2>&1) && fail "physics ran in nophys: $err"
+[[ $err == *"Invalid account or account/partition combination specified"* ]] || fail "refusal: $err"
+held=$(sbatch --parsable -H -A physics -o /dev/null --wrap true)
+scontrol update JobId="$held" QOS=gpu4 || fail "update QOS"
+[[ $(squeue -h -j "$held" -o %q) == gpu4 ]] || fail "QOS after update: $(squeue -h -j "$held" -o %q)"
+err=$(scontrol update JobId="$held" QOS=nosuch 2>&1) && fail "an unknown QOS was taken"
+[[ $err == *"Invalid qos specification"* ]] || fail "unknown QOS: $err"
+scancel "$held"
+echo "ok: DenyAccounts refuses physics in nophys; scontrol update job QOS= checks the QOS"

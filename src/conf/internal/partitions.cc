@@ -130,6 +130,12 @@ void PartitionTable::Apply(const SourceLocation& at, const std::string& key, con
     part.qos = std::string(core::Trim(kv.value));
   } else if (key == "AllowAccounts") {
     part.allow_accounts = list(kv.value);
+  } else if (key == "DenyAccounts") {
+    part.deny_accounts = SplitList(kv.value);
+  } else if (key == "AllowQos") {
+    part.allow_qos = list(kv.value);
+  } else if (key == "DenyQos") {
+    part.deny_qos = SplitList(kv.value);
   } else if (key == "AllowGroups") {
     part.allow_groups = list(kv.value);
   } else if (key == "ExclusiveUser") {

@@ -34,7 +34,7 @@ PendingReason LimitReason(LimitKind kind, std::string_view tres) {
   }
   using R = PendingReason;
   // Slurm's reason per kind of limit and TRES; kNone where Slurm has no such limit.
-  static constexpr R kTable[6][7] = {
+  static constexpr R kTable[7][7] = {
       // cpu, mem, node, gres, billing, jobs, wall
       {R::kQOSGrpCpuLimit, R::kQOSGrpMemLimit, R::kQOSGrpNodeLimit, R::kQOSGrpGRES,
        R::kQOSGrpBillingLimit, R::kQOSGrpJobsLimit, R::kNone},
@@ -48,6 +48,8 @@ PendingReason LimitReason(LimitKind kind, std::string_view tres) {
       {R::kAssocMaxCpuPerJobLimit, R::kAssocMaxMemoryPerJob, R::kAssocMaxNodePerJobLimit,
        R::kAssocMaxGRESPerJob, R::kAssocMaxBillingPerJob, R::kNone,
        R::kAssocMaxWallDurationPerJobLimit},
+      {R::kQOSMinCpuNotSatisfied, R::kQOSMinMemory, R::kQOSMinNode, R::kQOSMinGRES,
+       R::kQOSMinBilling, R::kNone, R::kNone},
   };
   return kTable[static_cast<int>(kind)][col];
 }

@@ -22,12 +22,13 @@ struct PendingJob;
 
 // Where a limit comes from; with the TRES it caps, it names the pending reason.
 enum class LimitKind : uint8_t {
-  kQosGroup,     // QOS GrpTRES, GrpJobs: all of the QOS's jobs together
-  kQosPerUser,   // QOS MaxTRESPerUser, MaxJobsPerUser: one user's jobs in the QOS
-  kAssocGroup,   // association GrpTRES, GrpJobs: the account's (and its sub-accounts') jobs
-  kAssocUser,    // association MaxJobs: one user association's jobs
-  kQosPerJob,    // QOS MaxTRESPerJob, MaxWall: one job
-  kAssocPerJob,  // association MaxTRESPerJob, MaxWall: one job
+  kQosGroup,      // QOS GrpTRES, GrpJobs: all of the QOS's jobs together
+  kQosPerUser,    // QOS MaxTRESPerUser, MaxJobsPerUser: one user's jobs in the QOS
+  kAssocGroup,    // association GrpTRES, GrpJobs: the account's (and its sub-accounts') jobs
+  kAssocUser,     // association MaxJobs: one user association's jobs
+  kQosPerJob,     // QOS MaxTRESPerJob, MaxWall: one job
+  kAssocPerJob,   // association MaxTRESPerJob, MaxWall: one job
+  kQosMinPerJob,  // QOS MinTRESPerJob: one job asking for less
 };
 
 using core::ParseTresCaps;
