@@ -226,6 +226,7 @@ Table<v1::AcctQos> QosTable() {
             if (col == "MaxJobsPU") return Limit(q.max_jobs_per_user());
             if (col == "MaxSubmitPU") return Limit(q.max_submit_jobs_per_user());
             if (col == "MinTRES") return q.min_tres_per_job();
+            if (col == "GrpTRESMins") return q.grp_tres_mins();
             if (col == "ID") return StrCat(q.id());
             return "";
           },

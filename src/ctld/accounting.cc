@@ -263,6 +263,7 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
     p.limits.max_jobs = q.max_jobs_per_user();
     p.limits.max_submit_jobs = q.max_submit_jobs_per_user();
     p.limits.min_tres_per_job = q.min_tres_per_job();
+    p.limits.grp_tres_mins = q.grp_tres_mins();
     for (const std::string& f : q.flags()) {
       if (core::EqualsIgnoreCase(f, "DenyOnLimit")) p.deny_on_limit = true;
     }
@@ -270,6 +271,7 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
   auto limits_of = [&](const v1::AcctAssoc& a) {
     model::Limits l;
     l.grp_tres = a.grp_tres();
+    l.grp_tres_mins = a.grp_tres_mins();
     l.grp_jobs = a.grp_jobs();
     l.grp_submit_jobs = a.grp_submit_jobs();
     l.max_tres_per_job = a.max_tres_per_job();

@@ -127,6 +127,49 @@ TEST_F(NoLimitsTest, WithoutEnforceLimitsNothingIsHeld) {
   EXPECT_TRUE(Submit(1, 0, 2 * 3600, "strict").ok());
 }
 
+// GrpTRESMins=cpu=10 on physics: 10 CPU-minutes for its past, running and future jobs.
+class TresMinsTest : public LimitsTest {
+ protected:
+  explicit TresMinsTest(const std::string& enforce = "associations,limits") : LimitsTest(enforce) {
+    auto t = std::make_shared<model::AssociationTable>(*Tree());
+    t->accounts[1].limits.grp_tres_mins = "cpu=10";
+    t->qos_policy["normal"] = model::QosPolicy{};
+    core_.SetAssociations(t);
+  }
+};
+
+TEST_F(TresMinsTest, UsedAndRunningMinutesHoldTheNextJob) {
+  const JobId a = *Submit(1, 0, 600);  // may use all 10 minutes
+  Effects fx;
+  core_.Schedule(0, &fx);
+  ASSERT_EQ(core_.Find(a)->job.state, JobState::kRunning);
+  const JobId b = *Submit(1, 0, 600);
+  core_.Schedule(1, &fx);
+  EXPECT_EQ(Reason(b), "AssocGrpCPUMinutesLimit");
+  // a ends after a minute: 1 CPU-minute used, 9 left: b runs (without `safe`, until the
+  // limit is reached).
+  core_.JobEnded(a, 0, false, 60, &fx);
+  core_.Schedule(60, &fx);
+  EXPECT_EQ(core_.Find(b)->job.state, JobState::kRunning);
+  EXPECT_NEAR(core_.usage().tres_usage().at({"physics", "alice"}).at("cpu"), 60, 1);
+}
+
+class SafeTresMinsTest : public TresMinsTest {
+ protected:
+  SafeTresMinsTest() : TresMinsTest("associations,limits,safe") {}
+};
+
+TEST_F(SafeTresMinsTest, AJobStartsOnlyIfItsWholeRunFits) {
+  const JobId a = *Submit(1, 0, 120);
+  Effects fx;
+  core_.Schedule(0, &fx);
+  core_.JobEnded(a, 0, false, 120, &fx);  // 2 CPU-minutes used
+  const JobId big = *Submit(1, 0, 600), small = *Submit(1, 0, 480);
+  core_.Schedule(121, &fx);
+  EXPECT_EQ(Reason(big), "AssocGrpCPUMinutesLimit");            // 2 + 10 > 10
+  EXPECT_EQ(core_.Find(small)->job.state, JobState::kRunning);  // 2 + 8 = 10
+}
+
 // Partition gpu: only physics, only QOS normal and strict, and its own QOS gpuq (2 GPUs at
 // once, at least 1 GPU per job); partition chem: not physics.
 class PartitionAccessTest : public testing::Test {

@@ -1,6 +1,7 @@
 // Fair share and the multifactor priority in the controller: usage charged to associations
 // as jobs run, its decay, the fair-share values of the tree and pending jobs' priorities.
 #include <algorithm>
+#include <cmath>
 
 #include "core/strings.h"
 #include "core/tres.h"
@@ -130,7 +131,19 @@ void ControllerCore::ChargeUsage(const JobEntry& e, Time until) {
   const conf::PriorityParams& p = site_.cluster.priority;
   usage_.Advance(until, p.decay_half_life_s, p.usage_reset);
   const std::string& account = e.request->account;
-  usage_.Charge(account, e.job.user, BillingOf(e) * static_cast<double>(until - from) * factor);
+  const double billing = BillingOf(e);
+  const double seconds = static_cast<double>(until - from) * factor;
+  usage_.Charge(account, e.job.user, billing * seconds);
+  // GrpTRESMins: what it held, billing included, for its association, its QOS and its
+  // partition's QOS.
+  core::TresVector tres = TresOf(e);
+  tres.Set(core::kTresBilling, std::llround(billing));
+  usage_.ChargeTres(account, e.job.user, tres, seconds);
+  usage_.ChargeQosTres(e.request->qos, tres, seconds);
+  if (const conf::PartitionConfig* part = site_.cluster.FindPartition(e.job.partition.str())) {
+    const std::string partition_qos = core::ToLower(part->qos);
+    if (partition_qos != e.request->qos) usage_.ChargeQosTres(partition_qos, tres, seconds);
+  }
   usage_changed_ = true;
   fair_share_stale_ = true;
 }

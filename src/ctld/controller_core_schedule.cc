@@ -19,6 +19,9 @@ using model::PendingReason;
 
 namespace {
 
+// GrpTRESMins counts a job without a time limit as this long.
+constexpr int64_t kLongestLimitS = 365LL * 86400;
+
 sched::deps::JobView ViewOf(const JobEntry& e) {
   sched::deps::JobView v;
   v.id = e.job.id;
@@ -90,13 +93,22 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
   sched::deps::Gate gate(table, now);
   // AccountingStorageEnforce=limits: the scopes running and waiting jobs count against.
   std::optional<LimitsPlan> limits;
-  if (limit_rules_ != nullptr) limits.emplace(limit_rules_.get());
+  if (limit_rules_ != nullptr) {
+    limits.emplace(limit_rules_.get(), &usage_, site_.cluster.Enforces("safe"));
+  }
   for (JobEntry* entry : live) {
     const JobEntry& e = *entry;
     if (!e.holds_nodes()) continue;
     if (limits) {
+      // GrpTRESMins: what it may still use to its time limit, from where its usage was last
+      // charged (the usage counts the rest).
+      const Time charged = std::max(e.job.start_time, usage_.charged_to());
+      const int64_t left =
+          e.job.time_limit_s >= core::kUnlimitedSeconds
+              ? 0
+              : std::max<int64_t>(0, e.job.start_time + e.job.time_limit_s - charged);
       limits->table().AddRunning(TresOf(e),
-                                 limits->ScopesOf(*e.request, e.job.user, e.job.partition));
+                                 limits->ScopesOf(*e.request, e.job.user, e.job.partition), left);
     }
     const Time end = e.job.time_limit_s >= core::kUnlimitedSeconds
                          ? sched::kNever
@@ -151,6 +163,7 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
         continue;
       }
       p.limit_scopes = limits->ScopesOf(*e.request, e.job.user, e.job.partition);
+      p.limit_tres_secs = p.limit_tres * std::min<int64_t>(e.job.time_limit_s, kLongestLimitS);
     }
     // Considered by this pass: Slurm's LastSchedEval.
     if (e.last_sched_eval != now) {

@@ -1,5 +1,8 @@
 #include "ctld/limits_plan.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/strings.h"
 
 namespace loom::ctld {
@@ -18,6 +21,7 @@ ParsedLimits Parse(const model::Limits& l) {
   p.max_tres_per_job = caps(l.max_tres_per_job);
   p.max_tres_per_user = caps(l.max_tres_per_user);
   p.min_tres_per_job = caps(l.min_tres_per_job);
+  p.grp_tres_mins = caps(l.grp_tres_mins);
   return p;
 }
 
@@ -36,6 +40,13 @@ PendingReason PerJobOf(const ParsedLimits* l, sched::LimitKind kind, int64_t tim
     return sched::LimitReason(kind, "wall");
   }
   return PendingReason::kNone;
+}
+
+// Decayed TRES-seconds as whole counts.
+core::TresVector Rounded(const sched::UsageLedger::TresSeconds& seconds) {
+  core::TresVector out;
+  for (const auto& [name, value] : seconds) out.Set(name, std::llround(value));
+  return out;
 }
 
 }  // namespace
@@ -159,11 +170,36 @@ PendingReason LimitRules::PerJob(const model::JobRequest& r, const std::string& 
   return PendingReason::kNone;
 }
 
+LimitsPlan::LimitsPlan(const LimitRules* rules, const sched::UsageLedger* usage, bool safe)
+    : rules_(rules), usage_(usage) {
+  table_.safe = safe;
+}
+
 int32_t LimitsPlan::Scope(const std::string& key, sched::LimitKind kind,
                           const std::vector<sched::TresCap>& tres, int64_t max_jobs) {
   auto [it, added] = index_.emplace(key, static_cast<int32_t>(table_.scopes.size()));
-  if (added) table_.scopes.push_back(sched::LimitScope{kind, tres, max_jobs});
+  if (added) table_.scopes.push_back(sched::LimitScope{kind, tres, max_jobs, {}});
   return it->second;
+}
+
+int32_t LimitsPlan::Scope(const std::string& key, sched::LimitKind kind, const ParsedLimits& limits,
+                          const std::function<core::TresVector()>& used) {
+  auto [it, added] = index_.emplace(key, static_cast<int32_t>(table_.scopes.size()));
+  if (added) {
+    table_.scopes.push_back(
+        sched::LimitScope{kind, limits.grp_tres, limits.raw.grp_jobs, limits.grp_tres_mins});
+    if (!limits.grp_tres_mins.empty() && usage_ != nullptr) table_.AddUsed(it->second, used());
+  }
+  return it->second;
+}
+
+core::TresVector LimitsPlan::AccountUsage(const std::string& account) const {
+  core::TresVector out;
+  for (const auto& [key, seconds] : usage_->tres_usage()) {
+    const std::vector<std::string>& up = rules_->Lineage(key.first);
+    if (std::find(up.begin(), up.end(), account) != up.end()) out += Rounded(seconds);
+  }
+  return out;
 }
 
 std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std::string& user,
@@ -175,8 +211,10 @@ std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std:
     const ParsedLimits* q = rules_->Qos(*name);
     if (q == nullptr) continue;
     if (q->group()) {
-      scopes.push_back(
-          Scope(core::StrCat("q/", *name), LimitKind::kQosGroup, q->grp_tres, q->raw.grp_jobs));
+      scopes.push_back(Scope(core::StrCat("q/", *name), LimitKind::kQosGroup, *q, [&] {
+        auto it = usage_->qos_tres_usage().find(*name);
+        return it == usage_->qos_tres_usage().end() ? core::TresVector{} : Rounded(it->second);
+      }));
     }
     if (!q->max_tres_per_user.empty() || q->raw.max_jobs >= 0) {
       scopes.push_back(Scope(core::StrCat("qu/", *name, "/", user), LimitKind::kQosPerUser,
@@ -185,8 +223,11 @@ std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std:
   }
   if (const ParsedLimits* u = rules_->User(r.account, user)) {
     if (u->group()) {
-      scopes.push_back(Scope(core::StrCat("ug/", r.account, "/", user), LimitKind::kAssocGroup,
-                             u->grp_tres, u->raw.grp_jobs));
+      scopes.push_back(
+          Scope(core::StrCat("ug/", r.account, "/", user), LimitKind::kAssocGroup, *u, [&] {
+            auto it = usage_->tres_usage().find({r.account, user});
+            return it == usage_->tres_usage().end() ? core::TresVector{} : Rounded(it->second);
+          }));
     }
     if (u->raw.max_jobs >= 0) {
       scopes.push_back(Scope(core::StrCat("um/", r.account, "/", user), LimitKind::kAssocUser, {},
@@ -196,8 +237,8 @@ std::vector<int32_t> LimitsPlan::ScopesOf(const model::JobRequest& r, const std:
   for (const std::string& a : rules_->Lineage(r.account)) {
     const ParsedLimits* l = rules_->Account(a);
     if (l != nullptr && l->group()) {
-      scopes.push_back(
-          Scope(core::StrCat("a/", a), LimitKind::kAssocGroup, l->grp_tres, l->raw.grp_jobs));
+      scopes.push_back(Scope(core::StrCat("a/", a), LimitKind::kAssocGroup, *l,
+                             [&] { return AccountUsage(a); }));
     }
   }
   return scopes;

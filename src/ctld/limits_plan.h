@@ -6,6 +6,7 @@
 // GrpSubmitJobs refuse a submission over them. Thread-compatible.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "model/association.h"
 #include "model/job_request.h"
 #include "sched/limits/limits.h"
+#include "sched/priority/usage.h"
 
 namespace loom::ctld {
 
@@ -27,8 +29,9 @@ core::TresVector RequestTres(const model::JobShape& shape);
 // One holder of limits, parsed.
 struct ParsedLimits {
   std::vector<sched::TresCap> grp_tres, max_tres_per_job, max_tres_per_user, min_tres_per_job;
+  std::vector<sched::TresCap> grp_tres_mins;
   model::Limits raw;
-  bool group() const { return !grp_tres.empty() || raw.grp_jobs >= 0; }
+  bool group() const { return !grp_tres.empty() || raw.grp_jobs >= 0 || !grp_tres_mins.empty(); }
 };
 
 class LimitRules {
@@ -67,19 +70,27 @@ class LimitRules {
   std::map<std::string, std::string, std::less<>> partition_qos_;
 };
 
-// One pass's scopes: made as the jobs that count against them are met.
+// One pass's scopes: made as the jobs that count against them are met. GrpTRESMins scopes
+// start from the decayed TRES usage of `usage` (null: none) of their QOS, association or
+// account subtree; `safe` is AccountingStorageEnforce=safe.
 class LimitsPlan {
  public:
-  explicit LimitsPlan(const LimitRules* rules) : rules_(rules) {}
+  LimitsPlan(const LimitRules* rules, const sched::UsageLedger* usage, bool safe);
   // The scopes of a job of `user` with request `r` in `partition`.
   std::vector<int32_t> ScopesOf(const model::JobRequest& r, const std::string& user,
                                 const std::string& partition);
   sched::LimitTable& table() { return table_; }
 
  private:
+  // `used` gives the scope's decayed TRES usage when it is made with GrpTRESMins.
+  int32_t Scope(const std::string& key, sched::LimitKind kind, const ParsedLimits& limits,
+                const std::function<core::TresVector()>& used);
   int32_t Scope(const std::string& key, sched::LimitKind kind,
                 const std::vector<sched::TresCap>& tres, int64_t max_jobs);
+  // The decayed TRES-seconds of the associations under `account` (itself included).
+  core::TresVector AccountUsage(const std::string& account) const;
   const LimitRules* rules_;
+  const sched::UsageLedger* usage_;
   sched::LimitTable table_;
   std::map<std::string, int32_t> index_;
 };

@@ -72,6 +72,13 @@ std::string TresUse(const std::string& limits, const core::TresVector& held,
   return out;
 }
 
+// Decayed TRES-seconds as whole minutes, what GrpTRESMins is counted in.
+core::TresVector TresMinutes(const sched::UsageLedger::TresSeconds& seconds) {
+  core::TresVector out;
+  for (const auto& [name, value] : seconds) out.Set(name, std::llround(value / 60));
+  return out;
+}
+
 std::string UserWithId(const std::string& user) {
   if (user.empty()) return "";
   auto u = auth::LookupUserByName(user);
@@ -148,6 +155,21 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
         per_qos_user[{q, e->job.user}].Add(h);
       }
     }
+    // The decayed TRES-minutes used, by association, account subtree and QOS (GrpTRESMins).
+    std::map<std::pair<std::string, std::string>, core::TresVector> mins_user;
+    std::map<std::string, core::TresVector> mins_account, mins_qos;
+    for (const auto& [key, seconds] : core.usage().tres_usage()) {
+      const core::TresVector m = TresMinutes(seconds);
+      mins_user[key] = m;
+      for (std::string a = key.first; !a.empty() && mins_account.size() < 100000;) {
+        mins_account[a] += m;
+        auto up = parent_of.find(a);
+        a = up == parent_of.end() ? std::string() : up->second;
+      }
+    }
+    for (const auto& [name, seconds] : core.usage().qos_tres_usage()) {
+      mins_qos[name] = TresMinutes(seconds);
+    }
     std::map<std::pair<std::string, std::string>, size_t> share_row;
     const sched::ShareTable& fs = core.fair_share();
     for (size_t i = 0; i < fs.tree.size(); ++i)
@@ -188,6 +210,9 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
       s += StrCat("    GrpJobs=", Count(l.grp_jobs, held.running),
                   " GrpSubmitJobs=", Count(l.grp_submit_jobs, held.submitted), "\n");
       s += StrCat("    GrpTRES=", TresUse(l.grp_tres, held.tres, tres_names), "\n");
+      const core::TresVector& used_mins =
+          user.empty() ? mins_account[account] : mins_user[{account, user}];
+      s += StrCat("    GrpTRESMins=", TresUse(l.grp_tres_mins, used_mins, tres_names), "\n");
       s += StrCat("    MaxJobs=", user.empty() ? "" : Count(l.max_jobs, held.running),
                   " MaxSubmitJobs=", user.empty() ? "" : Count(l.max_submit_jobs, held.submitted),
                   " MaxWallPJ=", Minutes(l.max_wall_s), "\n");
@@ -222,6 +247,8 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
         out += StrCat("    GrpJobs=", Count(l.grp_jobs, h.running),
                       " GrpSubmitJobs=", Count(l.grp_submit_jobs, h.submitted), "\n");
         out += StrCat("    GrpTRES=", TresUse(l.grp_tres, h.tres, tres_names), "\n");
+        out +=
+            StrCat("    GrpTRESMins=", TresUse(l.grp_tres_mins, mins_qos[name], tres_names), "\n");
         out += StrCat("    MaxWallPJ=", Minutes(l.max_wall_s), "\n");
         out += StrCat("    MaxTRESPJ=", l.max_tres_per_job, "\n");
         out += StrCat("    MaxTRESPU=", l.max_tres_per_user, "\n");

@@ -206,6 +206,9 @@ Status ApplyQosSetting(const std::string& key, const std::string& value, v1::Acc
   } else if (Is(key, {"MaxTRESPerJob", "MaxTRES"})) {
     ASSIGN_OR_RETURN(std::string t, TresList(key, value));
     q->set_max_tres_per_job(t);
+  } else if (Is(key, {"GrpTRESMins"})) {
+    ASSIGN_OR_RETURN(std::string t, TresList(key, value));
+    q->set_grp_tres_mins(t);
   } else if (Is(key, {"MinTRESPerJob", "MinTRES"})) {
     ASSIGN_OR_RETURN(std::string t, TresList(key, value));
     q->set_min_tres_per_job(t);

@@ -30,10 +30,14 @@ struct Limits {
   int64_t max_jobs = -1;
   int64_t max_submit_jobs = -1;
   std::string min_tres_per_job;  // a QOS's MinTRESPerJob: the least a job of it must ask for
+  // GrpTRESMins: TRES-minutes the jobs of the QOS / account subtree may use, decayed usage
+  // of past jobs and what running jobs may still use counted.
+  std::string grp_tres_mins;
   bool any() const {
     return !grp_tres.empty() || grp_jobs >= 0 || grp_submit_jobs >= 0 ||
            !max_tres_per_job.empty() || max_wall_s >= 0 || !max_tres_per_user.empty() ||
-           max_jobs >= 0 || max_submit_jobs >= 0 || !min_tres_per_job.empty();
+           max_jobs >= 0 || max_submit_jobs >= 0 || !min_tres_per_job.empty() ||
+           !grp_tres_mins.empty();
   }
 };
 

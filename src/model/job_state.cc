@@ -196,6 +196,26 @@ std::string_view PendingReasonName(PendingReason r) {
       return "QOSMinGRES";
     case PendingReason::kQOSMinBilling:
       return "QOSMinBilling";
+    case PendingReason::kQOSGrpCPUMinutesLimit:
+      return "QOSGrpCPUMinutesLimit";
+    case PendingReason::kQOSGrpMemoryMinutes:
+      return "QOSGrpMemoryMinutes";
+    case PendingReason::kQOSGrpNodeMinutes:
+      return "QOSGrpNodeMinutes";
+    case PendingReason::kQOSGrpGRESMinutes:
+      return "QOSGrpGRESMinutes";
+    case PendingReason::kQOSGrpBillingMinutes:
+      return "QOSGrpBillingMinutes";
+    case PendingReason::kAssocGrpCPUMinutesLimit:
+      return "AssocGrpCPUMinutesLimit";
+    case PendingReason::kAssocGrpMemMinutes:
+      return "AssocGrpMemMinutes";
+    case PendingReason::kAssocGrpNodeMinutes:
+      return "AssocGrpNodeMinutes";
+    case PendingReason::kAssocGrpGRESMinutes:
+      return "AssocGrpGRESMinutes";
+    case PendingReason::kAssocGrpBillingMinutes:
+      return "AssocGrpBillingMinutes";
   }
   return "None";
 }

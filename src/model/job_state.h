@@ -99,6 +99,17 @@ enum class PendingReason : uint8_t {
   kQOSMinNode,
   kQOSMinGRES,
   kQOSMinBilling,
+  // GrpTRESMins: the TRES-minutes of a QOS or an account used up.
+  kQOSGrpCPUMinutesLimit,
+  kQOSGrpMemoryMinutes,
+  kQOSGrpNodeMinutes,
+  kQOSGrpGRESMinutes,
+  kQOSGrpBillingMinutes,
+  kAssocGrpCPUMinutesLimit,
+  kAssocGrpMemMinutes,
+  kAssocGrpNodeMinutes,
+  kAssocGrpGRESMinutes,
+  kAssocGrpBillingMinutes,
 };
 
 // "None", "Priority", "Resources", ... exactly as Slurm prints them.

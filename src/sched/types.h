@@ -97,6 +97,8 @@ struct PendingJob {
   // counts against, and what it counts there (cpu, mem, node, billing, gres/gpu[:type]).
   std::vector<int32_t> limit_scopes;
   core::TresVector limit_tres;
+  // What it may use over its time limit, in TRES-seconds (GrpTRESMins).
+  core::TresVector limit_tres_secs;
 };
 
 // What caused a pass; reference policies act differently on each (SIM-CONVENTIONS.md).

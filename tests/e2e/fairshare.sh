@@ -146,3 +146,14 @@ err=$(scontrol update JobId="$held" QOS=nosuch 2>&1) && fail "an unknown QOS was
 [[ $err == *"Invalid qos specification"* ]] || fail "unknown QOS: $err"
 scancel "$held"
 echo "ok: DenyAccounts refuses physics in nophys; scontrol update job QOS= checks the QOS"
+
+# GrpTRESMins: a budget of no CPU-minutes for physics holds its next job with Slurm's reason,
+# and scontrol show assoc_mgr shows the budget against the decayed minutes used.
+sacctmgr -i modify account physics set GrpTRESMins=cpu=0 >/dev/null || fail "GrpTRESMins"
+budget_set() { scontrol show assoc_mgr flags=assoc accounts=physics | grep -q '^    GrpTRESMins=cpu=0([0-9]*),'; }
+wait_until budget_set 150 || fail "assoc_mgr's GrpTRESMins: $(scontrol show assoc_mgr flags=assoc accounts=physics)"
+budget=$(sbatch --parsable -A physics -o /dev/null --wrap true)
+wait_until "[[ \$(squeue -h -j $budget -o %r) == AssocGrpCPUMinutesLimit ]]" 150 ||
+  fail "GrpTRESMins: $(squeue -j "$budget" -t all -o '%i %T %r')"
+scancel "$budget"
+echo "ok: GrpTRESMins holds physics's job with AssocGrpCPUMinutesLimit"

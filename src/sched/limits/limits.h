@@ -38,6 +38,8 @@ struct LimitScope {
   LimitKind kind = LimitKind::kQosGroup;
   std::vector<TresCap> tres;
   int64_t max_jobs = -1;  // -1: none
+  // GrpTRESMins: the TRES-minutes its past, present and future jobs may use together.
+  std::vector<TresCap> tres_mins = {};
 };
 
 struct LimitTable {
@@ -45,13 +47,26 @@ struct LimitTable {
   // What running jobs use now, by scope.
   std::vector<core::TresVector> used;
   std::vector<int64_t> jobs;
-  // Adds a running job (its TRES, the scopes it counts against).
-  void AddRunning(const core::TresVector& tres, const std::vector<int32_t>& scopes);
+  // For GrpTRESMins, TRES-seconds by scope: the decayed usage of ended and running jobs
+  // (AddUsed) and what running jobs may still use until their time limits (AddRunning).
+  std::vector<core::TresVector> used_secs;
+  // AccountingStorageEnforce=safe: a job starts only if it can run to its time limit within
+  // every GrpTRESMins; otherwise until the limit is reached.
+  bool safe = false;
+  // Adds a running job (its TRES, the scopes it counts against, the seconds it has left).
+  void AddRunning(const core::TresVector& tres, const std::vector<int32_t>& scopes,
+                  int64_t seconds_left = 0);
+  // Adds decayed usage, in TRES-seconds, to a scope.
+  void AddUsed(int32_t scope, const core::TresVector& seconds);
 };
 
 // The pending reason for a limit of `kind` on `tres` (empty: on the number of jobs; "wall":
 // on the time limit).
 model::PendingReason LimitReason(LimitKind kind, std::string_view tres);
+
+// The pending reason for a GrpTRESMins of `kind` (kQosGroup or kAssocGroup) on `tres`:
+// QOSGrpCPUMinutesLimit, AssocGrpGRESMinutes, ...
+model::PendingReason LimitMinutesReason(LimitKind kind, std::string_view tres);
 
 // The first cap of `caps` that `tres` goes over, together with `used`; null when none.
 const TresCap* FirstExceeded(const std::vector<TresCap>& caps, const core::TresVector& used,
@@ -71,6 +86,7 @@ class LimitTally {
   const LimitTable* table_;
   std::vector<core::TresVector> used_;
   std::vector<int64_t> jobs_;
+  std::vector<core::TresVector> used_secs_;
 };
 
 }  // namespace loom::sched

@@ -41,6 +41,43 @@ TEST(LimitReasons, SlurmsNames) {
             "AssocMaxNodePerJobLimit");
 }
 
+TEST(LimitTally, GrpTRESMinsCountsUsageAndTimeLeftAndSafeWantsTheWholeRun) {
+  // 100 CPU-minutes: 40 used (decayed usage), a running 1-CPU job with 30 minutes left.
+  LimitTable t;
+  t.scopes = {{LimitKind::kAssocGroup, {}, -1, {{"cpu", 100}}}};
+  core::TresVector used;
+  used.Set("cpu", 40 * 60);
+  t.AddUsed(0, used);
+  core::TresVector one;
+  one.Set("cpu", 1);
+  t.AddRunning(one, {0}, 30 * 60);
+  PendingJob job;  // 1 CPU for 40 minutes: 110 in all
+  job.limit_scopes = {0};
+  job.limit_tres = one;
+  job.limit_tres_secs = one * (40 * 60);
+  LimitTally tally(&t);
+  EXPECT_EQ(tally.Check(job), PendingReason::kNone);  // 70 < 100: not reached
+  tally.Charge(job);                                  // 110: reached
+  EXPECT_EQ(tally.Check(job), PendingReason::kAssocGrpCPUMinutesLimit);
+  // AccountingStorageEnforce=safe: the whole run must fit.
+  t.safe = true;
+  LimitTally safe(&t);
+  EXPECT_EQ(safe.Check(job), PendingReason::kAssocGrpCPUMinutesLimit);
+  job.limit_tres_secs = one * (30 * 60);  // 100 exactly: fits
+  EXPECT_EQ(safe.Check(job), PendingReason::kNone);
+  // A job that asks for none of the TRES is not held by it.
+  PendingJob gpu;
+  gpu.limit_scopes = {0};
+  gpu.limit_tres_secs.Set("gres/gpu", 3600);
+  EXPECT_EQ(tally.Check(gpu), PendingReason::kNone);
+  EXPECT_EQ(model::PendingReasonName(LimitMinutesReason(LimitKind::kQosGroup, "gres/gpu")),
+            "QOSGrpGRESMinutes");
+  EXPECT_EQ(model::PendingReasonName(LimitMinutesReason(LimitKind::kQosGroup, "cpu")),
+            "QOSGrpCPUMinutesLimit");
+  EXPECT_EQ(model::PendingReasonName(LimitMinutesReason(LimitKind::kAssocGroup, "billing")),
+            "AssocGrpBillingMinutes");
+}
+
 TEST(LimitTally, CountsRunningJobsAndThoseThePassStarts) {
   LimitTable t;
   t.scopes = {{LimitKind::kQosGroup, {{"gres/gpu", 8}}, -1}, {LimitKind::kQosPerUser, {}, 2}};

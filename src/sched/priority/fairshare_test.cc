@@ -232,10 +232,20 @@ TEST(Usage, StoredFormRoundTripsAndBadTextIsNamed) {
   l.Advance(500, 3600, UsageReset::kNone);
   l.Charge("physics", "alice", 1.0 / 3);
   l.Charge("bio", "bob", 1e12);
+  core::TresVector tres;
+  tres.Set("cpu", 3);
+  tres.Set("gres/gpu:h100", 1);
+  l.ChargeTres("physics", "alice", tres, 100.5);
+  l.ChargeQosTres("normal", tres, 7);
   l.set_charged_to(499);
   StatusOr<UsageLedger> back = UsageLedger::Parse(l.Serialize(), "the usage record");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, l);
+  EXPECT_EQ(back->tres_usage().at({"physics", "alice"}).at("cpu"), 301.5);
+  EXPECT_EQ(back->qos_tres_usage().at("normal").at("gres/gpu:h100"), 7);
+  // TRES usage decays with the rest.
+  back->Advance(500 + 3600, 3600, UsageReset::kNone);
+  EXPECT_DOUBLE_EQ(back->qos_tres_usage().at("normal").at("cpu"), 10.5);
   StatusOr<UsageLedger> bad = UsageLedger::Parse("loom-usage 1\t1\t2\nphysics\talice\tlots\n", "X");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "X, line 2: expected account, user and usage");

@@ -73,8 +73,16 @@ bool UsageLedger::Advance(Time now, int64_t half_life_s, UsageReset reset) {
   if (now <= last_decay_) return false;
   if (std::optional<Time> boundary = NextReset(reset, last_decay_); boundary && *boundary <= now) {
     usage_.clear();
+    tres_.clear();
+    qos_tres_.clear();
   } else if (const double f = DecayFactor(now - last_decay_, half_life_s); f != 1.0) {
     for (auto& [key, value] : usage_) value *= f;
+    for (auto& [key, tres] : tres_) {
+      for (auto& [name, value] : tres) value *= f;
+    }
+    for (auto& [key, tres] : qos_tres_) {
+      for (auto& [name, value] : tres) value *= f;
+    }
   }
   last_decay_ = now;
   return true;
@@ -86,8 +94,31 @@ void UsageLedger::Charge(const std::string& account, const std::string& user,
   usage_[{account, user}] += billing_seconds;
 }
 
+namespace {
+
+void AddTres(const core::TresVector& tres, double seconds, UsageLedger::TresSeconds* to) {
+  if (seconds <= 0) return;
+  for (const auto& [name, count] : tres.entries()) {
+    if (count > 0) (*to)[name] += static_cast<double>(count) * seconds;
+  }
+}
+
+}  // namespace
+
+void UsageLedger::ChargeTres(const std::string& account, const std::string& user,
+                             const core::TresVector& tres, double seconds) {
+  if (seconds > 0 && !tres.empty()) AddTres(tres, seconds, &tres_[{account, user}]);
+}
+
+void UsageLedger::ChargeQosTres(const std::string& qos, const core::TresVector& tres,
+                                double seconds) {
+  if (seconds > 0 && !tres.empty() && !qos.empty()) AddTres(tres, seconds, &qos_tres_[qos]);
+}
+
 void UsageLedger::Reset(Time now) {
   usage_.clear();
+  tres_.clear();
+  qos_tres_.clear();
   last_decay_ = now;
 }
 
@@ -102,6 +133,21 @@ std::string UsageLedger::Serialize() const {
   for (const auto& [key, value] : usage_) {
     std::snprintf(number, sizeof number, "%.17g", value);
     out += core::StrCat(key.first, "\t", key.second, "\t", number, "\n");
+  }
+  // TRES usage: four fields, "a" (association) or "q" (QOS, no user), then name=seconds.
+  auto list = [&number](const TresSeconds& tres) {
+    std::string s;
+    for (const auto& [name, value] : tres) {
+      std::snprintf(number, sizeof number, "%.17g", value);
+      s += core::StrCat(s.empty() ? "" : ",", name, "=", number);
+    }
+    return s;
+  };
+  for (const auto& [key, tres] : tres_) {
+    out += core::StrCat("a\t", key.first, "\t", key.second, "\t", list(tres), "\n");
+  }
+  for (const auto& [qos, tres] : qos_tres_) {
+    out += core::StrCat("q\t", qos, "\t\t", list(tres), "\n");
   }
   return out;
 }
@@ -124,6 +170,23 @@ StatusOr<UsageLedger> UsageLedger::Parse(std::string_view text, std::string_view
       if (!charged || !decayed) return bad("times do not parse");
       l.charged_to_ = static_cast<Time>(*charged);
       l.last_decay_ = static_cast<Time>(*decayed);
+      continue;
+    }
+    if (f.size() == 4 && (f[0] == "a" || f[0] == "q")) {
+      TresSeconds tres;
+      for (std::string_view item : core::Split(f[3], ',')) {
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        std::optional<double> v =
+            eq == std::string_view::npos ? std::nullopt : ParseDouble(item.substr(eq + 1));
+        if (!v) return bad("expected TRES=seconds");
+        tres[std::string(item.substr(0, eq))] = *v;
+      }
+      if (f[0] == "a") {
+        l.tres_[{std::string(f[1]), std::string(f[2])}] = std::move(tres);
+      } else {
+        l.qos_tres_[std::string(f[1])] = std::move(tres);
+      }
       continue;
     }
     std::optional<double> value = f.size() == 3 ? ParseDouble(f[2]) : std::nullopt;

@@ -14,6 +14,7 @@
 
 #include "conf/cluster_config.h"
 #include "core/status.h"
+#include "core/tres.h"
 #include "sched/types.h"
 
 namespace loom::sched {
@@ -33,11 +34,20 @@ class UsageLedger {
   bool Advance(Time now, int64_t half_life_s, UsageReset reset);
   // Adds `billing_seconds` (already scaled by the QOS's UsageFactor) to an association.
   void Charge(const std::string& account, const std::string& user, double billing_seconds);
+  // Adds what a job held, times `seconds` (scaled as above), to an association's TRES
+  // usage, or to a QOS's; it decays and resets with the billing usage (GrpTRESMins).
+  void ChargeTres(const std::string& account, const std::string& user, const core::TresVector& tres,
+                  double seconds);
+  void ChargeQosTres(const std::string& qos, const core::TresVector& tres, double seconds);
   // Clears every association's usage (PriorityUsageResetPeriod=NOW at a start).
   void Reset(Time now);
 
   double UsageOf(const std::string& account, const std::string& user) const;
   const std::map<Key, double>& usage() const { return usage_; }
+  // TRES-seconds by association and by QOS, decayed.
+  using TresSeconds = std::map<std::string, double>;
+  const std::map<Key, TresSeconds>& tres_usage() const { return tres_; }
+  const std::map<std::string, TresSeconds>& qos_tres_usage() const { return qos_tres_; }
   // Running jobs are charged up to here; each job for the part of its run after it.
   Time charged_to() const { return charged_to_; }
   void set_charged_to(Time t) { charged_to_ = t; }
@@ -51,6 +61,8 @@ class UsageLedger {
 
  private:
   std::map<Key, double> usage_;
+  std::map<Key, TresSeconds> tres_;
+  std::map<std::string, TresSeconds> qos_tres_;
   Time charged_to_ = 0;
   Time last_decay_ = 0;
 };
