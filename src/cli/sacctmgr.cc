@@ -131,6 +131,7 @@ Table<v1::AcctAssoc> AssocTable() {
             if (col == "User") return a.user();
             if (col == "Partition") return a.partition();
             if (col == "Share") return a.shares() < 0 ? "parent" : StrCat(a.shares());
+            if (col == "Priority") return a.priority() > 0 ? StrCat(a.priority()) : "";
             if (col == "GrpJobs") return Limit(a.grp_jobs());
             if (col == "GrpTRES") return a.grp_tres();
             if (col == "GrpSubmit") return Limit(a.grp_submit_jobs());

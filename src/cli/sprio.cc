@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cli/format/text.h"
 #include "cli/slurm_help.h"
 #include "core/strings.h"
+#include "core/tres.h"
 
 namespace loom::cli {
 namespace {
@@ -149,6 +151,25 @@ std::string Normal(double factor) {
   return buf;
 }
 
+// PriorityWeightTRES's factors, "cpu=0.500000,mem=0.250000": each as its weighted whole
+// number ("cpu=500,mem=500"), or as the factor.
+std::string TresFactors(const v1::PriorityRow& r, const v1::PrioritiesReply& w, bool weighted) {
+  if (r.tres().empty()) return "";
+  auto weights = core::TresBillingWeights::Parse(w.weight_tres());
+  std::string out;
+  for (std::string_view item : core::Split(r.tres(), ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string name(item.substr(0, eq));
+    const double factor = std::strtod(std::string(item.substr(eq + 1)).c_str(), nullptr);
+    const double weight = weights.ok() ? weights->WeightFor(name) : 0;
+    out += StrCat(
+        out.empty() ? "" : ",", name, "=",
+        weighted ? StrCat(static_cast<int64_t>(std::llround(weight * factor))) : Normal(factor));
+  }
+  return out;
+}
+
 std::string Value(char letter, const v1::PriorityRow& r, const v1::PrioritiesReply& w) {
   switch (letter) {
     case 'i':
@@ -193,8 +214,12 @@ std::string Value(char letter, const v1::PriorityRow& r, const v1::PrioritiesRep
       return Normal(r.qos());
     case 'N':
       return StrCat(r.nice());
+    case 'T':
+      return TresFactors(r, w, /*weighted=*/true);
+    case 't':
+      return TresFactors(r, w, /*weighted=*/false);
     default:
-      return "";  // TRES: no PriorityWeightTRES factor yet
+      return "";
   }
 }
 

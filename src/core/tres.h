@@ -108,6 +108,8 @@ class TresBillingWeights {
   static StatusOr<TresBillingWeights> Parse(std::string_view text);
 
   bool empty() const { return weights_.empty(); }
+  // Each TRES weighted, by lower-cased canonical name.
+  const std::vector<std::pair<std::string, double>>& entries() const { return weights_; }
   // Weight per base unit (per megabyte for memory) for a canonical TRES name; 0 if unset.
   double WeightFor(std::string_view name) const;
 

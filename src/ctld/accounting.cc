@@ -293,13 +293,14 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
       u.default_qos = a.default_qos();
       u.shares = a.shares();
       u.limits = limits_of(a);
+      u.priority = a.priority();
       t->associations.push_back(std::move(u));
       continue;
     }
     const std::string parent =
         a.account() == "root" ? "" : (a.parent().empty() ? "root" : a.parent());
     children[parent].push_back(
-        model::AccountAssociation{a.account(), parent, a.shares(), limits_of(a)});
+        model::AccountAssociation{a.account(), parent, a.shares(), limits_of(a), a.priority()});
   }
   // Depth first, siblings by name: the order sshare lists them in. Each parent's list is
   // taken once, so a cycle loomdbd let through cannot loop.

@@ -304,6 +304,7 @@ struct NodeAdmin {
 // A job's multifactor priority, factor by factor (sprio): each in [0, 1].
 struct PriorityFactors {
   double age = 0, assoc = 0, fairshare = 0, job_size = 0, partition = 0, qos = 0;
+  std::vector<std::pair<std::string, double>> tres;  // PriorityWeightTRES, by TRES
   int64_t nice = 0;
   int64_t priority = 0;
 };
@@ -673,6 +674,10 @@ class ControllerCore {
   sched::MultifactorWeights weights_;
   sched::ClusterTotals totals_;
   int64_t highest_qos_priority_ = 0;
+  // PriorityWeightAssoc: each user association's Priority over the highest, by (account,
+  // user); PriorityWeightTRES: each partition's TRES, by index.
+  std::map<std::pair<std::string, std::string>, double> assoc_factor_;
+  std::vector<core::TresVector> partition_tres_;
 };
 
 }  // namespace loom::ctld

@@ -159,13 +159,56 @@ void ControllerCore::ComputeFairShare() {
     totals_.max_partition_job_factor =
         std::max<int32_t>(totals_.max_partition_job_factor, part.priority_job_factor);
   }
+  partition_tres_.assign(cluster_.partitions.size(), core::TresVector{});
+  for (size_t i = 0; i < cluster_.partitions.size(); ++i) {
+    for (int32_t n : cluster_.partitions[i].nodes) {
+      const model::Node& node = cluster_.nodes[n];
+      core::TresVector& t = partition_tres_[i];
+      t.Add(core::kTresCpu, node.capacity.cpus);
+      t.Add(core::kTresMem, node.capacity.mem_mb);
+      t.Add(core::kTresNode, 1);
+      t.Add(core::kTresBilling, node.capacity.cpus);
+      t.Add(core::kTresGpu, node.capacity.gpus);
+      if (!node.gpu_type.empty()) {
+        t.Add(core::StrCat(core::kTresGpu, ":", node.gpu_type), node.capacity.gpus);
+      }
+    }
+  }
   highest_qos_priority_ = 0;
+  assoc_factor_.clear();
   if (associations_ == nullptr) {
     fair_share_ = sched::ShareTable{};
     return;
   }
   for (const auto& [name, q] : associations_->qos_policy) {
     highest_qos_priority_ = std::max(highest_qos_priority_, q.priority);
+  }
+  // An association without a Priority of its own has its account's, up the tree.
+  std::map<std::string, const model::AccountAssociation*, std::less<>> account;
+  for (const model::AccountAssociation& a : associations_->accounts) account[a.name] = &a;
+  auto inherited = [&](std::string name) -> int64_t {
+    for (size_t depth = 0; depth <= account.size() && !name.empty(); ++depth) {
+      auto it = account.find(name);
+      if (it == account.end()) return 0;
+      if (it->second->priority > 0) return it->second->priority;
+      name = it->second->parent;
+    }
+    return 0;
+  };
+  int64_t highest_assoc = 0;
+  std::vector<std::pair<std::pair<std::string, std::string>, int64_t>> assoc_priority;
+  for (const model::UserAssociation& u : associations_->associations) {
+    const int64_t p = u.priority > 0 ? u.priority : inherited(u.account);
+    assoc_priority.push_back({{u.account, u.user}, p});
+    highest_assoc = std::max(highest_assoc, p);
+  }
+  for (const model::AccountAssociation& a : associations_->accounts) {
+    highest_assoc = std::max(highest_assoc, a.priority);
+  }
+  for (const auto& [key, p] : assoc_priority) {
+    if (highest_assoc > 0 && p > 0) {
+      assoc_factor_[key] = static_cast<double>(p) / static_cast<double>(highest_assoc);
+    }
   }
   fair_share_ = sched::BuildShareTable(*associations_, usage_,
                                        site_.cluster.priority.no_fair_tree
@@ -196,10 +239,20 @@ PriorityFactors ControllerCore::FactorsOf(const JobEntry& e) const {
     }
   }
   in.fairshare_factor = f.fairshare;
+  if (auto it = assoc_factor_.find({r.account, e.job.user}); it != assoc_factor_.end()) {
+    in.assoc_factor = it->second;
+  }
+  if (!weights_.tres.empty() && e.partition >= 0 &&
+      static_cast<size_t>(e.partition) < partition_tres_.size()) {
+    in.tres_factors =
+        sched::TresFactors(weights_.tres, RequestTres(r.shape), partition_tres_[e.partition]);
+  }
   in.nice = r.nice;
   f.job_size = sched::JobSizeFactor(in, totals_, p.favor_small);
   f.partition = sched::PartitionFactor(in, totals_);
   f.qos = in.qos_factor;
+  f.assoc = in.assoc_factor;
+  f.tres = in.tres_factors;
   f.nice = r.nice;
   f.priority = sched::MultifactorPriority(weights_, in, totals_, calculated_at_);
   return f;

@@ -141,5 +141,45 @@ TEST_F(ClassicTest, TheClassicFactorIsTwoToTheMinusUsageOverShares) {
   EXPECT_DOUBLE_EQ(Factor("bio", "bob"), 1.0);
 }
 
+// PriorityWeightAssoc and PriorityWeightTRES: bio's Priority=10 (bob inherits it), physics's
+// 5 with alice's own 0; a weight per CPU and per MB of memory over the partition's 16 CPUs and
+// 32,000 MB.
+class WeightsTest : public FairShareTest {
+ protected:
+  WeightsTest()
+      : FairShareTest("PriorityWeightAssoc=1000\nPriorityWeightTRES=CPU=2000,Mem=4000\n") {
+    auto t = std::make_shared<model::AssociationTable>(*Tree());
+    t->accounts[1].priority = 5;
+    t->accounts[2].priority = 10;
+    core_.SetAssociations(t);
+    Effects fx;
+    core_.Tick(1001, &fx);
+  }
+};
+
+TEST_F(WeightsTest, AssociationPriorityAndTresFactors) {
+  model::JobRequest r = Req(4);
+  r.account = "bio";
+  r.qos = "normal";
+  r.mem_per_node_mb = 8000;
+  r.shape.mem_per_node_mb = 8000;
+  Effects fx;
+  const JobId bobs = *core_.Submit(r, kBob, 1001, &fx);
+  const JobId alices = Submit(kAlice, "physics", 4, 1001);
+  const PriorityFactors b = core_.FactorsOf(*core_.Find(bobs));
+  const PriorityFactors a = core_.FactorsOf(*core_.Find(alices));
+  EXPECT_DOUBLE_EQ(b.assoc, 1.0);  // 10 of 10, from its account
+  EXPECT_DOUBLE_EQ(a.assoc, 0.5);  // 5 of 10
+  ASSERT_EQ(b.tres.size(), 2u);
+  EXPECT_EQ(b.tres[0].first, "cpu");
+  EXPECT_DOUBLE_EQ(b.tres[0].second, 4.0 / 16);
+  EXPECT_EQ(b.tres[1].first, "mem");
+  EXPECT_DOUBLE_EQ(b.tres[1].second, 8000.0 / 32000);
+  // Neither has usage: the rest is the same. Bob's 1000 x 1 + 2000 x 0.25 + 4000 x 0.25
+  // against alice's 1000 x 0.5 + 2000 x 0.25 (she asks for no memory).
+  EXPECT_EQ(b.fairshare, a.fairshare);
+  EXPECT_EQ(b.priority - a.priority, 2500 - 1000);
+}
+
 }  // namespace
 }  // namespace loom::ctld

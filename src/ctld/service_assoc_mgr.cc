@@ -189,10 +189,10 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
     }
     auto assoc_lines = [&](const std::string& account, const std::string& user,
                            const std::string& partition, const std::string& parent, int64_t shares,
-                           const model::Limits& l, const Held& held) {
+                           const model::Limits& l, int64_t priority, const Held& held) {
       std::string s =
           StrCat("ClusterName=", cluster, " Account=", account, " UserName=", UserWithId(user),
-                 " Partition=", partition, " Priority=0\n");
+                 " Partition=", partition, " Priority=", priority, "\n");
       auto row = share_row.find({account, user});
       if (row != share_row.end()) {
         const sched::ShareValues& v = fs.values[row->second];
@@ -225,14 +225,14 @@ Status ControllerApi::AssocMgr(const Caller& who, const v1::AssocMgrRequest& req
       for (const model::AccountAssociation& a : table->accounts) {
         if (!Selected(accounts, a.name) || !users.empty()) continue;
         auto held = per_account.find(a.name);
-        out += assoc_lines(a.name, "", "", a.parent, a.shares, a.limits,
+        out += assoc_lines(a.name, "", "", a.parent, a.shares, a.limits, a.priority,
                            held == per_account.end() ? kNothing : held->second);
       }
       for (const model::UserAssociation& u : table->associations) {
         if (!Selected(accounts, u.account) || !Selected(users, u.user)) continue;
         auto held = per_user.find({u.account, u.user});
         out += assoc_lines(u.account, u.user, u.partition, u.account, u.shares, u.limits,
-                           held == per_user.end() ? kNothing : held->second);
+                           u.priority, held == per_user.end() ? kNothing : held->second);
       }
     }
     if (all || flags.count("qos")) {

@@ -2,6 +2,7 @@
 // the owner thread's state (the fair-share values and the jobs' factors as last calculated)
 // in a batch of their own, which changes nothing.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -142,6 +143,13 @@ Status ControllerApi::Priorities(const Caller& who, const v1::PrioritiesRequest&
       row->set_partition_factor(f.partition);
       row->set_qos(f.qos);
       row->set_nice(f.nice);
+      std::string tres;
+      for (const auto& [name, factor] : f.tres) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%.6f", factor);
+        tres += core::StrCat(tres.empty() ? "" : ",", name, "=", value);
+      }
+      row->set_tres(tres);
     }
     return absl::OkStatus();
   });

@@ -157,6 +157,9 @@ StatusOr<bool> ApplyAssocSetting(const std::string& key, const std::string& valu
       ASSIGN_OR_RETURN(int64_t v, Number(key, value));
       a->set_shares(static_cast<int32_t>(v < 0 ? 1 : v));
     }
+  } else if (Is(key, {"Priority"})) {
+    ASSIGN_OR_RETURN(int64_t v, Number(key, value));
+    a->set_priority(std::max<int64_t>(v, 0));
   } else if (Is(key, {"QOS", "QOSLevel"})) {
     a->clear_qos();
     for (std::string_view q : core::Split(value, ',')) {

@@ -49,6 +49,7 @@ struct UserAssociation {
   std::string default_qos;       // empty: "normal" when allowed
   int64_t shares = 1;            // Fairshare=N, or kFairshareParent
   Limits limits;
+  int64_t priority = 0;  // Priority (PriorityWeightAssoc); 0: its account's
 };
 
 // An account's own association: where it sits in the tree and its part of its parent's.
@@ -57,6 +58,7 @@ struct AccountAssociation {
   std::string parent;  // empty for root
   int64_t shares = 1;  // Fairshare=N, or kFairshareParent
   Limits limits;
+  int64_t priority = 0;  // Priority (PriorityWeightAssoc); 0: its parent's
 };
 
 // What fair share and the multifactor formula read from a QOS.

@@ -130,6 +130,8 @@ std::string_view PolicyNameFromConfig(const conf::ClusterConfig& config) {
 MultifactorWeights WeightsFromConfig(const conf::PriorityParams& p) {
   MultifactorWeights w;
   w.age = p.weight_age;
+  w.assoc = p.weight_assoc;
+  w.tres = p.weight_tres;
   w.fairshare = p.weight_fairshare;
   w.job_size = p.weight_job_size;
   w.partition = p.weight_partition;

@@ -157,3 +157,9 @@ wait_until "[[ \$(squeue -h -j $budget -o %r) == AssocGrpCPUMinutesLimit ]]" 150
   fail "GrpTRESMins: $(squeue -j "$budget" -t all -o '%i %T %r')"
 scancel "$budget"
 echo "ok: GrpTRESMins holds physics's job with AssocGrpCPUMinutesLimit"
+
+# An association's Priority (PriorityWeightAssoc) reaches the controller.
+sacctmgr -i modify account bio set Priority=5 >/dev/null || fail "Priority"
+wait_until "scontrol show assoc_mgr flags=assoc accounts=bio | grep -q '^ClusterName=.* Account=bio UserName= Partition= Priority=5$'" 150 ||
+  fail "assoc_mgr's Priority: $(scontrol show assoc_mgr flags=assoc accounts=bio)"
+echo "ok: an association's Priority shows in assoc_mgr"

@@ -26,13 +26,29 @@ double PartitionFactor(const PriorityInputs& in, const ClusterTotals& t) {
                     0.0, 1.0);
 }
 
+std::vector<std::pair<std::string, double>> TresFactors(const core::TresBillingWeights& weights,
+                                                        const core::TresVector& requested,
+                                                        const core::TresVector& total) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, weight] : weights.entries()) {
+    const int64_t all = total.Get(name);
+    const double f =
+        all > 0 ? std::min(1.0, static_cast<double>(requested.Get(name)) / static_cast<double>(all))
+                : 0.0;
+    out.emplace_back(name, f);
+  }
+  return out;
+}
+
 int64_t MultifactorPriority(const MultifactorWeights& w, const PriorityInputs& in,
                             const ClusterTotals& totals, Time now) {
   double p = static_cast<double>(w.age) * AgeFactor(now, in.eligible_since, w.max_age_s) +
              static_cast<double>(w.fairshare) * std::clamp(in.fairshare_factor, 0.0, 1.0) +
              static_cast<double>(w.job_size) * JobSizeFactor(in, totals, w.favor_small) +
              static_cast<double>(w.partition) * PartitionFactor(in, totals) +
-             static_cast<double>(w.qos) * std::clamp(in.qos_factor, 0.0, 1.0);
+             static_cast<double>(w.qos) * std::clamp(in.qos_factor, 0.0, 1.0) +
+             static_cast<double>(w.assoc) * std::clamp(in.assoc_factor, 0.0, 1.0);
+  for (const auto& [name, f] : in.tres_factors) p += w.tres.WeightFor(name) * f;
   int64_t v = static_cast<int64_t>(p) - in.nice;
   return std::max<int64_t>(v, 1);  // Slurm keeps eligible jobs at priority >= 1
 }

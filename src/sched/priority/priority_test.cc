@@ -35,6 +35,28 @@ TEST(Multifactor, ReproducesSlurmsSprioFigures) {
   EXPECT_EQ(MultifactorPriority(w, spread, totals, 100), 9047);
 }
 
+TEST(Multifactor, AssociationAndTresFactors) {
+  MultifactorWeights w;
+  w.assoc = 1000;
+  auto tres = core::TresBillingWeights::Parse("CPU=2000,GRES/gpu=8000");
+  ASSERT_TRUE(tres.ok());
+  w.tres = *tres;
+  core::TresVector asked, total;
+  asked.Set("cpu", 16);
+  asked.Set("gres/gpu", 2);
+  total.Set("cpu", 64);
+  total.Set("gres/gpu", 0);  // a partition without GPUs: no factor
+  PriorityInputs in;
+  in.assoc_factor = 0.5;
+  in.tres_factors = TresFactors(w.tres, asked, total);
+  ASSERT_EQ(in.tres_factors.size(), 2u);
+  EXPECT_EQ(in.tres_factors[0], (std::pair<std::string, double>("cpu", 0.25)));
+  EXPECT_EQ(in.tres_factors[1], (std::pair<std::string, double>("gres/gpu", 0.0)));
+  ClusterTotals totals;
+  // 1000 x 0.5 + 2000 x 0.25; age, size and the rest weigh 0.
+  EXPECT_EQ(MultifactorPriority(w, in, totals, 0), 1000);
+}
+
 TEST(QueueOrder, TierThenPriorityThenSubmitThenId) {
   Cluster c;
   c.partitions.resize(2);
