@@ -163,7 +163,11 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
         continue;
       }
       p.limit_scopes = limits->ScopesOf(*e.request, e.job.user, e.job.partition);
-      p.limit_tres_secs = p.limit_tres * std::min<int64_t>(e.job.time_limit_s, kLongestLimitS);
+      for (int32_t s : p.limit_scopes) {
+        if (limits->table().scopes[s].tres_mins.empty()) continue;
+        p.limit_tres_secs = p.limit_tres * std::min<int64_t>(e.job.time_limit_s, kLongestLimitS);
+        break;
+      }
     }
     // Considered by this pass: Slurm's LastSchedEval.
     if (e.last_sched_eval != now) {

@@ -10,6 +10,7 @@
 #include "sched/backfill/policy.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
+#include "sim/workload.h"
 
 namespace loom::sim {
 namespace {
@@ -20,17 +21,9 @@ constexpr int64_t kDay = 86400;
 // 20-CPU four-hour job every 80 minutes: each asks for 60% of the machine, more than any
 // share, so all three wait all the time and the scheduler decides who runs.
 sched::Cluster Machine() {
-  sched::Cluster c;
-  model::Node n;
-  n.name = "pool";
-  n.capacity.cpus = 100;
-  c.nodes.push_back(n);
-  model::Partition p;
-  p.name = "all";
-  p.nodes = {0};
-  p.is_default = true;
-  c.partitions.push_back(p);
-  return c;
+  SwfTrace trace;
+  trace.machine_procs = 100;
+  return SwfCluster(trace);
 }
 
 std::vector<SimJob> Contention(int64_t days) {

@@ -101,7 +101,10 @@ wait_until "[[ -z \$(squeue -h) ]]" 100 || fail "jobs did not end: $(squeue)"
 # The restarted controller counts a node again once its daemon reports (within a heartbeat).
 wait_until "[[ \$(sinfo -h -N -o %T | sort -u) == idle ]]" 600 || fail "nodes: $(sinfo -N)"
 submit_gpu() { sbatch --parsable -A physics --qos=gpu4 -p batch --gres=gpu:2 -t 10 -o /dev/null --wrap "$1"; }
-wait_until "submit_gpu true >/dev/null 2>&1" 150 || fail "QOS gpu4 never reached the controller: $(submit_gpu true 2>&1)"
+# Without AccountingStorageEnforce=qos a submission naming a QOS the controller does not know
+# yet is taken: wait until the controller holds the QOS's limit.
+wait_until "scontrol show assoc_mgr flags=qos qos=gpu4 | grep -q '^    GrpTRES=.*gres/gpu=4('" 150 ||
+  fail "QOS gpu4 never reached the controller: $(scontrol show assoc_mgr flags=qos qos=gpu4)"
 g1=$(submit_gpu 'sleep 30')
 g2=$(submit_gpu 'sleep 30')
 g3=$(submit_gpu 'sleep 30')
