@@ -30,8 +30,9 @@ PendingReason PerJobOf(const ParsedLimits* l, sched::LimitKind kind, int64_t tim
                        const core::TresVector& tres) {
   if (l == nullptr) return PendingReason::kNone;
   for (const sched::TresCap& c : l->min_tres_per_job) {
-    if (tres.Get(c.name) < c.max)
+    if (tres.Get(c.name) < c.max) {
       return sched::LimitReason(sched::LimitKind::kQosMinPerJob, c.name);
+    }
   }
   if (const sched::TresCap* c = sched::FirstExceeded(l->max_tres_per_job, {}, tres)) {
     return sched::LimitReason(kind, c->name);
