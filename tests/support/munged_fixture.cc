@@ -213,7 +213,9 @@ Status MungedFixture::Launch() {
 }
 
 Status MungedFixture::Restart() {
-  RETURN_IF_ERROR(Stop());
+  // A munged that a loaded machine keeps from exiting within 5 s is killed instead: gone
+  // either way, which is all a restart needs.
+  if (Status s = Stop(); !s.ok() && !absl::IsDeadlineExceeded(s)) return s;
   return Launch();
 }
 
