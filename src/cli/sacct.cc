@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/format/sstat_format.h"
 #include "cli/format/text.h"
+#include "cli/sacct_json.h"
 #include "cli/submit/begin_time.h"
 #include "core/clock.h"
 #include "core/hostlist.h"
@@ -489,7 +490,8 @@ int RunSacct(int argc, char** argv) {
   if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   std::optional<std::string> start_text, end_text;
   std::string fields(kDefaultFields);
-  bool steps = true, header = true, all_users = false, all_clusters = false, help_format = false;
+  bool steps = true, header = true, json = false, all_users = false, all_clusters = false,
+       help_format = false;
   char delimiter = 0;
   bool trailing = false;
   v1::AcctQueryJobsRequest req;
@@ -535,7 +537,8 @@ int RunSacct(int argc, char** argv) {
         }
         break;
       case Opt::kJson:
-        return NotSupported("sacct", "json");
+        json = true;
+        break;
       case Opt::kLong:
         fields = kLongFields;
         break;
@@ -630,10 +633,16 @@ int RunSacct(int argc, char** argv) {
   const uint32_t me = ::getuid();
   if (!users.empty()) {
     for (const std::string& u : users) {
+      // A name this system does not know still selects the records that carry it (people
+      // who left, records loaded from another site or from the simulator).
       auto info = auth::LookupUserByName(u);
       if (!info.ok()) {
-        std::fprintf(stderr, "sacct: error: Invalid user id: %s\n", u.c_str());
-        return 1;
+        if (auto uid = core::ParseInt(u); uid && *uid >= 0 && *uid <= UINT32_MAX) {
+          req.add_uids(static_cast<uint32_t>(*uid));
+        } else {
+          req.add_user_names(u);
+        }
+        continue;
       }
       req.add_uids(info->uid);
     }
@@ -645,6 +654,17 @@ int RunSacct(int argc, char** argv) {
   v1::AcctQueryJobsReply reply;
   Status s = client->CallDbd("AcctQueryJobs", req, &reply);
   if (!s.ok()) return Fail(s);
+  if (json) {
+    format::JsonMeta meta;
+    meta.plugin_type = "openapi/dbv0.0.38";
+    meta.plugin_name = "Slurm OpenAPI DB v0.0.38";
+    return PrintText(SacctJson(reply, meta, now,
+                               [](uint32_t uid) {
+                                 auto u = auth::LookupUserById(uid);
+                                 return u.ok() ? u->name : StrCat(uid);
+                               }) +
+                     "\n");
+  }
 
   std::string out;
   const format::AcctTableStyle style{delimiter, trailing};

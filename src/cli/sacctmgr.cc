@@ -3,16 +3,27 @@
 // [where COND...] [set KEY=VALUE...]); loomdbd checks every change and who may make it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <iostream>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/time/time.h"
+#include "auth/identity.h"
 #include "cli/client.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/format/text.h"
+#include "cli/sacctmgr_archive.h"
+#include "cli/submit/begin_time.h"
+#include "core/clock.h"
+#include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/time_format.h"
 
@@ -44,10 +55,12 @@ constexpr OptionSpec<Opt> kOptions[] = {
 
 constexpr std::string_view kHelpText =
     "Usage: sacctmgr [-hinpPQrvV] COMMAND\n"
-    "  show|list  cluster|account|user|qos|association [format=F,...] [where] [NAME=VALUE...]\n"
+    "  show|list  cluster|account|user|qos|association|event [format=F,...] [where] "
+    "[NAME=VALUE...]\n"
     "  add        cluster|account|user|qos NAME[,NAME] [KEY=VALUE...]\n"
     "  modify     account|user|qos [where] NAME|Name=NAME [set] KEY=VALUE...\n"
     "  delete     cluster|account|user|qos NAME[,NAME] [where Account=...]\n"
+    "  archive load File=PATH [Cluster=NAME]   job records, as sacct -P lists them\n"
     "  -i, --immediate   commit without asking;  -n, --noheader;  -p/-P, --parsable[2]\n"
     "  -Q, --quiet       no messages but errors;  -r, --readonly: refuse changes\n";
 constexpr std::string_view kUsageText = "Usage: sacctmgr [-hinpPQrvV] COMMAND [ENTITY] [OPTIONS]\n";
@@ -237,6 +250,48 @@ Table<v1::AcctQos> QosTable() {
           "MaxJobsPA,MaxSubmitPA,MinTRES"};
 }
 
+std::string LocalTime(int64_t t) {
+  if (t <= 0) return "Unknown";
+  const time_t tt = static_cast<time_t>(t);
+  struct tm tm;
+  localtime_r(&tt, &tm);
+  return format::FormatIsoTime(t, static_cast<int32_t>(tm.tm_gmtoff));
+}
+
+Table<v1::AcctEvent> EventTable() {
+  return {{{"Cluster", {}, 10},
+           {"ClusterNodes", {}, 20},
+           {"NodeName", {}, 15},
+           {"TimeStart", {"start"}, 19},
+           {"TimeEnd", {"end"}, 19},
+           {"Duration", {}, 13},
+           {"State", {}, 6},
+           {"Reason", {}, 30},
+           {"User", {}, 10},
+           {"TRES", {}, 20},
+           {"Event", {}, 7}},
+          [](const v1::AcctEvent& e, std::string_view col) -> std::string {
+            if (col == "Cluster") return e.cluster();
+            if (col == "NodeName") return e.node();
+            if (col == "TimeStart") return LocalTime(e.time_start());
+            if (col == "TimeEnd") return LocalTime(e.time_end());
+            if (col == "Duration") {
+              const int64_t end = e.time_end() > 0 ? e.time_end() : core::RealClock().UnixSeconds();
+              return core::FormatDuration(std::max<int64_t>(0, end - e.time_start()));
+            }
+            if (col == "State") return e.state();
+            if (col == "Reason") return e.reason();
+            if (col == "User") {
+              auto u = auth::LookupUserById(e.reason_uid());
+              return u.ok() ? u->name : StrCat(e.reason_uid());
+            }
+            if (col == "TRES") return e.tres();
+            if (col == "Event") return "Node";
+            return "";
+          },
+          "Cluster,NodeName,TimeStart,TimeEnd,State,Reason,User"};
+}
+
 struct Output {
   bool header = true;
   char delimiter = 0;
@@ -321,6 +376,82 @@ int Show(const Table<Row>& table, const Rows& rows, const std::string& format,
 
 std::string Lower(const std::string& s) { return core::ToLower(s); }
 
+// sacctmgr show event: the events of the window (Start=, default midnight yesterday; End=,
+// default now; with States= and no Start=, those in the states now), of Nodes= (a hostlist)
+// and States= (DOWN, DRAIN: an event in DOWN+DRAIN is in both).
+int ShowEvents(Client& client, const std::string& format,
+               std::vector<std::pair<std::string, std::string>> where, const Output& o) {
+  const int64_t now = core::RealClock().UnixSeconds();
+  const absl::TimeZone zone = absl::LocalTimeZone();
+  std::optional<int64_t> start, end;
+  std::set<std::string> nodes, states;
+  bool all_time = false;
+  for (auto it = where.begin(); it != where.end();) {
+    const std::string key = Lower(it->first);
+    const std::string& value = it->second;
+    if (key == "start" || key == "starttime" || key == "end" || key == "endtime") {
+      auto t = submit::ParseSlurmDateTime(value, now, zone);
+      if (!t.ok()) {
+        std::fprintf(stderr, " Invalid time specification: %s\n", value.c_str());
+        return 1;
+      }
+      (key.starts_with("start") ? start : end) = *t;
+    } else if (key == "nodes" || key == "node" || key == "nodename") {
+      auto names = core::ExpandHostlist(value);
+      if (!names.ok()) {
+        std::fprintf(stderr, " Invalid node list: %s\n", value.c_str());
+        return 1;
+      }
+      nodes.insert(names->begin(), names->end());
+    } else if (key == "states" || key == "state") {
+      for (std::string_view s : core::Split(value, ',')) {
+        states.insert(absl::AsciiStrToUpper(std::string(s)));
+      }
+    } else if (key == "all_time" || key == "alltime") {
+      all_time = true;
+    } else if (key == "event" && core::EqualsIgnoreCase(value, "cluster")) {
+      return Show(EventTable(), std::vector<v1::AcctEvent>{}, format, {}, o);  // none are kept
+    } else if (key == "event" || key == "all_clusters") {
+      // Node events are the only kind kept; every cluster's are listed.
+    } else {
+      ++it;
+      continue;
+    }
+    it = where.erase(it);
+  }
+  v1::AcctShowRequest req;
+  req.set_kind("event");
+  if (!all_time) {
+    if (start) {
+      req.set_start(*start);
+    } else if (!states.empty()) {
+      req.set_start(now);  // those in the states now
+    } else {
+      const absl::CivilDay yesterday = absl::ToCivilDay(absl::FromUnixSeconds(now), zone) - 1;
+      req.set_start(absl::ToUnixSeconds(absl::FromCivil(yesterday, zone)));
+    }
+    req.set_end(end.value_or(now));
+  }
+  v1::AcctShowReply reply;
+  if (Status s = client.CallDbd("AcctShow", req, &reply); !s.ok()) {
+    std::fprintf(stderr, "sacctmgr: error: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::vector<v1::AcctEvent> rows;
+  for (const v1::AcctEvent& e : reply.events()) {
+    if (!nodes.empty() && !nodes.count(e.node())) continue;
+    if (!states.empty()) {
+      bool any = false;
+      for (std::string_view part : core::Split(e.state(), '+')) {
+        any = any || states.count(std::string(part));
+      }
+      if (!any) continue;
+    }
+    rows.push_back(e);
+  }
+  return Show(EventTable(), rows, format, where, o);
+}
+
 }  // namespace
 
 int RunSacctmgr(int argc, char** argv) {
@@ -365,8 +496,26 @@ int RunSacctmgr(int argc, char** argv) {
   if (verb == "create") verb = "add";
   if (verb == "update") verb = "modify";
   if (verb == "remove") verb = "delete";
+  if (verb == "archive") {
+    if (words.size() < 2 || Lower(words[1]) != "load") {
+      std::fprintf(stderr,
+                   " archive takes 'load File=PATH': records as `loom sim --accounting-out` or "
+                   "`sacct -a -P -o ...` writes them (sacct itself is the dump)\n");
+      return 1;
+    }
+    if (readonly) {
+      std::fprintf(stderr, " sacctmgr is read-only (-r): no archive load\n");
+      return 1;
+    }
+    auto client = Client::Connect("sacctmgr");
+    if (!client.ok()) {
+      std::fprintf(stderr, "sacctmgr: error: %s\n", std::string(client.status().message()).c_str());
+      return 1;
+    }
+    return RunArchiveLoad(*client, std::vector<std::string>(words.begin() + 2, words.end()), quiet);
+  }
   if (verb != "show" && verb != "add" && verb != "modify" && verb != "delete") {
-    std::fprintf(stderr, " Unknown command '%s': use show, add, modify or delete\n",
+    std::fprintf(stderr, " Unknown command '%s': use show, add, modify, delete or archive\n",
                  words[0].c_str());
     return 1;
   }
@@ -401,6 +550,7 @@ int RunSacctmgr(int argc, char** argv) {
         where.push_back({w.substr(0, eq), w.substr(eq + 1)});
       }
     }
+    if (entity == "event") return ShowEvents(*client, format, where, out);
     v1::AcctShowRequest req;
     req.set_kind(entity);
     v1::AcctShowReply reply;
@@ -413,7 +563,8 @@ int RunSacctmgr(int argc, char** argv) {
     if (entity == "user") return Show(UserTable(), reply.users(), format, where, out);
     if (entity == "qos") return Show(QosTable(), reply.qos(), format, where, out);
     if (entity == "assoc") return Show(AssocTable(), reply.assocs(), format, where, out);
-    std::fprintf(stderr, " Unknown entity '%s': use cluster, account, user, qos or association\n",
+    std::fprintf(stderr,
+                 " Unknown entity '%s': use cluster, account, user, qos, association or event\n",
                  words[1].c_str());
     return 1;
   }

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
 #include "cli/commands.h"
 #include "cli/sim_gpu.h"
+#include "cli/submit/begin_time.h"
+#include "core/clock.h"
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "sim/report.h"
@@ -102,6 +105,14 @@ int RunSim(int argc, char** argv) {
   app.add_flag("--json", json, "print a JSON array, one object per policy");
   app.add_option("--jobs-out", jobs_out, "write one CSV row per job and policy to FILE");
   app.add_option("--plot", plot_dir, "write PNG/SVG charts into DIR (needs gnuplot)");
+  std::string accounting_out, accounting_start;
+  app.add_option("--accounting-out", accounting_out,
+                 "write every run's job records to FILE as sacct -P lists them, one cluster per "
+                 "run, for `sacctmgr archive load file=FILE` (then sacct and sreport answer "
+                 "about the simulated time)");
+  app.add_option("--accounting-start", accounting_start,
+                 "when the workload's time 0 was, for --accounting-out (a date or time as "
+                 "sbatch --begin takes it); default: an SWF trace's UnixStartTime");
   app.add_flag("--skip-bad-lines", skip_bad, "skip malformed trace lines and count them");
   app.add_option("--machine-procs", machine_procs,
                  "machine size in processors (default: the trace header's MaxProcs)");
@@ -159,6 +170,16 @@ int RunSim(int argc, char** argv) {
   }
   popts.order =
       order == "sjf" ? sim::BackfillOrder::kShortestFirst : sim::BackfillOrder::kQueue;
+  std::optional<int64_t> epoch;
+  if (!accounting_start.empty()) {
+    if (accounting_out.empty()) return Fail("--accounting-start needs --accounting-out");
+    auto t = submit::ParseSlurmDateTime(accounting_start, core::RealClock().UnixSeconds(),
+                                        absl::LocalTimeZone());
+    if (!t.ok()) {
+      return Fail(core::StrCat("--accounting-start: ", std::string(t.status().message())));
+    }
+    epoch = *t;
+  }
 
   if (!gpu.synthetic.empty() || (!trace_path.empty() && sim::IsGpuTrace(trace_path))) {
     if (!gpu.synthetic.empty() && !trace_path.empty()) {
@@ -175,6 +196,8 @@ int RunSim(int argc, char** argv) {
     gpu.jobs_out = jobs_out;
     gpu.priority = priority;
     gpu.plot_dir = plot_dir;
+    gpu.accounting_out = accounting_out;
+    gpu.accounting_start = epoch;
     if (check || skip_bad || from_runtime || machine_procs > 0) {
       return Fail(
           "--check, --skip-bad-lines, --estimate-from-runtime and "
@@ -199,6 +222,8 @@ int RunSim(int argc, char** argv) {
   for (std::string_view n : core::Split(policies, ',')) study.policies.emplace_back(core::Trim(n));
   study.policy_options = popts;
   study.priority = priority;
+  study.record_nodes = !accounting_out.empty();
+  study.require_unix_start = !accounting_out.empty() && !epoch;
   // One bar per run: each policy under each priority.
   std::vector<std::string> runs;
   for (const std::string& p : study.policies) {
@@ -235,6 +260,11 @@ int RunSim(int argc, char** argv) {
     sim::WriteJobsCsv(out, results);
     out.close();
     if (!out) return Fail(core::StrCat("cannot write '", jobs_out, "'"));
+  }
+  if (!accounting_out.empty()) {
+    Status s = WriteSimAccounting(accounting_out, ran->cluster, ran->jobs, results,
+                                  epoch ? *epoch : trace.unix_start);
+    if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (!plot_dir.empty()) {
     Status s = sim::WritePlots(plot_dir, h, results);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/strings.h"
+#include "sim/accounting_records.h"
 #include "sim/report.h"
 
 namespace loom::cli {
@@ -16,6 +17,25 @@ int Fail(const std::string& msg) {
 }
 
 }  // namespace
+
+Status WriteSimAccounting(const std::string& path, const sched::Cluster& cluster,
+                          std::span<const sim::SimJob> jobs,
+                          const std::vector<sim::SimResult>& results, int64_t epoch) {
+  sim::AccountingFile file;
+  for (const sim::SimResult& r : results) {
+    const std::string name = sim::SimClusterName(r.policy);
+    file.cluster_tres[name] = sim::ClusterTres(cluster);
+    std::vector<sim::AccountingRecord> records =
+        sim::SimAccountingRecords(name, cluster, jobs, r, epoch);
+    file.records.insert(file.records.end(), std::make_move_iterator(records.begin()),
+                        std::make_move_iterator(records.end()));
+  }
+  std::ofstream out(path);
+  sim::WriteAccountingFile(out, file);
+  out.close();
+  if (!out) return absl::UnavailableError(core::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
 
 int RunGpuSim(const GpuSimArgs& args) {
   sim::GpuStudy study;
@@ -31,6 +51,12 @@ int RunGpuSim(const GpuSimArgs& args) {
   study.policy_options = args.popts;
   study.comm_fraction = args.comm_fraction;
   study.priority = args.priority;
+  study.record_nodes = !args.accounting_out.empty();
+  if (study.record_nodes && !args.accounting_start) {
+    return Fail(
+        "--accounting-out: a GPU workload does not say when it began; give its first day "
+        "with --accounting-start (e.g. --accounting-start 2026-09-01)");
+  }
   auto ran = sim::RunGpuStudy(study);
   if (!ran.ok()) return Fail(std::string(ran.status().message()));
   const sim::GpuWorkload& workload = ran->workload;
@@ -53,6 +79,11 @@ int RunGpuSim(const GpuSimArgs& args) {
     sim::WriteJobsCsv(out, ran->results);
     out.close();
     if (!out) return Fail(core::StrCat("cannot write '", args.jobs_out, "'"));
+  }
+  if (!args.accounting_out.empty()) {
+    Status s = WriteSimAccounting(args.accounting_out, workload.cluster, workload.jobs,
+                                  ran->results, *args.accounting_start);
+    if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (!args.plot_dir.empty()) {
     sim::ReportHeader plot;

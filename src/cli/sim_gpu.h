@@ -3,6 +3,8 @@
 // the GPU placement metrics side by side.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,9 +27,17 @@ struct GpuSimArgs {
   bool json = false;
   std::string jobs_out;
   std::string plot_dir;         // --plot
+  std::string accounting_out;   // --accounting-out
+  std::optional<int64_t> accounting_start;  // --accounting-start
   sim::PriorityStudy priority;  // --priority, --shares, --config
 };
 
 int RunGpuSim(const GpuSimArgs& args);
+
+// --accounting-out: every run's job records into `path`, one cluster per run (named after
+// it), with simulated time 0 at `epoch`. Fails naming the file when it cannot be written.
+Status WriteSimAccounting(const std::string& path, const sched::Cluster& cluster,
+                          std::span<const sim::SimJob> jobs,
+                          const std::vector<sim::SimResult>& results, int64_t epoch);
 
 }  // namespace loom::cli

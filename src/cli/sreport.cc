@@ -209,8 +209,13 @@ int RunSreport(int argc, char** argv) {
       for (std::string_view g : core::Split(value, ',')) {
         if (auto n = core::ParseInt(g)) grouping.push_back(static_cast<int32_t>(*n));
       }
-    } else if (key == "format" || key == "cluster" || key == "clusters" || key == "tree") {
-      // The default columns only, one cluster per request: accepted and not acted on.
+    } else if (key == "cluster" || key == "clusters") {
+      if (value.find(',') != std::string::npos) {
+        return Fail(StrCat("one cluster per report: ", w, " names several"));
+      }
+      cluster_opt = value;
+    } else if (key == "format" || key == "tree") {
+      // The default columns only: accepted and not acted on.
     } else {
       return Fail(StrCat("Unknown condition: ", w));
     }

@@ -82,20 +82,46 @@ uint64_t Digest(v1::AcctJob copy) {
 
 }  // namespace
 
-std::string AcctKey(uint64_t seq) {
+std::string AcctKey(const AcctRecord& r) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(seq));
-  return core::StrCat(kAcctKeyPrefix, buf);
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(r.seq));
+  return core::StrCat(r.event ? kAcctEventKeyPrefix : kAcctKeyPrefix, buf);
 }
 
-std::optional<uint64_t> AcctSeqOf(std::string_view key) {
-  if (!key.starts_with(kAcctKeyPrefix)) return std::nullopt;
-  key.remove_prefix(kAcctKeyPrefix.size());
-  uint64_t seq = 0;
-  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), seq);
+std::optional<AcctRecord> AcctRecordOf(std::string_view key) {
+  AcctRecord r;
+  if (key.starts_with(kAcctKeyPrefix)) {
+    key.remove_prefix(kAcctKeyPrefix.size());
+  } else if (key.starts_with(kAcctEventKeyPrefix)) {
+    key.remove_prefix(kAcctEventKeyPrefix.size());
+    r.event = true;
+  } else {
+    return std::nullopt;
+  }
+  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), r.seq);
   if (ec != std::errc() || p != key.data() + key.size()) return std::nullopt;
-  return seq;
+  return r;
 }
+
+namespace {
+
+// What the accounting keeps of a node's state: "DOWN", "DRAIN", "DOWN+DRAIN", or "" when
+// it is up.
+std::string EventStateOf(const model::Node& n) {
+  const bool down = n.state == model::NodeState::kDown;
+  if (down && n.drain) return "DOWN+DRAIN";
+  if (down) return "DOWN";
+  return n.drain ? "DRAIN" : "";
+}
+
+std::string NodeTres(const model::Node& n) {
+  std::string out = core::StrCat("cpu=", n.capacity.cpus, ",mem=", n.capacity.mem_mb,
+                                 "M,node=1,billing=", n.capacity.cpus);
+  if (n.capacity.gpus > 0) out += core::StrCat(",gres/gpu=", n.capacity.gpus);
+  return out;
+}
+
+}  // namespace
 
 v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobInfoOptions& o) {
   v1::AcctJob a;
@@ -169,7 +195,7 @@ v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobIn
 }
 
 std::vector<AcctRecord> AcctOutbox::AddTo(const Effects& fx, const ControllerCore& core,
-                                          const JobInfoOptions& o, store::Batch* batch) {
+                                          const JobInfoOptions& o, Time now, store::Batch* batch) {
   std::vector<AcctRecord> out;
   std::set<JobId> ids(fx.changed.begin(), fx.changed.end());
   ids.insert(fx.steps_changed.begin(), fx.steps_changed.end());
@@ -180,12 +206,46 @@ std::vector<AcctRecord> AcctOutbox::AddTo(const Effects& fx, const ControllerCor
     const uint64_t digest = Digest(job);
     auto last = sent_.find(id);
     if (last != sent_.end() && last->second == digest) continue;
-    AcctRecord r{next_seq_++, job.SerializeAsString()};
-    batch->Add(store::PutValue{AcctKey(r.seq), r.bytes});
+    AcctRecord r{next_seq_++, job.SerializeAsString(), false};
+    batch->Add(store::PutValue{AcctKey(r), r.bytes});
     in_flight_[r.seq] = {id, digest};
     out.push_back(std::move(r));
   }
   for (JobId id : fx.deleted) sent_.erase(id);
+  const sched::Cluster& cluster = core.cluster();
+  if (started_ == 0) started_ = now;
+  // Until SlurmdTimeout has passed, a node that has not registered since this controller
+  // started is not known to be down: it is left out (its last event stays as it was).
+  const bool waiting = now - started_ <= core.site().cluster.slurmd_timeout_s;
+  if (node_generation_ == cluster.generation && !(waiting_for_nodes_ && !waiting)) return out;
+  node_generation_ = cluster.generation;
+  waiting_for_nodes_ = false;
+  for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const model::Node& node = cluster.nodes[n];
+    const NodeAdmin& admin = core.node_admin(static_cast<int32_t>(n));
+    if (waiting && !core.NodeSeen(static_cast<int32_t>(n)) && !admin.down && !node.drain) {
+      waiting_for_nodes_ = true;
+      continue;
+    }
+    const std::string state = EventStateOf(node);
+    const std::string view = core::StrCat(state, "|", state.empty() ? "" : node.reason);
+    auto last = node_sent_.find(node.name);
+    if (last != node_sent_.end() && last->second == view) continue;
+    v1::AcctEvent e;
+    e.set_cluster(core.site().cluster.cluster_name);
+    e.set_node(node.name);
+    e.set_state(state);
+    e.set_time_start(!state.empty() && admin.reason_time > 0 ? admin.reason_time : now);
+    if (!state.empty()) {
+      e.set_reason(node.reason);
+      e.set_reason_uid(admin.reason_uid);
+    }
+    e.set_tres(NodeTres(node));
+    AcctRecord r{next_seq_++, e.SerializeAsString(), true};
+    batch->Add(store::PutValue{AcctKey(r), r.bytes});
+    node_in_flight_[r.seq] = {node.name, view};
+    out.push_back(std::move(r));
+  }
   return out;
 }
 
@@ -196,12 +256,22 @@ void AcctOutbox::Committed(const std::vector<AcctRecord>& records) {
     sent_[it->second.first] = it->second.second;
     in_flight_.erase(it);
   }
-  // Records of a refused batch never became durable: forget them.
+  for (const AcctRecord& r : records) {
+    auto it = node_in_flight_.find(r.seq);
+    if (it == node_in_flight_.end()) continue;
+    node_sent_[it->second.first] = it->second.second;
+    node_in_flight_.erase(it);
+  }
+  // Records of a refused batch never became durable: forget them, and look at the nodes
+  // again with the next batch.
+  const bool lost_events = !node_in_flight_.empty();
   in_flight_.clear();
+  node_in_flight_.clear();
+  if (lost_events) node_generation_.reset();
 }
 
 AcctAgent::AcctAgent(AcctAgentOptions options, std::vector<AcctRecord> queued,
-                     std::function<void(std::vector<uint64_t>)> acked)
+                     std::function<void(std::vector<std::string>)> acked)
     : options_(std::move(options)), acked_(std::move(acked)) {
   {
     core::MutexLock lock(&mu_);
@@ -365,6 +435,7 @@ void AcctAgent::Loop() {
     }
     v1::AcctRecordRequest req;
     std::vector<uint64_t> seqs;
+    std::vector<std::string> keys;
     {
       core::MutexLock lock(&mu_);
       // While loomdbd does not answer, wait before trying again (or until stopped).
@@ -378,10 +449,15 @@ void AcctAgent::Loop() {
       if (stop_) return;
       for (const AcctRecord& r : queue_) {
         if (seqs.size() >= options_.max_records_per_request) break;
-        if (!req.add_jobs()->ParseFromString(r.bytes)) {
-          req.mutable_jobs()->RemoveLast();  // unreadable: dropped below with its ack
+        if (r.event) {
+          if (!req.add_events()->ParseFromString(r.bytes)) {
+            req.mutable_events()->RemoveLast();  // unreadable: dropped below with its ack
+          }
+        } else if (!req.add_jobs()->ParseFromString(r.bytes)) {
+          req.mutable_jobs()->RemoveLast();
         }
         seqs.push_back(r.seq);
+        keys.push_back(AcctKey(r));
       }
     }
     if (seqs.empty()) continue;
@@ -420,7 +496,7 @@ void AcctAgent::Loop() {
       const std::unordered_set<uint64_t> done(seqs.begin(), seqs.end());
       while (!queue_.empty() && done.count(queue_.front().seq)) queue_.pop_front();
     }
-    acked_(std::move(seqs));
+    acked_(std::move(keys));
   }
 }
 

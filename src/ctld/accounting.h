@@ -34,22 +34,26 @@
 namespace loom::ctld {
 
 inline constexpr std::string_view kAcctKeyPrefix = "acct/";
+// Node events (a v1::AcctEvent) share the sequence and are kept under their own prefix.
+inline constexpr std::string_view kAcctEventKeyPrefix = "acct-event/";
 // The store key of the association tree last read from loomdbd (a v1::AcctShowReply).
 inline constexpr std::string_view kAcctTreeKey = "acct_tree";
-// The store key of record `seq`: zero-padded, so the store's key order is the send order.
-std::string AcctKey(uint64_t seq);
-// The sequence number of a key AcctKey made; nullopt for any other key.
-std::optional<uint64_t> AcctSeqOf(std::string_view key);
+struct AcctRecord {
+  uint64_t seq = 0;
+  std::string bytes;  // a serialized v1::AcctJob, or v1::AcctEvent when `event`
+  bool event = false;
+};
+
+// The store key of a record: zero-padded, so the store's key order is the send order.
+std::string AcctKey(const AcctRecord& r);
+// The record a key AcctKey made stands for (its seq and kind, bytes empty); nullopt for any
+// other key.
+std::optional<AcctRecord> AcctRecordOf(std::string_view key);
 
 // What the accounting keeps of job `e` now: the job as queries show it, and its steps (the
 // batch script as step "batch", the steps inside its allocation, and for a job srun
 // submitted its one step "0").
 v1::AcctJob AcctJobOf(const JobEntry& e, const ControllerCore& core, const JobInfoOptions& o);
-
-struct AcctRecord {
-  uint64_t seq = 0;
-  std::string bytes;  // a serialized v1::AcctJob
-};
 
 // Owner thread only.
 class AcctOutbox {
@@ -58,10 +62,11 @@ class AcctOutbox {
   explicit AcctOutbox(uint64_t next_seq) : next_seq_(next_seq) {}
 
   // A record for each job `fx` changed (or whose steps changed) whose accounting view
-  // differs from the last one queued, added to `batch`; returned to hand to the agent once
-  // the batch is durable (Committed).
+  // differs from the last one queued, and for each node that went down, was drained or
+  // came back (an event, from `now` unless the node's reason says when), added to `batch`;
+  // returned to hand to the agent once the batch is durable (Committed).
   std::vector<AcctRecord> AddTo(const Effects& fx, const ControllerCore& core,
-                                const JobInfoOptions& o, store::Batch* batch);
+                                const JobInfoOptions& o, Time now, store::Batch* batch);
   // The batch holding `records` is durable: they count as queued.
   void Committed(const std::vector<AcctRecord>& records);
 
@@ -70,6 +75,14 @@ class AcctOutbox {
   // Per job: the digest of the view last queued, and of views in a batch not yet durable.
   std::unordered_map<JobId, uint64_t> sent_;
   std::unordered_map<uint64_t, std::pair<JobId, uint64_t>> in_flight_;  // seq -> job, digest
+  // Per node (by name): its state and reason as last queued ("" when up), and those of
+  // events in a batch not yet durable. Nodes are looked at when the cluster's generation
+  // moved (a restarted controller tells loomdbd every node's state once).
+  std::unordered_map<std::string, std::string> node_sent_;
+  std::unordered_map<uint64_t, std::pair<std::string, std::string>> node_in_flight_;
+  std::optional<uint64_t> node_generation_;
+  Time started_ = 0;                // the first batch's time
+  bool waiting_for_nodes_ = false;  // nodes were left out as not registered yet
 };
 
 struct AcctAgentOptions {
@@ -99,9 +112,10 @@ std::shared_ptr<const model::AssociationTable> AssociationsOf(const v1::AcctShow
 
 class AcctAgent {
  public:
-  // `acked` is called on the agent's thread with the sequence numbers loomdbd stored.
+  // `acked` is called on the agent's thread with the store keys of the records loomdbd
+  // stored.
   AcctAgent(AcctAgentOptions options, std::vector<AcctRecord> queued,
-            std::function<void(std::vector<uint64_t>)> acked);
+            std::function<void(std::vector<std::string>)> acked);
   ~AcctAgent();
   AcctAgent(const AcctAgent&) = delete;
   AcctAgent& operator=(const AcctAgent&) = delete;
@@ -115,7 +129,7 @@ class AcctAgent {
   void Loop();
 
   const AcctAgentOptions options_;
-  std::function<void(std::vector<uint64_t>)> acked_;
+  std::function<void(std::vector<std::string>)> acked_;
   mutable core::Mutex mu_;
   std::deque<AcctRecord> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -105,8 +105,9 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
   core->Restore(std::move(entries), std::max<JobId>(1, snap.next_job_id));
   // The steps of running jobs: they go on on the nodes, whose reports end them.
   for (const auto& [key, bytes] : snap.values) {
-    if (std::optional<uint64_t> seq = AcctSeqOf(key)) {
-      if (acct_queued != nullptr) acct_queued->push_back({*seq, bytes});
+    if (std::optional<AcctRecord> r = AcctRecordOf(key)) {
+      r->bytes = bytes;
+      if (acct_queued != nullptr) acct_queued->push_back(*std::move(r));
       continue;
     }
     if (key == kUsageKey) {
@@ -176,6 +177,9 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   c->LoadJobSubmit(c->site_);
   std::vector<AcctRecord> acct_queued;
   ASSIGN_OR_RETURN(c->core_, c->RecoverCore(&acct_queued));
+  // Job records and node events share one sequence: send them in its order.
+  std::sort(acct_queued.begin(), acct_queued.end(),
+            [](const AcctRecord& a, const AcctRecord& b) { return a.seq < b.seq; });
 
   auth::MungeOptions mo;
   mo.socket_path = options.munge_socket.empty() ? conf::MungeSocketOf(cfg) : options.munge_socket;
@@ -283,9 +287,9 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     const uint64_t next_seq = acct_queued.empty() ? 1 : acct_queued.back().seq + 1;
     c->acct_outbox_ = std::make_unique<AcctOutbox>(next_seq);
     c->acct_agent_ = std::make_unique<AcctAgent>(
-        std::move(ao), std::move(acct_queued), [p = c.get()](std::vector<uint64_t> seqs) {
-          p->PostNoWait([p, seqs = std::move(seqs)](ControllerCore&, Effects&, Time) {
-            p->acct_acked_.insert(p->acct_acked_.end(), seqs.begin(), seqs.end());
+        std::move(ao), std::move(acct_queued), [p = c.get()](std::vector<std::string> keys) {
+          p->PostNoWait([p, keys = std::move(keys)](ControllerCore&, Effects&, Time) {
+            p->acct_acked_.insert(p->acct_acked_.end(), keys.begin(), keys.end());
             return absl::OkStatus();
           });
         });
@@ -439,8 +443,8 @@ Status Controller::Persist(const Effects& fx) {
   store::Batch batch = BatchFor(fx, *core_);
   std::vector<AcctRecord> acct_records;
   if (acct_outbox_) {
-    acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), &batch);
-    for (uint64_t seq : acct_acked_) batch.Add(store::DeleteValue{AcctKey(seq)});
+    acct_records = acct_outbox_->AddTo(fx, *core_, InfoOptions(), clock_->UnixSeconds(), &batch);
+    for (const std::string& key : acct_acked_) batch.Add(store::DeleteValue{key});
     if (acct_tree_unstored_) {
       batch.Add(store::PutValue{std::string(kAcctTreeKey), acct_tree_bytes_});
     }

@@ -268,7 +268,7 @@ class Controller {
   // queue (owner thread), the records loomdbd stored whose queue entries go in the next
   // batch (owner thread), and the agent that sends them.
   std::unique_ptr<AcctOutbox> acct_outbox_;
-  std::vector<uint64_t> acct_acked_;
+  std::vector<std::string> acct_acked_;  // store keys of records loomdbd stored
   // The association tree as last read from loomdbd (owner thread), given to every core
   // (a recovered one too) and kept in the store (kAcctTreeKey) so that a controller
   // restarted while loomdbd is away still applies it; `acct_tree_unstored_` is set while

@@ -535,6 +535,8 @@ class ControllerCore {
   const CoreOptions& options() const { return opt_; }
   JobId next_job_id() const { return next_id_; }
   bool NodeUp(int32_t node) const { return node_alive_[node] != kNodeSilent; }
+  // Whether the node's daemon has said anything since this controller started.
+  bool NodeSeen(int32_t node) const { return last_seen_[node] > 0; }
   const sched::PassStats& last_pass() const { return last_pass_; }
   // State changes the state machine refused (Move): each one is a bug.
   int64_t refused_transitions() const { return refused_transitions_; }

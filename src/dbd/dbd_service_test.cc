@@ -307,6 +307,108 @@ TEST_F(DbdServiceTest, HourlyRollupsAddUpAndLateRecordsAreRolledUpAgain) {
   EXPECT_DOUBLE_EQ(reply.sizes(0).cpu_seconds(1), 4 * 3600.0);  // job 1: 4 CPUs, >= 3
 }
 
+TEST_F(DbdServiceTest, NodeEventsOpenCloseAndCountAsDown) {
+  core::SimulatedClock clock(10 * 3600);
+  Start({}, &clock);
+  ASSERT_TRUE(Record({}).ok());
+  auto send = [&](const std::string& node, const std::string& state, const std::string& reason,
+                  int64_t at) {
+    v1::AcctRecordRequest req;
+    req.set_cluster("c1");
+    req.set_control_host("127.0.0.1");
+    req.set_control_port(6817);
+    v1::AcctEvent& e = *req.add_events();
+    e.set_node(node);
+    e.set_state(state);
+    e.set_reason(reason);
+    e.set_time_start(at);
+    e.set_tres("cpu=4,mem=100M,node=1,billing=4");
+    v1::AcctRecordReply reply;
+    return service_->AcctRecord(kRoot, req, &reply);
+  };
+  ASSERT_TRUE(send("n1", "DRAIN", "bad gpu", 10 * 3600).ok());
+  // A restarted controller says the same again: nothing changes.
+  ASSERT_TRUE(send("n1", "DRAIN", "bad gpu", 10 * 3600 + 1800).ok());
+  ASSERT_TRUE(send("n2", "", "", 10 * 3600).ok());  // up, and never down: no event
+  ASSERT_TRUE(send("n1", "", "", 11 * 3600).ok());
+  ASSERT_TRUE(send("n1", "DOWN", "Not responding", 11 * 3600 + 1800).ok());
+  clock.Advance(std::chrono::seconds(2 * 3600 + 1800));  // 12:30
+  v1::AcctShowRequest ask;
+  ask.set_kind("event");
+  v1::AcctShowReply events;
+  ASSERT_TRUE(service_->AcctShow(kAlice, ask, &events).ok());
+  ASSERT_EQ(events.events_size(), 2);
+  EXPECT_EQ(events.events(0).node(), "n1");
+  EXPECT_EQ(events.events(0).state(), "DRAIN");
+  EXPECT_EQ(events.events(0).time_start(), 10 * 3600);
+  EXPECT_EQ(events.events(0).time_end(), 11 * 3600);
+  EXPECT_EQ(events.events(1).state(), "DOWN");
+  EXPECT_EQ(events.events(1).time_end(), 0);
+  // The window: those not ended before its start.
+  ask.set_start(11 * 3600 + 60);
+  events.Clear();
+  ASSERT_TRUE(service_->AcctShow(kAlice, ask, &events).ok());
+  ASSERT_EQ(events.events_size(), 1);
+  EXPECT_EQ(events.events(0).state(), "DOWN");
+
+  // Down time: the drain's hour, and half of the next (the open event, up to 12:00).
+  v1::AcctReportRequest req;
+  req.set_start(10 * 3600);
+  req.set_end(12 * 3600);
+  v1::AcctReportReply reply;
+  ASSERT_TRUE(service_->AcctReport(kRoot, req, &reply).ok());
+  ASSERT_EQ(reply.hours_size(), 1);
+  EXPECT_DOUBLE_EQ(reply.hours(0).down().at("cpu"), 4 * 3600.0 + 4 * 1800.0);
+  EXPECT_DOUBLE_EQ(reply.hours(0).capacity().at("cpu"), 2 * 3600 * 10.0);
+}
+
+TEST_F(DbdServiceTest, ArchiveLoadsKeepTheControllerAndBoundTheHistory) {
+  core::SimulatedClock clock(100 * 3600);
+  Start({}, &clock);
+  ASSERT_TRUE(Record({}).ok());  // c1's controller registers
+  auto load = [&](const DbdCaller& who, const std::string& cluster, std::vector<v1::AcctJob> jobs) {
+    v1::AcctRecordRequest req;
+    req.set_cluster(cluster);
+    req.set_archive(true);
+    req.set_cluster_tres("cpu=8,node=1,billing=8");
+    for (v1::AcctJob& j : jobs) *req.add_jobs() = std::move(j);
+    v1::AcctRecordReply reply;
+    return service_->AcctRecord(who, req, &reply);
+  };
+  v1::AcctJob a = Job(1, 7, "u7", "COMPLETED", 3 * 3600, 3 * 3600, 5 * 3600 + 60);
+  a.mutable_job()->set_tres_alloc("cpu=2,node=1,billing=2");
+  EXPECT_EQ(load(kAlice, "sim", {a}).code(), absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(load(kRoot, "sim", {a}).ok());
+  ASSERT_TRUE(
+      load(kRoot, "c1", {Job(2, 7, "u7", "COMPLETED", 50 * 3600, 50 * 3600, 51 * 3600)}).ok());
+  v1::AcctShowRequest ask;
+  ask.set_kind("cluster");
+  v1::AcctShowReply show;
+  ASSERT_TRUE(service_->AcctShow(kRoot, ask, &show).ok());
+  ASSERT_EQ(show.clusters_size(), 2);
+  EXPECT_EQ(show.clusters(0).name(), "c1");
+  EXPECT_EQ(show.clusters(0).control_port(), 6817);  // a load leaves the controller alone
+  EXPECT_EQ(show.clusters(0).until(), 0);
+  EXPECT_EQ(show.clusters(1).name(), "sim");
+  EXPECT_EQ(show.clusters(1).control_host(), "");
+  EXPECT_EQ(show.clusters(1).since(), 3 * 3600);
+  EXPECT_EQ(show.clusters(1).until(), 5 * 3600 + 60);
+  // The loaded cluster existed from 03:00 to 06:00: three hours of capacity, not a hundred.
+  v1::AcctReportRequest req;
+  req.set_cluster("sim");
+  req.set_start(0);
+  req.set_end(100 * 3600);
+  v1::AcctReportReply reply;
+  ASSERT_TRUE(service_->AcctReport(kRoot, req, &reply).ok());
+  ASSERT_EQ(reply.hours_size(), 1);
+  EXPECT_DOUBLE_EQ(reply.hours(0).capacity().at("cpu"), 3 * 3600 * 8.0);
+  EXPECT_DOUBLE_EQ(reply.hours(0).alloc().at("cpu"), 2 * (2 * 3600.0 + 60));
+  // Users the system does not know are found by name.
+  v1::AcctQueryJobsRequest q;
+  q.add_user_names("u7");
+  EXPECT_THAT(Query(kRoot, q), ElementsAre(1, 2));
+}
+
 TEST_F(DbdServiceTest, ADryRunChangesNothing) {
   v1::AcctChangeRequest req;
   req.set_verb("add");

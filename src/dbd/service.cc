@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -170,16 +171,36 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
   const std::string tres = !req.cluster_tres().empty() ? req.cluster_tres()
                            : known != nullptr          ? known->tres()
                                                        : "";
-  if (known != nullptr && known->control_host() == req.control_host() &&
-      known->control_port() == req.control_port() && known->tres() == tres) {
+  // An archive load leaves the controller's address as its controller last gave it.
+  const std::string host =
+      req.archive() && known != nullptr ? known->control_host() : req.control_host();
+  const int32_t port =
+      req.archive() && known != nullptr ? known->control_port() : req.control_port();
+  // Its history: from its registration or the earliest record it sent (records wait in
+  // the controller while loomdbd is away, or come from an archive); for a cluster no
+  // controller ever registered, to its records' last end.
+  int64_t since = known != nullptr ? known->since() : clock_->UnixSeconds();
+  int64_t until = known != nullptr ? known->until() : 0;
+  int64_t earliest = INT64_MAX, latest = 0;
+  for (const v1::AcctJob& a : req.jobs()) {
+    const v1::JobInfo& j = a.job();
+    if (j.submit_time() > 0) earliest = std::min(earliest, j.submit_time());
+    latest = std::max({latest, j.submit_time(), j.start_time(), j.end_time()});
+  }
+  if (earliest != INT64_MAX && (since == 0 || earliest < since)) since = earliest;
+  until = req.archive() && host.empty() && port == 0 ? std::max(until, latest) : 0;
+  if (known != nullptr && known->control_host() == host && known->control_port() == port &&
+      known->tres() == tres && known->since() == since && known->until() == until) {
     return absl::OkStatus();
   }
   v1::AcctCluster c;
   c.set_name(req.cluster());
-  c.set_control_host(req.control_host());
-  c.set_control_port(req.control_port());
+  c.set_control_host(host);
+  c.set_control_port(port);
   c.set_rpc_version(kRpcVersion);
   c.set_tres(tres);
+  c.set_since(since);
+  c.set_until(until);
   put.push_back(Entity("cluster", c.name(), c));
   if (known == nullptr) {
     // Usage is rolled up from the hour the cluster registered (or the earliest a record
@@ -197,23 +218,30 @@ Status DbdService::RegisterCluster(const v1::AcctRecordRequest& req) {
     user.set_parent("root");
     put.push_back(Entity("assoc", AssocKey(account), account));
     put.push_back(Entity("assoc", AssocKey(user), user));
-    core::LogInfo("registered cluster {} (controller at {}:{})", c.name(), c.control_host(),
-                  c.control_port());
+    if (req.archive()) {
+      core::LogInfo("registered cluster {} from an archive load", c.name());
+    } else {
+      core::LogInfo("registered cluster {} (controller at {}:{})", c.name(), c.control_host(),
+                    c.control_port());
+    }
   }
   return store_->ChangeEntities(put, {});
 }
 
 Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest& req,
                               v1::AcctRecordReply* reply) {
-  if (!IsDaemon(who)) {
-    return absl::PermissionDeniedError(StrCat("Access/permission denied: only root or SlurmUser (",
-                                              config_.slurm_user, ") may send job records, not ",
-                                              who.user));
-  }
   if (req.cluster().empty()) {
     return absl::InvalidArgumentError("job records without a cluster name");
   }
   core::MutexLock lock(&mu_);
+  // The controller's records come from root or SlurmUser; an archive load from an
+  // Administrator too.
+  if (!(req.archive() ? IsAdmin(who, "Administrator") : IsDaemon(who))) {
+    return absl::PermissionDeniedError(
+        StrCat("Access/permission denied: only root, SlurmUser (", config_.slurm_user, ")",
+               req.archive() ? " or an Administrator" : "", " may ",
+               req.archive() ? "load job records" : "send job records", ", not ", who.user));
+  }
   RETURN_IF_ERROR(RegisterCluster(req));
   ASSIGN_OR_RETURN(v1::AcctShowReply have, Load("user"));
   std::map<std::string, std::string> default_account;
@@ -250,11 +278,16 @@ Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest&
     rows.push_back(std::move(r));
   }
   RETURN_IF_ERROR(store_->UpsertJobs(rows));
+  RETURN_IF_ERROR(RecordEvents(req));
   // Records of hours already rolled up (loomdbd was away, or a job that ran then ended
   // now): those hours are rolled up again at the next report.
   int64_t earliest = 0;
   for (const store::AcctJobRow& r : rows) {
     if (r.start_time > 0 && (earliest == 0 || r.start_time < earliest)) earliest = r.start_time;
+  }
+  for (const v1::AcctEvent& e : req.events()) {
+    if (e.time_start() > 0 && (earliest == 0 || e.time_start() < earliest))
+      earliest = e.time_start();
   }
   if (earliest == 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(v1::AcctRollupState state, RollupState(req.cluster()));
@@ -263,6 +296,66 @@ Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest&
   if (state.dirty_from() != 0 && state.dirty_from() <= from) return absl::OkStatus();
   state.set_dirty_from(from);
   return store_->ChangeEntities({Entity("rollup", req.cluster(), state)}, {});
+}
+
+StatusOr<std::vector<v1::AcctEvent>> DbdService::Events(const std::string& cluster) {
+  // Exactly `cluster`'s: names cluster/node/start, and '0' follows '/'.
+  ASSIGN_OR_RETURN(std::vector<store::AcctEntity> stored,
+                   store_->ListEntitiesBetween("event", cluster + "/", cluster + "0"));
+  std::vector<v1::AcctEvent> events(stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (!events[i].ParseFromString(stored[i].record)) {
+      return absl::DataLossError(StrCat("the stored event ", stored[i].name, " cannot be read"));
+    }
+  }
+  return events;
+}
+
+Status DbdService::RecordEvents(const v1::AcctRecordRequest& req) {
+  if (req.events().empty()) return absl::OkStatus();
+  std::vector<store::AcctEntity> put;
+  std::vector<store::AcctEntityKey> remove;
+  // A node's open event, if any, is also kept under "node_state" cluster/node: a change of
+  // state or reason closes it where the next begins.
+  std::map<std::string, std::optional<v1::AcctEvent>> open;
+  std::set<std::string> changed;
+  for (const v1::AcctEvent& in : req.events()) {
+    const std::string key = StrCat(req.cluster(), "/", in.node());
+    auto it = open.find(key);
+    if (it == open.end()) {
+      ASSIGN_OR_RETURN(std::vector<store::AcctEntity> stored,
+                       store_->ListEntitiesBetween("node_state", key, key + '\x01'));
+      std::optional<v1::AcctEvent> now;
+      if (!stored.empty() && !now.emplace().ParseFromString(stored.front().record)) now.reset();
+      it = open.emplace(key, std::move(now)).first;
+    }
+    std::optional<v1::AcctEvent>& cur = it->second;
+    if (cur && cur->state() == in.state() && cur->reason() == in.reason()) continue;
+    if (!cur && in.state().empty()) continue;
+    changed.insert(key);
+    if (cur) {
+      v1::AcctEvent closed = *cur;
+      closed.set_time_end(std::max(in.time_start(), closed.time_start()));
+      put.push_back(
+          Entity("event", EventName(req.cluster(), in.node(), closed.time_start()), closed));
+      cur.reset();
+    }
+    if (in.state().empty()) continue;
+    v1::AcctEvent e = in;
+    e.set_cluster(req.cluster());
+    e.set_time_end(0);
+    put.push_back(Entity("event", EventName(req.cluster(), e.node(), e.time_start()), e));
+    cur = std::move(e);
+  }
+  for (const std::string& key : changed) {
+    const std::optional<v1::AcctEvent>& cur = open[key];
+    if (cur) {
+      put.push_back(Entity("node_state", key, *cur));
+    } else {
+      remove.push_back({"node_state", key});
+    }
+  }
+  return store_->ChangeEntities(put, remove);
 }
 
 StatusOr<v1::AcctRollupState> DbdService::RollupState(const std::string& cluster) {
@@ -278,35 +371,47 @@ StatusOr<v1::AcctRollupState> DbdService::RollupState(const std::string& cluster
 
 StatusOr<int64_t> DbdService::RollUp(const std::string& cluster) {
   ASSIGN_OR_RETURN(v1::AcctRollupState state, RollupState(cluster));
-  const int64_t to = FloorHour(clock_->UnixSeconds());
+  const int64_t now = clock_->UnixSeconds();
+  const int64_t to = FloorHour(now);
   int64_t from = state.rolled_until() > 0 ? state.rolled_until() : to;
   if (state.dirty_from() > 0) from = std::min(from, state.dirty_from());
   if (from >= to) return state.rolled_until();
   ASSIGN_OR_RETURN(v1::AcctShowReply clusters, Load("cluster"));
   std::map<std::string, double> capacity;
+  int64_t first = from, last = to;  // the hours the cluster existed in
   for (const v1::AcctCluster& c : clusters.clusters()) {
-    if (c.name() == cluster) capacity = ParseTres(c.tres());
+    if (c.name() != cluster) continue;
+    capacity = ParseTres(c.tres());
+    if (c.since() > 0) first = std::max(first, FloorHour(c.since()));
+    if (c.until() > 0) last = std::min(last, FloorHour(c.until()) + kHour);
   }
-  store::AcctJobFilter f;
-  f.cluster = cluster;
-  f.active_from = from;
-  f.active_to = to;
-  ASSIGN_OR_RETURN(std::vector<store::AcctJobRow> rows, store_->FindJobs(f));
-  std::vector<v1::AcctJob> jobs(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!jobs[i].ParseFromString(rows[i].record)) {
-      return absl::DataLossError(
-          StrCat("the stored record of job ", rows[i].job_id, " cannot be read"));
+  ASSIGN_OR_RETURN(std::vector<v1::AcctEvent> events, Events(cluster));
+  // A week of hours at a time: the records of a week are what memory holds at once.
+  constexpr int64_t kChunk = 7 * 24 * kHour;
+  for (int64_t begin = first; begin < last; begin += kChunk) {
+    const int64_t end = std::min(last, begin + kChunk);
+    store::AcctJobFilter f;
+    f.cluster = cluster;
+    f.active_from = begin;
+    f.active_to = end;
+    ASSIGN_OR_RETURN(std::vector<store::AcctJobRow> rows, store_->FindJobs(f));
+    std::vector<v1::AcctJob> jobs(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!jobs[i].ParseFromString(rows[i].record)) {
+        return absl::DataLossError(
+            StrCat("the stored record of job ", rows[i].job_id, " cannot be read"));
+      }
     }
-  }
-  std::vector<store::AcctEntity> put;
-  for (const v1::AcctUsageHour& h : dbd::RollUp(jobs, capacity, from, to, clock_->UnixSeconds())) {
-    put.push_back(Entity("usage", UsageName(cluster, h.hour()), h));
+    rows.clear();
+    std::vector<store::AcctEntity> put;
+    for (const v1::AcctUsageHour& h : dbd::RollUp(jobs, events, capacity, begin, end, now)) {
+      put.push_back(Entity("usage", UsageName(cluster, h.hour()), h));
+    }
+    RETURN_IF_ERROR(store_->ChangeEntities(put, {}));
   }
   v1::AcctRollupState done;
   done.set_rolled_until(std::max(to, state.rolled_until()));
-  put.push_back(Entity("rollup", cluster, done));
-  RETURN_IF_ERROR(store_->ChangeEntities(put, {}));
+  RETURN_IF_ERROR(store_->ChangeEntities({Entity("rollup", cluster, done)}, {}));
   return done.rolled_until();
 }
 
@@ -383,7 +488,10 @@ Status DbdService::AcctQueryJobs(const DbdCaller& who, const v1::AcctQueryJobsRe
   f.cluster = req.cluster();
   f.job_ids.assign(req.job_ids().begin(), req.job_ids().end());
   f.uids.assign(req.uids().begin(), req.uids().end());
-  if (f.uids.empty() && !req.all_users() && !admin) f.uids.push_back(who.uid);
+  f.users.assign(req.user_names().begin(), req.user_names().end());
+  if (f.uids.empty() && f.users.empty() && !req.all_users() && !admin) {
+    f.uids.push_back(who.uid);
+  }
   f.accounts.assign(req.accounts().begin(), req.accounts().end());
   f.partitions.assign(req.partitions().begin(), req.partitions().end());
   f.states.assign(req.states().begin(), req.states().end());
@@ -409,6 +517,20 @@ Status DbdService::AcctQueryJobs(const DbdCaller& who, const v1::AcctQueryJobsRe
 Status DbdService::AcctShow(const DbdCaller& who, const v1::AcctShowRequest& req,
                             v1::AcctShowReply* reply) {
   core::MutexLock lock(&mu_);
+  if (req.kind() == "event") {
+    // Events in the window: not ended before its start, begun by its end.
+    const int64_t end = req.end() > 0 ? req.end() : clock_->UnixSeconds();
+    ASSIGN_OR_RETURN(std::vector<store::AcctEntity> stored, store_->ListEntities("event"));
+    for (const store::AcctEntity& s : stored) {
+      v1::AcctEvent e;
+      if (!e.ParseFromString(s.record)) {
+        return absl::DataLossError(StrCat("the stored event ", s.name, " cannot be read"));
+      }
+      if (e.time_start() > end || (e.time_end() > 0 && e.time_end() < req.start())) continue;
+      *reply->add_events() = std::move(e);
+    }
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(*reply, Load(req.kind() == "association" ? "assoc" : req.kind()));
   if (IsAdmin(who, "Operator")) return absl::OkStatus();
   // PrivateData=users: a user sees only their own user record; =accounts: only the

@@ -69,6 +69,12 @@ class DbdService {
   StatusOr<int64_t> RollUp(const std::string& cluster) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   StatusOr<v1::AcctRollupState> RollupState(const std::string& cluster)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The node events of `cluster`, by node and start.
+  StatusOr<std::vector<v1::AcctEvent>> Events(const std::string& cluster)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores what the controller says of its nodes (AcctRecordRequest::events): a change of a
+  // node's state or reason ends its open event, and a node down or drained opens one.
+  Status RecordEvents(const v1::AcctRecordRequest& req) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every entity as the store keeps it.
   StatusOr<v1::AcctShowReply> Load(std::string_view kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -66,7 +66,14 @@ std::string UsageName(const std::string& cluster, int64_t hour) {
   return core::StrCat(cluster, "/", buf);
 }
 
+std::string EventName(const std::string& cluster, const std::string& node, int64_t start) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%012lld", static_cast<long long>(start));
+  return core::StrCat(cluster, "/", node, "/", buf);
+}
+
 std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
+                                      const std::vector<v1::AcctEvent>& events,
                                       const std::map<std::string, double>& capacity, int64_t from,
                                       int64_t to, int64_t now) {
   std::vector<v1::AcctUsageHour> hours;
@@ -97,8 +104,26 @@ std::vector<v1::AcctUsageHour> RollUp(const std::vector<v1::AcctJob>& jobs,
       Add(line.mutable_alloc(), tres, seconds);
     }
   }
+  std::vector<std::map<std::string, double>> down(hours.size());
+  for (const v1::AcctEvent& e : events) {
+    const int64_t end = e.time_end() > 0 ? e.time_end() : now;
+    const std::map<std::string, double> tres = ParseTres(e.tres());
+    for (int64_t h = std::max(first, FloorHour(e.time_start())); h < std::min(end, to);
+         h += kHour) {
+      const int64_t seconds = std::min(end, h + kHour) - std::max(e.time_start(), h);
+      if (seconds <= 0) continue;
+      std::map<std::string, double>& d = down[static_cast<size_t>((h - first) / kHour)];
+      for (const auto& [name, count] : tres) d[name] += count * static_cast<double>(seconds);
+    }
+  }
   for (size_t i = 0; i < hours.size(); ++i) {
     for (auto& [key, line] : by_assoc[i]) *hours[i].add_assocs() = std::move(line);
+    for (const auto& [name, seconds] : down[i]) {
+      const double cap = hours[i].capacity().count(name) ? hours[i].capacity().at(name) : 0;
+      const double alloc = hours[i].alloc().count(name) ? hours[i].alloc().at(name) : 0;
+      const double d = std::min(seconds, std::max(0.0, cap - alloc));
+      if (d > 0) (*hours[i].mutable_down())[name] = d;
+    }
   }
   return hours;
 }

@@ -7,10 +7,11 @@
 #include <queue>
 #include <unordered_map>
 
+#include "core/hostlist.h"
 #include "core/strings.h"
+#include "model/constraint.h"
 #include "sched/cadence.h"
 #include "sched/deps/gate.h"
-#include "model/constraint.h"
 #include "sched/select/devices.h"
 
 namespace loom::sim {
@@ -359,6 +360,11 @@ class Engine {
     }
     for (const sched::NodeAlloc& a : s.alloc) CountDevices(a, +1);
     DescribePlacement(job, s.alloc, &r);
+    if (opts_.record_nodes) {
+      std::vector<std::string> names;
+      for (const sched::NodeAlloc& a : s.alloc) names.push_back(cluster_.nodes[a.node].name);
+      r.node_list = core::CompressHostlistSorted(std::move(names));
+    }
     if (fs_) {
       billing_[j] = fs_->BillingPerSecond(r.cpus, r.gpus, r.nodes);
       r.account = fs_->TopAccountOf(j);

@@ -88,6 +88,7 @@ struct JobRecord {
   int8_t numa_local = -1;            // CPUs all in its GPUs' NUMA nodes: 1 yes, 0 no,
                                      // -1 not applicable (no GPUs, or too few free there)
   double slowdown = 1.0;             // run time factor of the communication model
+  std::string node_list = {};        // with SimOptions::record_nodes: its nodes, a hostlist
 };
 
 // A sample of the cluster's state, taken at each event time.
@@ -126,6 +127,8 @@ struct SimOptions {
   // charged to each job's association; null: every job keeps its workload's priority.
   // Every job's (account, user) must be an association of the setup.
   const PrioritySetup* priority = nullptr;
+  // Keep each job's node list in its record (JobRecord::node_list), for the accounting.
+  bool record_nodes = false;
 };
 
 // Replays `jobs` (sorted by submit time, ties in input order) on `cluster` with `policy`.

@@ -122,8 +122,16 @@ StatusOr<SwfStudyResult> RunSwfStudy(const SwfStudy& study) {
         "no job of '", out.trace.name, "' passes the input filter (", out.trace.dropped,
         " dropped); traces without requested times need --estimate-from-runtime"));
   }
-  const sched::Cluster cluster = SwfCluster(out.trace);
-  const std::vector<SimJob> jobs = SwfJobs(out.trace, study.estimate);
+  if (study.require_unix_start && out.trace.unix_start <= 0) {
+    return absl::InvalidArgumentError(core::StrCat(
+        "--accounting-out: ", out.trace.name,
+        " has no UnixStartTime in its header; give its first day with --accounting-start "
+        "(e.g. --accounting-start 2026-09-01)"));
+  }
+  out.cluster = SwfCluster(out.trace);
+  out.jobs = SwfJobs(out.trace, study.estimate);
+  const sched::Cluster& cluster = out.cluster;
+  const std::vector<SimJob>& jobs = out.jobs;
   ASSIGN_OR_RETURN(const std::vector<PrioritySetup> setups,
                    PrioritySetups(study.priority, jobs, {}, &out.notes));
   // Each policy under each priority: policy-major, as asked.
@@ -142,6 +150,7 @@ StatusOr<SwfStudyResult> RunSwfStudy(const SwfStudy& study) {
                        so.progress = [&study, i](double f) { study.progress(i, f); };
                      }
                      if (!setups.empty()) so.priority = &setups[i % per_policy];
+                     so.record_nodes = study.record_nodes;
                      return Simulate(cluster, jobs, *runs[i], so);
                    }));
   for (size_t i = 0; i < out.results.size(); ++i) {
@@ -231,6 +240,7 @@ StatusOr<GpuStudyResult> RunGpuStudy(const GpuStudy& study) {
                      SimOptions so;
                      so.comm_fraction = study.comm_fraction;
                      so.priority = runs[i].priority;
+                     so.record_nodes = study.record_nodes;
                      auto r = Simulate(runs[i].cluster, workload.jobs, *runs[i].policy, so);
                      if (!r.ok()) {
                        return Status(r.status().code(),

@@ -67,12 +67,18 @@ struct SwfStudy {
   std::vector<std::string> policies;  // names MakePolicy knows
   PolicyOptions policy_options;
   PriorityStudy priority;  // with names: each policy under each priority, "policy+priority"
+  bool record_nodes = false;  // SimOptions::record_nodes
+  // Fail before the runs when the trace's header gives no UnixStartTime (the accounting
+  // needs to know when its time 0 was).
+  bool require_unix_start = false;
   // Called from the runs' threads with a run's index and the fraction of its jobs done.
   std::function<void(size_t, double)> progress;
 };
 
 struct SwfStudyResult {
   SwfTrace trace;                   // as read, jobs included
+  sched::Cluster cluster;           // the machine, as the runs saw it
+  std::vector<SimJob> jobs;         // the workload the runs replayed
   std::vector<SimResult> results;   // one per policy (and priority), in the order asked
   std::vector<Summary> rows;        // their summaries
   std::vector<Fairness> fairness;   // with priorities: each run's fairness
@@ -106,6 +112,7 @@ struct GpuStudy {
   PolicyOptions policy_options;
   double comm_fraction = 0;  // SimOptions::comm_fraction
   PriorityStudy priority;    // with names: "placement/policy+priority"
+  bool record_nodes = false;  // SimOptions::record_nodes
 };
 
 struct GpuStudyResult {

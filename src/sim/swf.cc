@@ -75,7 +75,7 @@ struct Raw {
 struct Chunk {
   std::vector<Raw> raws;
   int64_t lines = 0;
-  int64_t max_procs = 0, max_nodes = 0;
+  int64_t max_procs = 0, max_nodes = 0, unix_start = 0;
   int64_t bad_lines = 0;
   int64_t error_line = -1;  // first malformed line (when not skipping), within the chunk
   std::string error_text;
@@ -99,7 +99,8 @@ void ParseChunk(std::string_view text, bool skip_bad, Chunk* c) {
     if (q == line_end) continue;
     std::string_view t(q, static_cast<size_t>(line_end - q));
     if (*q == ';') {
-      HeaderValue(t, "MaxProcs", &c->max_procs) || HeaderValue(t, "MaxNodes", &c->max_nodes);
+      HeaderValue(t, "MaxProcs", &c->max_procs) || HeaderValue(t, "MaxNodes", &c->max_nodes) ||
+          HeaderValue(t, "UnixStartTime", &c->unix_start);
       continue;
     }
     double f[18];
@@ -156,6 +157,7 @@ StatusOr<SwfTrace> ParseSwf(std::string_view text, std::string_view name,
     }
     if (max_procs == 0) max_procs = c.max_procs;
     if (max_nodes == 0) max_nodes = c.max_nodes;
+    if (trace.unix_start == 0) trace.unix_start = c.unix_start;
     trace.bad_lines += c.bad_lines;
     offset += c.lines;
   }

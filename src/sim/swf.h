@@ -37,6 +37,7 @@ struct SwfTrace {
   std::string name;
   int64_t machine_procs = 0;      // m (rule 1)
   int64_t max_nodes = 0;          // header MaxNodes, if any
+  int64_t unix_start = 0;         // header UnixStartTime (when time 0 was); 0: not given
   std::vector<SwfJob> jobs;       // filtered, in file order
   int64_t job_lines = 0;          // non-comment lines with 18 fields
   int64_t dropped = 0;            // removed by the filter (rule 3)

@@ -172,10 +172,15 @@ class PgsqlAcctStore final : public AcctStore {
       for (uint64_t id : f.job_ids) p.Int(static_cast<int64_t>(id));
       next += static_cast<int>(f.job_ids.size());
     }
-    if (!f.uids.empty()) {
-      where.push_back(in_list("uid", f.uids.size(), next));
+    if (!f.uids.empty() || !f.users.empty()) {
+      std::vector<std::string> either;
+      if (!f.uids.empty()) either.push_back(in_list("uid", f.uids.size(), next));
       for (uint32_t u : f.uids) p.Int(u);
       next += static_cast<int>(f.uids.size());
+      if (!f.users.empty()) either.push_back(in_list("user_name", f.users.size(), next));
+      for (const std::string& u : f.users) p.Text(u);
+      next += static_cast<int>(f.users.size());
+      where.push_back(StrCat("(", core::Join(either, " OR "), ")"));
     }
     auto texts_in = [&](const char* column, const std::vector<std::string>& values) {
       if (values.empty()) return;

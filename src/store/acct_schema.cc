@@ -29,6 +29,9 @@ std::vector<std::string> AcctSchemaStep(int version, std::string_view blob_type)
                        "record ",
                        blob, " NOT NULL, PRIMARY KEY (kind, name))"),
       };
+    case 3:
+      // sacct -u NAME for users the system does not know (their records keep the name).
+      return {"CREATE INDEX acct_jobs_user ON acct_jobs (user_name, submit_time)"};
     default:
       return {};
   }

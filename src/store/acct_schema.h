@@ -12,7 +12,7 @@
 namespace loom::store {
 
 // The schema this build writes.
-inline constexpr int kAcctSchemaVersion = 2;
+inline constexpr int kAcctSchemaVersion = 3;
 inline constexpr std::string_view kAcctApplication = "loom-accounting";
 
 // The statements of step `version` (1..kAcctSchemaVersion), with `blob_type` as the

@@ -142,9 +142,13 @@ class SqliteAcctStore final : public AcctStore {
       for (uint64_t id : f.job_ids) integer(static_cast<int64_t>(id));
       for (uint64_t id : f.job_ids) integer(static_cast<int64_t>(id));
     }
-    if (!f.uids.empty()) {
-      where.push_back(in_list("uid", f.uids.size()));
+    if (!f.uids.empty() || !f.users.empty()) {
+      std::vector<std::string> either;
+      if (!f.uids.empty()) either.push_back(in_list("uid", f.uids.size()));
+      if (!f.users.empty()) either.push_back(in_list("user_name", f.users.size()));
+      where.push_back(StrCat("(", core::Join(either, " OR "), ")"));
       for (uint32_t u : f.uids) integer(u);
+      for (const std::string& u : f.users) text(u);
     }
     auto texts_in = [&](const char* column, const std::vector<std::string>& values) {
       if (values.empty()) return;

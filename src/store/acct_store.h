@@ -50,7 +50,10 @@ struct AcctJobRow {
 struct AcctJobFilter {
   std::string cluster;
   std::vector<uint64_t> job_ids;  // a job matches by job_id, or by array_job_id
+  // A job matches by uid, or by user name (the records of users the system does not know);
+  // both empty: any user.
   std::vector<uint32_t> uids;
+  std::vector<std::string> users;
   std::vector<std::string> accounts;
   std::vector<std::string> partitions;
   std::vector<std::string> states;

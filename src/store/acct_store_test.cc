@@ -254,6 +254,14 @@ TEST_P(AcctStoreTest, FiltersNarrowByEveryColumn) {
   AcctJobFilter by_user;
   by_user.uids = {0};
   EXPECT_THAT(Ids(*store_->FindJobs(by_user)), ElementsAre(11));
+  AcctJobFilter by_name;  // by name, or by uid: either selects
+  by_name.users = {"root"};
+  EXPECT_THAT(Ids(*store_->FindJobs(by_name)), ElementsAre(11));
+  by_name.uids = {1000};
+  by_name.users = {"nobody-here"};
+  EXPECT_THAT(Ids(*store_->FindJobs(by_name)), ElementsAre(10, 12, 13));
+  by_name.users = {"root"};
+  EXPECT_THAT(Ids(*store_->FindJobs(by_name)), ElementsAre(10, 11, 12, 13));
   AcctJobFilter by_state;
   by_state.states = {"RUNNING", "PENDING"};
   EXPECT_THAT(Ids(*store_->FindJobs(by_state)), ElementsAre(12, 13));
@@ -272,6 +280,7 @@ TEST_P(AcctStoreTest, FiltersNarrowByEveryColumn) {
   all.cluster = "c1";
   all.job_ids = {10, 12};
   all.uids = {1000};
+  all.users = {"alice"};
   all.accounts = {"physics"};
   all.partitions = {"batch"};
   all.states = {"PENDING"};

@@ -83,6 +83,30 @@ err=$(sacct -S yesterday-ish 2>&1) && fail "a bad time was accepted"
 [[ $(sacct -n -j 999999 | wc -l) == 0 ]] || fail "unknown job"
 echo "ok: sacct layout, states, exit codes, steps, windows and errors"
 
+# sacct --json: Slurm 22.05's document, the same jobs, states and exit codes.
+sacct --json -j "$ok,$failer,$sleeper" >"$dir/sacct.json" || fail "sacct --json"
+python3 - "$dir/sacct.json" "$ok" "$failer" "$sleeper" <<'PY' || fail "sacct --json: $(head -c 2000 "$dir/sacct.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ok, failer, sleeper = (int(x) for x in sys.argv[2:5])
+assert doc["meta"]["plugin"]["type"] == "openapi/dbv0.0.38", doc["meta"]
+assert doc["errors"] == []
+jobs = {j["job_id"]: j for j in doc["jobs"]}
+assert sorted(jobs) == sorted([ok, failer, sleeper]), sorted(jobs)
+assert jobs[ok]["state"]["current"] == "COMPLETED"
+assert jobs[ok]["exit_code"] == {"status": "SUCCESS", "return_code": 0}
+assert jobs[failer]["state"]["current"] == "FAILED"
+assert jobs[failer]["exit_code"] == {"status": "FAILED", "return_code": 3}
+assert jobs[sleeper]["state"]["current"] == "CANCELLED"
+assert jobs[sleeper]["kill_request_user"] == "root"
+batch = jobs[failer]["steps"][0]
+assert batch["step"]["id"] == "%d.batch" % failer and batch["state"] == "FAILED", batch["step"]
+cpu = [t for t in jobs[ok]["tres"]["requested"] if t["type"] == "cpu"]
+assert cpu == [{"type": "cpu", "name": None, "id": 1, "count": 1}], jobs[ok]["tres"]
+assert jobs[ok]["time"]["start"] >= jobs[ok]["time"]["submission"] > 0
+PY
+echo "ok: sacct --json"
+
 # sreport reads loomdbd's hourly rollups (their arithmetic: dbd_service_test); here, that
 # each report answers in its shape.
 rep=$(sreport -P -T cpu,gres/gpu cluster utilization Start=now-1day End=now) || fail "sreport: $rep"
@@ -108,6 +132,24 @@ err=$(as_nobody sacctmgr -i add account rogue 2>&1) && fail "nobody changed the 
 [[ $err == *"privileges"* ]] || fail "permission: $err"
 [[ $(sacctmgr -n -P show account format=account name=rogue) == "" ]] || fail "rogue account exists"
 echo "ok: sacctmgr tree, checks and permissions"
+
+# ------------------------------------------------------------------ node events
+# A drained node, then a node set DOWN, each an event with its reason and who gave it, ended
+# when the node is back (sacctmgr show event).
+node=$(sinfo -h -N -o %N | tail -1)
+scontrol update NodeName="$node" State=DRAIN Reason="bad gpu" || fail "drain $node"
+events() { sacctmgr -n -P show event format=NodeName,State,Reason,User,TimeEnd Nodes="$node"; }
+wait_until "events | grep -qx '$node|DRAIN|bad gpu|root|Unknown'" || fail "no open drain event: $(events)"
+sleep 1  # events are kept to the second: a change within the same second replaces the event
+scontrol update NodeName="$node" State=DOWN Reason="maintenance" || fail "down $node"
+wait_until "events | grep -qx '$node|DOWN+DRAIN|maintenance|root|Unknown'" || fail "no down event: $(events)"
+scontrol update NodeName="$node" State=RESUME || fail "resume $node"
+wait_until "[[ -z \$(sacctmgr -n show event States=DRAIN,DOWN) ]]" || fail "events still open: $(sacctmgr show event)"
+got=$(events | cut -d'|' -f1-4)
+[[ $got == "$node|DRAIN|bad gpu|root
+$node|DOWN+DRAIN|maintenance|root" ]] || fail "events: $got"
+events | grep -q '|Unknown$' && fail "an event was not ended: $(events)"
+echo "ok: node events (drain, down, resume) in sacctmgr show event"
 
 # ------------------------------------------------------------------ AccountingStorageEnforce
 echo "AccountingStorageEnforce=associations,qos" >>"$SLURM_CONF"
@@ -140,6 +182,32 @@ wait_until "sacct -n -j $ok >/dev/null 2>&1" || fail "loomdbd did not come back"
 [[ $(as_nobody sacct -X -n -a -P -o User | sort -u) == nobody ]] || fail "PrivateData=jobs: $(as_nobody sacct -X -a -o JobID,User)"
 sacct -X -n -a -o JobID | grep -q "^ *$ok *$" || fail "root sees every job"
 echo "ok: a user's jobs carry the default account; PrivateData=jobs"
+
+# ------------------------------------------------------------------ records loaded from a file
+# A simulated month, as `loom sim --accounting-out` writes it, loaded with sacctmgr archive
+# load: sacct and sreport answer about it (the built-in KTH trace began in September 1996).
+"$bin/loom" sim --policy easy --accounting-out "$dir/kth.acct" >/dev/null || fail "loom sim --accounting-out"
+records=$(grep -vc -e '^#' -e '^Cluster|' "$dir/kth.acct")
+err=$(as_nobody sacctmgr archive load File="$dir/kth.acct" 2>&1) && fail "nobody loaded records"
+[[ $err == *"Access/permission denied"* ]] || fail "archive load as nobody: $err"
+printf 'JobID|User|Submit|State\n1|a|1996-10-01T00:00:00|DONE\n' >"$dir/bad.acct"
+err=$(sacctmgr archive load File="$dir/bad.acct" 2>&1) && fail "a bad state was loaded"
+[[ $err == *"bad.acct:2: State 'DONE': not a job state"* ]] || fail "bad file: $err"
+got=$(sacctmgr archive load File="$dir/kth.acct") || fail "archive load: $got"
+[[ $got == " Loaded $records jobs of cluster easy" ]] || fail "archive load said: $got"
+sacctmgr archive load File="$dir/kth.acct" >/dev/null || fail "a second load"
+n=$(sacct -M easy -a -X -n -S 1996-09-01 -E 1997-12-31 -o JobID | wc -l)
+(( n == records )) || fail "$n of $records loaded jobs in sacct after two loads"
+got=$(sacct -M easy -u u14 -X -n -P -S 1996-10-01 -E 1996-10-02 -o JobID,User,Account,State | head -1)
+[[ $got == "3|u14|g14|COMPLETED" ]] || fail "sacct -u of a simulated user: $got"
+# October 1996 on 100 CPUs: 744 hours x 100 CPUs, all of it allocated or idle.
+IFS='|' read -r name alloc down plnd idle resv reported < <(
+  sreport -n -P cluster utilization cluster=easy start=1996-10-01 end=1996-11-01 -t hours)
+[[ $name == easy && $reported == 74400 && $down == 0 ]] || fail "sreport on the loaded month: $name $alloc $down $idle $reported"
+(( alloc > 0 && alloc + idle == reported )) || fail "allocated $alloc + idle $idle != $reported"
+[[ $(sacctmgr -n -P show cluster format=cluster,controlhost | grep -c '^easy|$') == 1 ]] || fail "the loaded cluster: $(sacctmgr show cluster)"
+sacctmgr -n -P show cluster format=cluster,controlhost | grep -q '^local|127.0.0.1$' || fail "the live cluster lost its controller: $(sacctmgr show cluster)"
+echo "ok: a simulated month loaded with sacctmgr archive load ($records jobs): sacct, sreport ($alloc of $reported CPU hours)"
 
 # ------------------------------------------------------------------ loomdbd down during a burst
 array=$(sbatch --parsable -o /dev/null --array=1-1000 --wrap true)

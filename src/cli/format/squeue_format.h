@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/format/text.h"
 #include "cli/format/views.h"
 #include "core/status.h"
 #include "model/job_state.h"
@@ -56,15 +57,6 @@ Status ValidateSqueueOptions(const SqueueOptions& options);
 StatusOr<std::string> RenderSqueue(const std::vector<JobView>& jobs, const SqueueOptions& options,
                                    const RenderContext& ctx);
 
-// The versions `squeue --json` reports for itself (Slurm's "meta" object).
-struct JsonMeta {
-  std::string plugin_type = "openapi/v0.0.38";
-  std::string plugin_name = "Slurm OpenAPI v0.0.38";
-  int major = 22;
-  int minor = 5;
-  int micro = 8;
-  std::string release = "22.05.8";
-};
 
 // `squeue --json`: Slurm 22.05's document (meta, errors, jobs) with every job key in Slurm's
 // order. The -j/-u/-p/-n/-t filters of `options` apply; without -t every job is listed, the

@@ -217,23 +217,7 @@ template <typename Next, typename Flush>
 void Render(Next next, const SqueueOptions& options, const JsonMeta& meta, size_t chunk,
             std::string& out, Flush flush) {
   JsonWriter w(&out);
-  w.BeginObject();
-  w.BeginObject("meta");
-  w.BeginObject("plugin");
-  w.String("type", meta.plugin_type);
-  w.String("name", meta.plugin_name);
-  w.EndObject();
-  w.BeginObject("Slurm");
-  w.BeginObject("version");
-  w.Int("major", meta.major);
-  w.Int("micro", meta.micro);
-  w.Int("minor", meta.minor);
-  w.EndObject();
-  w.String("release", meta.release);
-  w.EndObject();
-  w.EndObject();
-  w.BeginArray("errors");
-  w.EndArray();
+  BeginSlurmJson(w, meta);
   w.BeginArray("jobs");
   while (const JobView* j = next()) {
     if (options.states.given && !options.states.Matches(j->state)) continue;

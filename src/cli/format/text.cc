@@ -152,6 +152,26 @@ void JsonWriter::Close(char bracket) {
   first_ = false;
 }
 
+void BeginSlurmJson(JsonWriter& w, const JsonMeta& meta) {
+  w.BeginObject();
+  w.BeginObject("meta");
+  w.BeginObject("plugin");
+  w.String("type", meta.plugin_type);
+  w.String("name", meta.plugin_name);
+  w.EndObject();
+  w.BeginObject("Slurm");
+  w.BeginObject("version");
+  w.Int("major", meta.major);
+  w.Int("micro", meta.micro);
+  w.Int("minor", meta.minor);
+  w.EndObject();
+  w.String("release", meta.release);
+  w.EndObject();
+  w.EndObject();
+  w.BeginArray("errors");
+  w.EndArray();
+}
+
 void JsonWriter::BeginObject(std::string_view key) {
   Open(key);
   out_->push_back('{');

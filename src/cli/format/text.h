@@ -78,4 +78,19 @@ class JsonWriter {
   bool first_ = true;  // no value yet at this depth
 };
 
+// The versions a command's JSON reports for itself (Slurm's "meta" object): squeue's
+// OpenAPI v0.0.38 by default, sacct's DB v0.0.38 with the other plugin names.
+struct JsonMeta {
+  std::string plugin_type = "openapi/v0.0.38";
+  std::string plugin_name = "Slurm OpenAPI v0.0.38";
+  int major = 22;
+  int minor = 5;
+  int micro = 8;
+  std::string release = "22.05.8";
+};
+
+// Opens the document as Slurm 22.05's commands begin it: the top object, its "meta" and an
+// empty "errors"; the caller adds its list and closes the object.
+void BeginSlurmJson(JsonWriter& w, const JsonMeta& meta);
+
 }  // namespace loom::cli::format
