@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
-#include <iostream>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/format/text.h"
 #include "cli/sacctmgr_archive.h"
+#include "cli/sacctmgr_dump.h"
 #include "cli/submit/begin_time.h"
 #include "core/clock.h"
 #include "core/hostlist.h"
@@ -61,6 +61,8 @@ constexpr std::string_view kHelpText =
     "  modify     account|user|qos [where] NAME|Name=NAME [set] KEY=VALUE...\n"
     "  delete     cluster|account|user|qos NAME[,NAME] [where Account=...]\n"
     "  archive load File=PATH [Cluster=NAME]   job records, as sacct -P lists them\n"
+    "  dump       [CLUSTER] [File=PATH]   the cluster's accounts and users, as Slurm dumps them\n"
+    "  load       File=PATH [Cluster=NAME]   add and set the accounts and users of a dump\n"
     "  -i, --immediate   commit without asking;  -n, --noheader;  -p/-P, --parsable[2]\n"
     "  -Q, --quiet       no messages but errors;  -r, --readonly: refuse changes\n";
 constexpr std::string_view kUsageText = "Usage: sacctmgr [-hinpPQrvV] COMMAND [ENTITY] [OPTIONS]\n";
@@ -180,10 +182,12 @@ Table<v1::AcctAccount> AccountTable() {
 Table<v1::AcctUser> UserTable() {
   return {{{"User", {"name"}, 10},
            {"Def Acct", {"defaultaccount", "defacct"}, 10},
-           {"Admin", {"adminlevel"}, 9}},
+           {"Admin", {"adminlevel"}, 9},
+           {"Coord Accounts", {"coordinators", "coord"}, 20}},
           [](const v1::AcctUser& u, std::string_view col) -> std::string {
             if (col == "User") return u.name();
             if (col == "Def Acct") return u.default_account();
+            if (col == "Coord Accounts") return Joined(u.coordinates());
             return u.admin_level();
           },
           "User,Def Acct,Admin"};
@@ -496,15 +500,16 @@ int RunSacctmgr(int argc, char** argv) {
   if (verb == "create") verb = "add";
   if (verb == "update") verb = "modify";
   if (verb == "remove") verb = "delete";
-  if (verb == "archive") {
-    if (words.size() < 2 || Lower(words[1]) != "load") {
+  // The file commands: the tree out (dump) or in (load), job records in (archive load).
+  if (verb == "dump" || verb == "load" || verb == "archive") {
+    if (verb == "archive" && (words.size() < 2 || Lower(words[1]) != "load")) {
       std::fprintf(stderr,
                    " archive takes 'load File=PATH': records as `loom sim --accounting-out` or "
                    "`sacct -a -P -o ...` writes them (sacct itself is the dump)\n");
       return 1;
     }
-    if (readonly) {
-      std::fprintf(stderr, " sacctmgr is read-only (-r): no archive load\n");
+    if (readonly && verb != "dump") {
+      std::fprintf(stderr, " sacctmgr is read-only (-r): no %s\n", verb.c_str());
       return 1;
     }
     auto client = Client::Connect("sacctmgr");
@@ -512,10 +517,14 @@ int RunSacctmgr(int argc, char** argv) {
       std::fprintf(stderr, "sacctmgr: error: %s\n", std::string(client.status().message()).c_str());
       return 1;
     }
-    return RunArchiveLoad(*client, std::vector<std::string>(words.begin() + 2, words.end()), quiet);
+    const std::vector<std::string> args(words.begin() + (verb == "archive" ? 2 : 1), words.end());
+    if (verb == "dump") return RunDump(*client, args, quiet);
+    if (verb == "load") return RunLoad(*client, args, !immediate && ::isatty(STDIN_FILENO), quiet);
+    return RunArchiveLoad(*client, args, quiet);
   }
   if (verb != "show" && verb != "add" && verb != "modify" && verb != "delete") {
-    std::fprintf(stderr, " Unknown command '%s': use show, add, modify, delete or archive\n",
+    std::fprintf(stderr,
+                 " Unknown command '%s': use show, add, modify, delete, dump, load or archive\n",
                  words[0].c_str());
     return 1;
   }
@@ -535,8 +544,13 @@ int RunSacctmgr(int argc, char** argv) {
 
   if (verb == "show") {
     std::string format;
+    bool with_coord = false;
     std::vector<std::pair<std::string, std::string>> where;
     for (const std::string& w : rest) {
+      if (core::EqualsIgnoreCase(w, "withcoord") || core::EqualsIgnoreCase(w, "withcoordinators")) {
+        with_coord = true;
+        continue;
+      }
       if (core::EqualsIgnoreCase(w, "where") || core::EqualsIgnoreCase(w, "tree") ||
           core::EqualsIgnoreCase(w, "withassoc")) {
         continue;
@@ -560,7 +574,11 @@ int RunSacctmgr(int argc, char** argv) {
     }
     if (entity == "cluster") return Show(ClusterTable(), reply.clusters(), format, where, out);
     if (entity == "account") return Show(AccountTable(), reply.accounts(), format, where, out);
-    if (entity == "user") return Show(UserTable(), reply.users(), format, where, out);
+    if (entity == "user") {
+      // withcoord: the accounts each user coordinates, after the usual columns.
+      if (with_coord && format.empty()) format = UserTable().defaults + ",Coord Accounts";
+      return Show(UserTable(), reply.users(), format, where, out);
+    }
     if (entity == "qos") return Show(QosTable(), reply.qos(), format, where, out);
     if (entity == "assoc") return Show(AssocTable(), reply.assocs(), format, where, out);
     std::fprintf(stderr,
@@ -589,14 +607,7 @@ int RunSacctmgr(int argc, char** argv) {
   if (!quiet) std::fputs(reply.message().c_str(), stdout);
   if (!reply.changed()) return 1;
   if (ask) {
-    std::printf("Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): ");
-    std::fflush(stdout);
-    std::string answer;
-    std::getline(std::cin, answer);
-    if (answer.empty() || (answer[0] != 'y' && answer[0] != 'Y')) {
-      std::printf(" Changes Discarded\n");
-      return 0;
-    }
+    if (!AskToCommit()) return 0;
     req.set_dry_run(false);
     if (Status s = client->CallDbd("AcctChange", req, &reply); !s.ok()) {
       std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());

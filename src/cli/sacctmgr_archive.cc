@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -74,24 +75,47 @@ v1::AcctJob ToAcctJob(const sim::AccountingRecord& r, uint32_t uid, uint32_t gid
 
 }  // namespace
 
-int RunArchiveLoad(Client& client, const std::vector<std::string>& words, bool quiet) {
-  std::string path, cluster = client.config().cluster_name;
+std::pair<std::string, std::string> OptionWord(const std::string& word) {
+  const size_t eq = word.find('=');
+  if (eq == std::string::npos) return {"", word};
+  return {word.substr(0, eq), word.substr(eq + 1)};
+}
+
+Status FileAndCluster(const std::vector<std::string>& words, std::string_view command,
+                      std::string* path, std::string* cluster) {
   for (const std::string& w : words) {
-    const size_t eq = w.find('=');
-    const std::string key = eq == std::string::npos ? "" : w.substr(0, eq);
-    const std::string value = eq == std::string::npos ? w : w.substr(eq + 1);
+    const auto [key, value] = OptionWord(w);
     if (key.empty() || core::EqualsIgnoreCase(key, "file")) {
-      path = value;
+      *path = value;
     } else if (core::EqualsIgnoreCase(key, "cluster") || core::EqualsIgnoreCase(key, "clusters")) {
-      cluster = value;
+      *cluster = value;
     } else {
-      return Fail(StrCat("Unknown option: ", w, " (archive load takes File=PATH [Cluster=NAME])"));
+      return absl::InvalidArgumentError(
+          StrCat("Unknown option: ", w, " (", command, " takes File=PATH [Cluster=NAME])"));
     }
   }
-  if (path.empty()) {
-    return Fail(
-        "archive load needs File=PATH: job records as `loom sim --accounting-out` or "
-        "`sacct -a -P -o ...` writes them");
+  if (path->empty()) {
+    return absl::InvalidArgumentError(StrCat(command, " needs File=PATH"));
+  }
+  return absl::OkStatus();
+}
+
+bool AskToCommit() {
+  std::printf("Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): ");
+  std::fflush(stdout);
+  std::string answer;
+  std::getline(std::cin, answer);
+  if (!answer.empty() && (answer[0] == 'y' || answer[0] == 'Y')) return true;
+  std::printf(" Changes Discarded\n");
+  return false;
+}
+
+int RunArchiveLoad(Client& client, const std::vector<std::string>& words, bool quiet) {
+  std::string path, cluster = client.config().cluster_name;
+  if (Status s = FileAndCluster(words, "archive load", &path, &cluster); !s.ok()) {
+    return Fail(StrCat(std::string(s.message()),
+                       ": job records as `loom sim --accounting-out` or `sacct -a -P -o ...` "
+                       "writes them"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Fail(StrCat("cannot read '", path, "'"));

@@ -262,6 +262,48 @@ TEST_F(DbdServiceTest, OnlyAdministratorsChangeTheTree) {
       absl::StatusCode::kPermissionDenied);
 }
 
+TEST_F(DbdServiceTest, CoordinatorsManageTheUsersOfTheirAccountsOnly) {
+  ASSERT_TRUE(Record({}).ok());  // cluster c1
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"physics"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"theory", "Parent=physics"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "account", {"chem"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "user", {"alice", "Account=physics"}).ok());
+  ASSERT_TRUE(Change(kRoot, "add", "user", {"bob", "Account=chem"}).ok());
+  EXPECT_EQ(Change(kAlice, "add", "user", {"carol", "Account=physics"}).code(),
+            absl::StatusCode::kPermissionDenied);  // not a coordinator yet
+  std::string message;
+  ASSERT_TRUE(
+      Change(kRoot, "add", "coordinator", {"Account=physics", "Names=alice"}, &message).ok());
+  EXPECT_THAT(message, HasSubstr("Adding Coordinator User(s)\n  alice\n"));
+  // Users of physics and of the accounts below it; a new account below it.
+  EXPECT_TRUE(Change(kAlice, "add", "user", {"carol", "Account=theory"}).ok());
+  EXPECT_TRUE(Change(kAlice, "modify", "user",
+                     {"where", "name=carol", "account=theory", "set", "MaxJobs=2"})
+                  .ok());
+  EXPECT_TRUE(Change(kAlice, "add", "account", {"strings", "Parent=theory"}).ok());
+  // Not another account's users, not without naming the account, not AdminLevel, not QOS.
+  Status s = Change(kAlice, "add", "user", {"dave", "Account=chem"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not account 'chem'"));
+  EXPECT_EQ(Change(kAlice, "delete", "user", {"bob"}).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      Change(kAlice, "add", "user", {"erin", "Account=physics", "AdminLevel=Operator"}).code(),
+      absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Change(kAlice, "add", "qos", {"fast"}).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Change(kAlice, "add", "coordinator", {"Account=chem", "Names=alice"}).code(),
+            absl::StatusCode::kPermissionDenied);
+  v1::AcctShowRequest ask;
+  ask.set_kind("user");
+  v1::AcctShowReply users;
+  ASSERT_TRUE(service_->AcctShow(kRoot, ask, &users).ok());
+  for (const v1::AcctUser& u : users.users()) {
+    if (u.name() == "alice") EXPECT_THAT(u.coordinates(), ElementsAre("physics"));
+  }
+  ASSERT_TRUE(Change(kRoot, "delete", "coordinator", {"Account=physics", "Names=alice"}).ok());
+  EXPECT_EQ(Change(kAlice, "add", "user", {"frank", "Account=physics"}).code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 TEST_F(DbdServiceTest, HourlyRollupsAddUpAndLateRecordsAreRolledUpAgain) {
   // The cluster registers at 10:00 (hour 36000 s); jobs run, the report comes at 13:30.
   core::SimulatedClock clock(10 * 3600);

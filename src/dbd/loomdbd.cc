@@ -5,16 +5,19 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "auth/munge_auth.h"
 #include "conf/dbd_conf.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "core/pid_file.h"
 #include "core/strings.h"
 #include "core/version.h"
@@ -160,6 +163,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   core::LogInfo("serving on {}", fo.address);
+  // Usage is rolled up as hours end, off the reports' path.
+  core::Mutex rollup_mu;
+  bool stopping = false;
+  std::thread rollups([&] {
+    for (;;) {
+      {
+        core::MutexLock lock(&rollup_mu);
+        if (rollup_mu.AwaitFor([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping; },
+                               std::chrono::seconds(60))) {
+          return;
+        }
+      }
+      if (Status s = service.RollUpAll(); !s.ok()) {
+        core::LogError("rolling usage up: {}", s.message());
+      }
+    }
+  });
   for (;;) {
     int sig = 0;
     sigwait(&set, &sig);
@@ -170,6 +190,11 @@ int main(int argc, char** argv) {
     break;
   }
   core::LogInfo("stopping on signal");
+  {
+    core::MutexLock lock(&rollup_mu);
+    stopping = true;
+  }
+  rollups.join();
   (*server)->Shutdown();
   return 0;
 }

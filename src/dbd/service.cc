@@ -415,6 +415,15 @@ StatusOr<int64_t> DbdService::RollUp(const std::string& cluster) {
   return done.rolled_until();
 }
 
+Status DbdService::RollUpAll() {
+  core::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(v1::AcctShowReply clusters, Load("cluster"));
+  for (const v1::AcctCluster& c : clusters.clusters()) {
+    RETURN_IF_ERROR(RollUp(c.name()).status());
+  }
+  return absl::OkStatus();
+}
+
 Status DbdService::AcctReport(const DbdCaller& who, const v1::AcctReportRequest& req,
                               v1::AcctReportReply* reply) {
   core::MutexLock lock(&mu_);

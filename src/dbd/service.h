@@ -59,6 +59,11 @@ class DbdService {
   Status AcctReport(const DbdCaller& who, const v1::AcctReportRequest& req,
                     v1::AcctReportReply* reply);
 
+  // Rolls every cluster's usage up to the last whole hour (loomdbd calls it every minute,
+  // as slurmdbd rolls up hourly, so that a report finds the hours done); OK when nothing
+  // was due.
+  Status RollUpAll();
+
  private:
   bool IsDaemon(const DbdCaller& who) const;
   // root, SlurmUser, or a user of at least `level` ("Operator", "Administrator").

@@ -267,18 +267,87 @@ Status ApplyQosSetting(const std::string& key, const std::string& value, v1::Acc
   return absl::OkStatus();
 }
 
+// Whether `account` is `top` or lies below it in `cluster`'s tree.
+bool Under(const v1::AcctShowReply& have, const std::string& cluster, std::string account,
+           const std::string& top) {
+  for (int depth = 0; depth < 64 && !account.empty(); ++depth) {
+    if (account == top) return true;
+    std::string parent;
+    for (const v1::AcctAssoc& a : have.assocs()) {
+      if (a.cluster() == cluster && a.user().empty() && a.account() == account) parent = a.parent();
+    }
+    if (account == "root") return false;
+    account = parent.empty() ? "root" : parent;
+  }
+  return false;
+}
+
+// What a user who is no operator may change as an account coordinator (Slurm's rule): the
+// users of the accounts they coordinate and of the accounts below them, and new accounts
+// below them; never anyone's AdminLevel.
+Status CoordinatorMay(const DbdCaller& who, const v1::AcctChangeRequest& req, const Words& w,
+                      const v1::AcctShowReply& have, const std::string& cluster) {
+  const Status denied = absl::PermissionDeniedError(
+      " Your user/uid doesn't have privileges for this action: ask an administrator "
+      "(AdminLevel=Operator or Administrator) or a coordinator of the account");
+  std::vector<std::string> mine;
+  for (const v1::AcctUser& u : have.users()) {
+    if (u.name() == who.user) mine.assign(u.coordinates().begin(), u.coordinates().end());
+  }
+  if (mine.empty()) return denied;
+  auto coordinated = [&](const std::string& account) {
+    for (const std::string& top : mine) {
+      if (Under(have, cluster, account, top)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> accounts;
+  for (const auto* list : {&w.set, &w.where}) {
+    for (const auto& [k, v] : *list) {
+      if (Is(k, {"AdminLevel", "Admin"})) return denied;
+      const bool account_key =
+          req.entity() == "user" ? Is(k, {"Account", "Accounts"}) : Is(k, {"Parent"});
+      if (!account_key) continue;
+      for (std::string_view a : core::Split(v, ',')) {
+        if (!a.empty()) accounts.emplace_back(core::ToLower(a));
+      }
+    }
+  }
+  if (req.entity() == "user") {
+    if (accounts.empty()) {
+      return absl::PermissionDeniedError(
+          StrCat(" A coordinator changes the users of their accounts only: name the account, "
+                 "e.g. sacctmgr ",
+                 req.verb(), " user NAME ", req.verb() == "add" ? "" : "where ",
+                 "Account=", mine.front()));
+    }
+  } else if (req.entity() == "account" && req.verb() == "add") {
+    if (accounts.empty()) accounts.push_back("root");
+  } else {
+    return denied;
+  }
+  for (const std::string& a : accounts) {
+    if (!coordinated(a)) {
+      return absl::PermissionDeniedError(
+          StrCat(" You coordinate ", core::Join(mine, ","), ", not account '", a, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest& req,
                               v1::AcctChangeReply* reply) {
   core::MutexLock lock(&mu_);
-  if (!IsAdmin(who, "Operator")) {
-    return absl::PermissionDeniedError(
-        " Your user/uid doesn't have privileges for this action: ask an administrator "
-        "(AdminLevel=Operator or Administrator)");
-  }
   ASSIGN_OR_RETURN(v1::AcctShowReply have, Load(""));
   const Words w = SplitWords(req);
+  if (!IsAdmin(who, "Operator")) {
+    const std::string cluster = !req.cluster().empty()     ? req.cluster()
+                                : have.clusters_size() > 0 ? have.clusters(0).name()
+                                                           : "";
+    RETURN_IF_ERROR(CoordinatorMay(who, req, w, have, cluster));
+  }
   const std::string& verb = req.verb();
   const std::string& entity = req.entity();
   std::vector<store::AcctEntity> put;
@@ -565,6 +634,64 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
         if (kept == 0) remove.push_back({"user", name});
       }
     }
+  } else if (entity == "coordinator") {
+    // add|delete coordinator Account=A[,B] Names=U[,V]: the users coordinate those accounts
+    // (and the accounts below them).
+    std::vector<std::string> accounts;
+    for (const auto* list : {&w.set, &w.where}) {
+      for (const auto& [k, v] : *list) {
+        if (!Is(k, {"Account", "Accounts"})) {
+          return absl::InvalidArgumentError(StrCat(" Unknown option: ", k, "=", v, " (", verb,
+                                                   " coordinator Account=A Names=U)"));
+        }
+        for (std::string_view a : core::Split(v, ',')) {
+          if (!a.empty()) accounts.emplace_back(core::ToLower(a));
+        }
+      }
+    }
+    if (accounts.empty() || verb == "modify") {
+      return absl::InvalidArgumentError(
+          StrCat(" ", verb == "modify" ? "Coordinators are added or deleted" : "No account given",
+                 ": sacctmgr add|delete coordinator Account=A Names=U"));
+    }
+    for (const std::string& a : accounts) {
+      if (find_account(a) == nullptr) {
+        return absl::NotFoundError(StrCat(" This account '", a, "' doesn't exist."));
+      }
+    }
+    for (const std::string& name : names) {
+      const v1::AcctUser* u = find_user(name);
+      if (u == nullptr) return absl::NotFoundError(StrCat(" User '", name, "' doesn't exist."));
+      v1::AcctUser nu = *u;
+      std::set<std::string> coords(nu.coordinates().begin(), nu.coordinates().end());
+      for (const std::string& a : accounts) {
+        if (verb == "add") {
+          coords.insert(a);
+        } else {
+          coords.erase(a);
+        }
+      }
+      if (coords == std::set<std::string>(u->coordinates().begin(), u->coordinates().end())) {
+        continue;
+      }
+      nu.clear_coordinates();
+      for (const std::string& a : coords) nu.add_coordinates(a);
+      put.push_back(Entity("user", name, nu));
+    }
+    if (put.empty()) {
+      reply->set_changed(false);
+      reply->set_message(verb == "add" ? " Nothing new added.\n" : " Nothing deleted\n");
+      return absl::OkStatus();
+    }
+    std::string users;
+    for (const store::AcctEntity& e : put) users += StrCat("  ", e.name, "\n");
+    reply->set_changed(true);
+    reply->set_message(StrCat(verb == "add" ? " Adding" : " Removing", " Coordinator User(s)\n",
+                              users, verb == "add" ? " To" : " From",
+                              " Account(s) and all sub-accounts\n  ", core::Join(accounts, ","),
+                              "\n"));
+    if (req.dry_run()) return absl::OkStatus();
+    return store_->ChangeEntities(put, remove);
   } else if (entity == "cluster") {
     for (const std::string& name : names) {
       bool exists = false;
@@ -589,7 +716,7 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
     }
   } else {
     return absl::InvalidArgumentError(
-        StrCat(" Unknown entity '", entity, "': use cluster, account, user or qos"));
+        StrCat(" Unknown entity '", entity, "': use cluster, account, user, qos or coordinator"));
   }
 
   if (put.empty() && remove.empty()) {

@@ -51,13 +51,8 @@ bool Informational(std::string_view key) {
 
 }  // namespace
 
-StatusOr<model::AssociationTable> ParseShareDump(std::string_view text, std::string_view where,
-                                                 std::vector<std::string>* notes) {
-  model::AssociationTable table;
-  std::set<std::string, std::less<>> accounts = {"root"};
-  std::set<std::pair<std::string, std::string>> users;
-  std::map<std::string, int64_t> ignored;  // settings not simulated, with how many lines
-  std::string parent;                      // the last Parent line's account
+StatusOr<std::vector<DumpLine>> ParseDumpLines(std::string_view text, std::string_view where) {
+  std::vector<DumpLine> out;
   int64_t number = 0;
   for (std::string_view line : core::Split(text, '\n')) {
     ++number;
@@ -76,24 +71,46 @@ StatusOr<model::AssociationTable> ParseShareDump(std::string_view text, std::str
                                 "' is not a dump line: write Cluster - 'NAME', "
                                 "Parent - 'ACCOUNT', Account - 'NAME' or User - 'NAME'"));
     }
-    const std::string kind(core::Trim(std::string_view(head).substr(0, dash)));
-    const std::string name(core::Trim(std::string_view(head).substr(dash + 3)));
-    if (name.empty()) return error(core::StrCat(kind, " line without a name"));
-    int64_t shares = 1;
+    DumpLine d;
+    d.number = number;
+    d.kind = std::string(core::Trim(std::string_view(head).substr(0, dash)));
+    d.name = std::string(core::Trim(std::string_view(head).substr(dash + 3)));
+    if (d.name.empty()) return error(core::StrCat(d.kind, " line without a name"));
     for (size_t i = 1; i < fields->size(); ++i) {
       const std::string& field = (*fields)[i];
       const size_t eq = field.find('=');
       if (eq == std::string::npos || eq == 0) {
         return error(core::StrCat("'", field, "' is not a setting: write Key=Value"));
       }
-      const std::string_view key = std::string_view(field).substr(0, eq);
-      const std::string_view value = std::string_view(field).substr(eq + 1);
+      d.settings.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+StatusOr<model::AssociationTable> ParseShareDump(std::string_view text, std::string_view where,
+                                                 std::vector<std::string>* notes) {
+  model::AssociationTable table;
+  std::set<std::string, std::less<>> accounts = {"root"};
+  std::set<std::pair<std::string, std::string>> users;
+  std::map<std::string, int64_t> ignored;  // settings not simulated, with how many lines
+  std::string parent;                      // the last Parent line's account
+  ASSIGN_OR_RETURN(std::vector<DumpLine> lines, ParseDumpLines(text, where));
+  for (const DumpLine& line : lines) {
+    auto error = [&](std::string_view what) {
+      return absl::InvalidArgumentError(core::StrCat(where, ":", line.number, ": ", what));
+    };
+    const std::string& kind = line.kind;
+    const std::string& name = line.name;
+    int64_t shares = 1;
+    for (const auto& [key, value] : line.settings) {
       if (core::EqualsIgnoreCase(key, "Fairshare") || core::EqualsIgnoreCase(key, "Shares")) {
         auto s = Shares(value);
         if (!s.ok()) return error(std::string(s.status().message()));
         shares = *s;
       } else if (!Informational(key)) {
-        ++ignored[std::string(key)];
+        ++ignored[key];
       }
     }
     if (core::EqualsIgnoreCase(kind, "Cluster")) {

@@ -4,9 +4,11 @@
 // functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -14,6 +16,19 @@
 #include "sim/simulator.h"
 
 namespace loom::sim {
+
+// One line of a dump file: `Kind - 'NAME':Key=Value:...` (quotes around values are
+// dropped; a colon inside quotes is part of the value).
+struct DumpLine {
+  int64_t number = 0;  // in the file
+  std::string kind;    // Cluster, Parent, Account, User (as written)
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+// Every line of a dump file but blanks and comments, split. Errors name `where`:line and
+// what to write instead.
+StatusOr<std::vector<DumpLine>> ParseDumpLines(std::string_view text, std::string_view where);
 
 // A dump file's text: `Parent - 'ACCOUNT'` names where the Account and User lines after it
 // go; `Fairshare=N|parent` is read from each line, the other settings are reported in

@@ -133,6 +133,25 @@ err=$(as_nobody sacctmgr -i add account rogue 2>&1) && fail "nobody changed the 
 [[ $(sacctmgr -n -P show account format=account name=rogue) == "" ]] || fail "rogue account exists"
 echo "ok: sacctmgr tree, checks and permissions"
 
+# sacctmgr dump and load: the tree out to a file and back (a changed share is set back, a
+# deleted user added again), and the same file drives fair share in the simulator.
+sacctmgr dump File="$dir/local.cfg" >/dev/null || fail "sacctmgr dump"
+grep -qx "Account - 'physics':Description='Physics':Organization='physics':Fairshare=10:QOS='normal,high'" "$dir/local.cfg" ||
+  fail "dump, physics: $(cat "$dir/local.cfg")"
+grep -qx "User - 'nobody':DefaultAccount='physics':Fairshare=1:QOS='normal'" "$dir/local.cfg" ||
+  fail "dump, nobody: $(cat "$dir/local.cfg")"
+sacctmgr -i modify account where name=physics set Fairshare=20 >/dev/null || fail "modify physics"
+sacctmgr -i delete user nobody >/dev/null || fail "delete nobody"
+err=$(as_nobody sacctmgr -i load File="$dir/local.cfg" 2>&1) && fail "nobody loaded a tree"
+[[ $err == *"privileges"* ]] || fail "load as nobody: $err"
+sacctmgr -i load File="$dir/local.cfg" >/dev/null || fail "sacctmgr load"
+sacctmgr dump | diff - "$dir/local.cfg" >/dev/null || fail "load did not restore the tree: $(sacctmgr dump | diff - "$dir/local.cfg")"
+printf "Cluster - 'local'\nParent - 'nosuch'\n" >"$dir/bad.cfg"
+err=$(sacctmgr -i load File="$dir/bad.cfg" 2>&1) && fail "a bad dump was loaded"
+[[ $err == *"bad.cfg:2: Parent 'nosuch' is not an account defined above"* ]] || fail "bad dump: $err"
+"$bin/loom" sim --policy easy --priority fairshare --shares "$dir/local.cfg" >/dev/null || fail "loom sim --shares of a dump"
+echo "ok: sacctmgr dump and load; a dump drives loom sim --shares"
+
 # ------------------------------------------------------------------ node events
 # A drained node, then a node set DOWN, each an event with its reason and who gave it, ended
 # when the node is back (sacctmgr show event).
