@@ -7,7 +7,7 @@
 //   StorageHost, StoragePort, StorageUser, StoragePass  the PostgreSQL server
 //   StorageLoc   SQLite: the database file; PostgreSQL: the database name
 //   SlurmUser    who the daemon runs as, and who may send it job records
-//   LogFile, PidFile, DebugLevel, PurgeJobAfter (kept; purging is not done yet)
+//   LogFile, PidFile, DebugLevel, PurgeJobAfter
 //   AuthInfo=socket=PATH  the MUNGE socket;  PrivateData=jobs,users,accounts  what only
 //                admins and the records' owners see
 //

@@ -297,7 +297,9 @@ TEST_F(DbdServiceTest, CoordinatorsManageTheUsersOfTheirAccountsOnly) {
   v1::AcctShowReply users;
   ASSERT_TRUE(service_->AcctShow(kRoot, ask, &users).ok());
   for (const v1::AcctUser& u : users.users()) {
-    if (u.name() == "alice") EXPECT_THAT(u.coordinates(), ElementsAre("physics"));
+    if (u.name() == "alice") {
+      EXPECT_THAT(u.coordinates(), ElementsAre("physics"));
+    }
   }
   ASSERT_TRUE(Change(kRoot, "delete", "coordinator", {"Account=physics", "Names=alice"}).ok());
   EXPECT_EQ(Change(kAlice, "add", "user", {"frank", "Account=physics"}).code(),
@@ -449,6 +451,32 @@ TEST_F(DbdServiceTest, ArchiveLoadsKeepTheControllerAndBoundTheHistory) {
   v1::AcctQueryJobsRequest q;
   q.add_user_names("u7");
   EXPECT_THAT(Query(kRoot, q), ElementsAre(1, 2));
+}
+
+TEST_F(DbdServiceTest, PurgeJobAfterDeletesOldRecordsAndKeepsTheirUsage) {
+  core::SimulatedClock clock(10 * 3600);
+  conf::DbdConfig config;
+  config.purge_job_after_s = 24 * 3600;
+  Start(config, &clock);
+  ASSERT_TRUE(Record({}).ok());
+  v1::AcctJob old = Job(1, 0, "root", "COMPLETED", 10 * 3600, 10 * 3600, 11 * 3600);
+  old.mutable_job()->set_tres_alloc("cpu=4,node=1,billing=4");
+  ASSERT_TRUE(Record({old}).ok());
+  clock.Advance(std::chrono::seconds(30 * 3600));  // 40:00: job 1 ended 29 hours ago
+  ASSERT_TRUE(Record({Job(2, 0, "root", "COMPLETED", 39 * 3600, 39 * 3600, 39 * 3600 + 60)}).ok());
+  ASSERT_TRUE(service_->RollUpAll().ok());
+  auto purged = service_->PurgeJobs();
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  EXPECT_EQ(*purged, 1);
+  v1::AcctQueryJobsRequest all;
+  EXPECT_THAT(Query(kRoot, all), ElementsAre(2));
+  // Its usage stays in the rollups.
+  v1::AcctReportRequest req;
+  req.set_start(10 * 3600);
+  req.set_end(12 * 3600);
+  v1::AcctReportReply reply;
+  ASSERT_TRUE(service_->AcctReport(kRoot, req, &reply).ok());
+  EXPECT_DOUBLE_EQ(reply.hours(0).alloc().at("cpu"), 4 * 3600.0);
 }
 
 TEST_F(DbdServiceTest, ADryRunChangesNothing) {

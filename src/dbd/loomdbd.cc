@@ -2,6 +2,7 @@
 // beside $SLURM_CONF, else /etc/slurm/slurmdbd.conf), opens its store (SQLite by default,
 // PostgreSQL with StorageType=accounting_storage/pgsql) and serves loomctld's job records
 // and sacct/sacctmgr's questions on DbdHost:DbdPort until SIGTERM or SIGINT.
+#include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -108,6 +109,13 @@ int main(int argc, char** argv) {
   }
   for (const conf::Diagnostic& w : warnings) core::LogInfo("{}", w.ToString());
 
+  // A query's reply holds its records (tens of MB for a month of a large cluster): keep the
+  // freed heap for the next one instead of returning it to the kernel after each and
+  // faulting it in again, which the profile of sacct over 20,000 jobs showed as the largest
+  // cost.
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -177,6 +185,12 @@ int main(int argc, char** argv) {
       }
       if (Status s = service.RollUpAll(); !s.ok()) {
         core::LogError("rolling usage up: {}", s.message());
+        continue;  // nothing is purged before its usage is rolled up
+      }
+      if (auto purged = service.PurgeJobs(); !purged.ok()) {
+        core::LogError("purging job records (PurgeJobAfter): {}", purged.status().message());
+      } else if (*purged > 0) {
+        core::LogInfo("purged {} job records that ended over PurgeJobAfter ago", *purged);
       }
     }
   });

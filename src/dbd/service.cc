@@ -424,6 +424,12 @@ Status DbdService::RollUpAll() {
   return absl::OkStatus();
 }
 
+StatusOr<int64_t> DbdService::PurgeJobs() {
+  if (config_.purge_job_after_s <= 0) return int64_t{0};
+  core::MutexLock lock(&mu_);
+  return store_->PurgeJobs(clock_->UnixSeconds() - config_.purge_job_after_s);
+}
+
 Status DbdService::AcctReport(const DbdCaller& who, const v1::AcctReportRequest& req,
                               v1::AcctReportReply* reply) {
   core::MutexLock lock(&mu_);

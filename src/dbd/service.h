@@ -63,6 +63,9 @@ class DbdService {
   // as slurmdbd rolls up hourly, so that a report finds the hours done); OK when nothing
   // was due.
   Status RollUpAll();
+  // PurgeJobAfter: deletes the records of jobs that ended longer ago (their usage stays in
+  // the rollups, done first); returns how many. 0 when the setting is off.
+  StatusOr<int64_t> PurgeJobs();
 
  private:
   bool IsDaemon(const DbdCaller& who) const;

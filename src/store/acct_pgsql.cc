@@ -4,6 +4,7 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <utility>
@@ -229,6 +230,17 @@ class PgsqlAcctStore final : public AcctStore {
         out.push_back(std::move(row));
       }
       return out;
+    });
+  }
+
+  StatusOr<int64_t> PurgeJobs(int64_t ended_before) override {
+    return WithReconnect("purging job records", [&]() -> StatusOr<int64_t> {
+      Params p;
+      p.Int(ended_before);
+      ASSIGN_OR_RETURN(ResultPtr res,
+                       Exec("DELETE FROM acct_jobs WHERE end_time > 0 AND end_time < $1", p,
+                            "purging job records"));
+      return static_cast<int64_t>(std::strtoll(PQcmdTuples(res.get()), nullptr, 10));
     });
   }
 

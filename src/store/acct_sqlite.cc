@@ -207,6 +207,13 @@ class SqliteAcctStore final : public AcctStore {
     return out;
   }
 
+  StatusOr<int64_t> PurgeJobs(int64_t ended_before) override {
+    RETURN_IF_ERROR(Run(
+        "DELETE FROM acct_jobs WHERE end_time > 0 AND end_time < ?",
+        [&](Binder& b) { b.Int(ended_before); }, "purging job records"));
+    return static_cast<int64_t>(sqlite3_changes(db_));
+  }
+
   Status ChangeEntities(const std::vector<AcctEntity>& put,
                         const std::vector<AcctEntityKey>& remove) override {
     if (put.empty() && remove.empty()) return absl::OkStatus();

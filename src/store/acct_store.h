@@ -92,6 +92,10 @@ class AcctStore {
   // durable; on error none is stored and the store stays usable.
   virtual Status UpsertJobs(const std::vector<AcctJobRow>& rows) = 0;
 
+  // Deletes the jobs that ended before `ended_before` (PurgeJobAfter), in one transaction;
+  // returns how many. Jobs that have not ended stay.
+  virtual StatusOr<int64_t> PurgeJobs(int64_t ended_before) = 0;
+
   // The rows `filter` selects, ordered by job_id then submit_time.
   virtual StatusOr<std::vector<AcctJobRow>> FindJobs(const AcctJobFilter& filter) = 0;
 

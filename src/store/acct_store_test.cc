@@ -289,6 +289,17 @@ TEST_P(AcctStoreTest, FiltersNarrowByEveryColumn) {
   EXPECT_THAT(Ids(*store_->FindJobs(all)), ElementsAre(12));
 }
 
+TEST_P(AcctStoreTest, PurgeDeletesOnlyJobsThatEndedBefore) {
+  ASSERT_TRUE(
+      store_->UpsertJobs({Row(1, 100, 200), Row(2, 100, 300), Row(3, 100, 0, 1000, "RUNNING")})
+          .ok());
+  auto purged = store_->PurgeJobs(250);
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_THAT(Ids(*store_->FindJobs({})), ElementsAre(2, 3));
+  EXPECT_EQ(*store_->PurgeJobs(250), 0);
+}
+
 TEST_P(AcctStoreTest, EntitiesPutReplaceAndDeleteTogether) {
   ASSERT_TRUE(store_->ChangeEntities({{"qos", "normal", "a"}, {"qos", "high", "b"}}, {}).ok());
   ASSERT_TRUE(store_->ChangeEntities({{"qos", "normal", "c"}}, {{"qos", "high"}}).ok());
