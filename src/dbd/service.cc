@@ -286,8 +286,9 @@ Status DbdService::AcctRecord(const DbdCaller& who, const v1::AcctRecordRequest&
     if (r.start_time > 0 && (earliest == 0 || r.start_time < earliest)) earliest = r.start_time;
   }
   for (const v1::AcctEvent& e : req.events()) {
-    if (e.time_start() > 0 && (earliest == 0 || e.time_start() < earliest))
+    if (e.time_start() > 0 && (earliest == 0 || e.time_start() < earliest)) {
       earliest = e.time_start();
+    }
   }
   if (earliest == 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(v1::AcctRollupState state, RollupState(req.cluster()));
