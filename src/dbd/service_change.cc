@@ -395,7 +395,9 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
                                                                  : "";
   std::vector<std::string> names = w.names;
   if (names.empty() && verb != "add") {
-    for (std::string_view n : core::Split(where_value({"Name", "Names", "User", "Users"}), ',')) {
+    // The list outlives the views Split makes of it.
+    const std::string listed = where_value({"Name", "Names", "User", "Users"});
+    for (std::string_view n : core::Split(listed, ',')) {
       if (!n.empty()) names.emplace_back(n);
     }
   }
@@ -507,7 +509,8 @@ Status DbdService::AcctChange(const DbdCaller& who, const v1::AcctChangeRequest&
     std::string cluster = default_cluster;
     std::vector<std::string> accounts;
     std::string default_account, admin_level, partition;
-    for (std::string_view a : core::Split(where_value({"Account", "Accounts"}), ',')) {
+    const std::string listed = where_value({"Account", "Accounts"});
+    for (std::string_view a : core::Split(listed, ',')) {
       if (!a.empty()) accounts.emplace_back(core::ToLower(a));
     }
     v1::AcctAssoc limits = NewAssoc("", "", "", 0);
