@@ -4,10 +4,20 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 
+#include "cli/format/text.h"
 #include "core/strings.h"
 
 namespace loom::cli {
+
+std::string LocalAcctTime(int64_t t) {
+  if (t <= 0) return "Unknown";
+  const time_t tt = static_cast<time_t>(t);
+  struct tm tm;
+  localtime_r(&tt, &tm);
+  return format::FormatIsoTime(t, static_cast<int32_t>(tm.tm_gmtoff));
+}
 
 int PrintText(std::string_view text) {
   const bool written = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();

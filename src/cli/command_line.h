@@ -40,6 +40,10 @@ int BadOption(const CommandText& text, const Status& error);
 // "squeue: error: --qos is not supported by Loom yet"; returns 1.
 int NotSupported(std::string_view program, std::string_view long_name);
 
+// A time as the accounting commands print it: "2026-11-29T18:56:28" in the local time zone;
+// "Unknown" when unset (0 or less).
+std::string LocalAcctTime(int64_t t);
+
 // The name of the user running the command (what --me stands for), or its uid in decimal.
 std::string CurrentUserName();
 

@@ -129,13 +129,7 @@ struct Field {
   std::function<std::string(const Line&, int64_t now)> value;
 };
 
-std::string Time(int64_t t) {
-  if (t <= 0) return "Unknown";
-  const time_t tt = static_cast<time_t>(t);
-  struct tm tm;
-  localtime_r(&tt, &tm);
-  return format::FormatIsoTime(t, static_cast<int32_t>(tm.tm_gmtoff));
-}
+std::string Time(int64_t t) { return LocalAcctTime(t); }
 
 std::string ExitPair(int32_t status) {
   if (WIFSIGNALED(status)) return StrCat(WEXITSTATUS(status), ":", WTERMSIG(status));

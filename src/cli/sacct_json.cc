@@ -92,6 +92,12 @@ void WriteExit(JsonWriter& w, std::string_view key, int32_t code, int32_t signal
   w.EndObject();
 }
 
+// The same for a wait(2) status word.
+void WriteWaitStatus(JsonWriter& w, std::string_view key, int32_t status) {
+  WriteExit(w, key, WIFSIGNALED(status) ? 0 : WEXITSTATUS(status),
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
 void WriteCpuTime(JsonWriter& w, std::string_view key, int64_t usec) {
   w.BeginObject(key);
   w.Int("seconds", usec / 1000000);
@@ -116,9 +122,7 @@ void WriteStep(JsonWriter& w, const v1::AcctJob& a, const v1::AcctStep& s, int64
   WriteCpuTime(w, "total", s.user_cpu_usec() + s.system_cpu_usec());
   WriteCpuTime(w, "user", s.user_cpu_usec());
   w.EndObject();
-  const int32_t status = s.exit_code();
-  WriteExit(w, "exit_code", WIFSIGNALED(status) ? 0 : WEXITSTATUS(status),
-            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  WriteWaitStatus(w, "exit_code", s.exit_code());
   w.BeginObject("nodes");
   w.Int("count", s.num_nodes());
   w.String("range", s.node_list());
@@ -208,9 +212,7 @@ void WriteJob(JsonWriter& w, const v1::AcctJob& a, int64_t now,
   w.EndObject();
   w.String("cluster", a.cluster());
   w.String("constraints", j.spec().constraint());
-  const int32_t derived = a.derived_exit_code();
-  WriteExit(w, "derived_exit_code", WIFSIGNALED(derived) ? 0 : WEXITSTATUS(derived),
-            WIFSIGNALED(derived) ? WTERMSIG(derived) : 0);
+  WriteWaitStatus(w, "derived_exit_code", a.derived_exit_code());
   int64_t user_usec = 0, system_usec = 0;
   for (const v1::AcctStep& s : a.steps()) {
     user_usec += s.user_cpu_usec();

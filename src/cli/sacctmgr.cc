@@ -254,14 +254,6 @@ Table<v1::AcctQos> QosTable() {
           "MaxJobsPA,MaxSubmitPA,MinTRES"};
 }
 
-std::string LocalTime(int64_t t) {
-  if (t <= 0) return "Unknown";
-  const time_t tt = static_cast<time_t>(t);
-  struct tm tm;
-  localtime_r(&tt, &tm);
-  return format::FormatIsoTime(t, static_cast<int32_t>(tm.tm_gmtoff));
-}
-
 Table<v1::AcctEvent> EventTable() {
   return {{{"Cluster", {}, 10},
            {"ClusterNodes", {}, 20},
@@ -277,8 +269,8 @@ Table<v1::AcctEvent> EventTable() {
           [](const v1::AcctEvent& e, std::string_view col) -> std::string {
             if (col == "Cluster") return e.cluster();
             if (col == "NodeName") return e.node();
-            if (col == "TimeStart") return LocalTime(e.time_start());
-            if (col == "TimeEnd") return LocalTime(e.time_end());
+            if (col == "TimeStart") return LocalAcctTime(e.time_start());
+            if (col == "TimeEnd") return LocalAcctTime(e.time_end());
             if (col == "Duration") {
               const int64_t end = e.time_end() > 0 ? e.time_end() : core::RealClock().UnixSeconds();
               return core::FormatDuration(std::max<int64_t>(0, end - e.time_start()));
