@@ -305,10 +305,7 @@ int Srun::Run(const std::string& host) {
   }
   // Like Slurm's srun, return once the job's record says it ended, so that the next command
   // sees it done.
-  for (int i = 0; i < 50 && !final_ && !give_up_; ++i) {
-    Query();
-    if (!final_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  AwaitRecordedEnd([this] { Query(); }, final_, give_up_);
   monitor_.FlushReports();
   for (int fd : files_) ::close(fd);
   return monitor_.ExitCode(in_.error_exit);
@@ -338,6 +335,9 @@ int RunSrun(int argc, char** argv) {
     case submit::SrunInput::Action::kCpuBindHelp:
       std::printf("%s", submit::CpuBindHelpText().c_str());
       return 0;
+    case submit::SrunInput::Action::kMpiList:
+      std::printf("%s", submit::MpiListText().c_str());
+      return 0;
     case submit::SrunInput::Action::kHelp:
     case submit::SrunInput::Action::kUsage:
       std::printf("%s", submit::SrunHelpText().c_str());
@@ -350,6 +350,7 @@ int RunSrun(int argc, char** argv) {
     Say(StrCat("srun: error: ", std::string(client.status().message())));
     return input->error_exit;
   }
+  submit::ResolveMpi(client->config().mpi_default, &*input);
   StatusOr<std::string> key = RandomKey();
   if (!key.ok()) {
     Say(StrCat("srun: error: ", std::string(key.status().message())));

@@ -280,10 +280,7 @@ int StepRun::Run(const std::string& host) {
     }
   }
   // Return once the controller has the step's end, so that the next command sees it.
-  for (int i = 0; i < 50 && !final_ && !give_up_; ++i) {
-    QueryStep();
-    if (!final_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  AwaitRecordedEnd([this] { QueryStep(); }, final_, give_up_);
   monitor_.FlushReports();
   for (int fd : files_) ::close(fd);
   return monitor_.ExitCode(in_.error_exit);
@@ -297,6 +294,7 @@ int RunSrunInJob(submit::SrunInput input) {
     Say(StrCat("srun: error: ", std::string(client.status().message())));
     return input.error_exit;
   }
+  submit::ResolveMpi(client->config().mpi_default, &input);
   StatusOr<std::string> key = RandomKey();
   if (!key.ok()) {
     Say(StrCat("srun: error: ", std::string(key.status().message())));

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/strings.h"
@@ -432,6 +433,18 @@ InterruptHandler::Action InterruptHandler::OnSignal(
   }
   say("srun: forcing job termination");
   return Action::kAbort;
+}
+
+void AwaitRecordedEnd(const std::function<void()>& query, const bool& done, const bool& give_up) {
+  auto pause = std::chrono::milliseconds(5);
+  const core::Clock& clock = core::RealClock();
+  const auto deadline = clock.Monotonic() + std::chrono::seconds(5);
+  while (!done && !give_up) {
+    query();
+    if (done || clock.Monotonic() >= deadline) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
 }
 
 }  // namespace loom::cli

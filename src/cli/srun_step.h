@@ -204,4 +204,10 @@ class InterruptHandler {
   std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
 };
 
+// After the tasks have ended: calls `query` (which asks the controller and sets `done` once
+// the record says the job or step ended) until `done` or `give_up`, at most about 5 s. It
+// looks again soon at first and less often later: the end is usually recorded within a few
+// milliseconds, and the next command should see it.
+void AwaitRecordedEnd(const std::function<void()>& query, const bool& done, const bool& give_up);
+
 }  // namespace loom::cli

@@ -231,6 +231,11 @@ struct ControllerHost {
   friend bool operator==(const ControllerHost&, const ControllerHost&) = default;
 };
 
+// The MPI wire-up types (MpiDefault, srun --mpi, SLURM_MPI_TYPE): none, PMI-2 for
+// MPICH-family libraries, and PMIx ("pmix_v4" names the same server, as Slurm's plugin
+// versions do).
+inline constexpr std::string_view kMpiTypes[] = {"none", "pmi2", "pmix", "pmix_v4"};
+
 struct ClusterConfig {
   std::string cluster_name;
   std::vector<ControllerHost> controllers;  // primary first, then backups
@@ -295,6 +300,8 @@ struct ClusterConfig {
   // TreeWidth: how many node daemons one daemon (or the controller) passes a step launch on
   // to; the rest go through them (core::FanoutTree).
   int32_t tree_width = 50;
+  // MpiDefault: the MPI wire-up of steps whose srun gives no --mpi (one of kMpiTypes).
+  std::string mpi_default = "none";
   // TaskPlugin (e.g. task/affinity,task/cgroup) and TaskPluginParam as written: with
   // task/affinity the node daemons bind tasks to CPUs even without --cpu-bind.
   std::vector<std::string> task_plugins;

@@ -234,6 +234,20 @@ TEST(GlobalKeys, JobAcctGatherFrequency) {
   EXPECT_FALSE(ParseBody("JobAcctGatherFrequency=gpu=5\n").ok());
 }
 
+TEST(GlobalKeys, MpiDefaultIsOneOfTheWireUpTypes) {
+  auto none = ParseBody("ClusterName=c\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->mpi_default, "none");
+  auto pmix = ParseBody("MpiDefault=PMIx_v4\n");
+  ASSERT_TRUE(pmix.ok()) << ErrorText(pmix);
+  EXPECT_EQ(pmix->mpi_default, "pmix_v4");
+  auto bad = ParseBody("MpiDefault=openmpi\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(
+      ErrorText(bad),
+      HasSubstr("invalid value 'openmpi' for MpiDefault: expected none, pmi2, pmix or pmix_v4"));
+}
+
 TEST(GlobalKeys, TopologyAccountingAndLimits) {
   auto c = ParseBody(
       "TopologyPlugin=topology/tree\nGresTypes=gpu,MPS\n"

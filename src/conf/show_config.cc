@@ -80,6 +80,7 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   }
   kv["MinJobAge"] = Seconds(c.min_job_age_s);
   kv["TreeWidth"] = StrCat(c.tree_width);
+  kv["MpiDefault"] = c.mpi_default;
   kv["JobSubmitPlugins"] = c.job_submit_lua ? "lua" : "(null)";
   kv["CliFilterPlugins"] = c.cli_filter_lua ? "lua" : "(null)";
   kv["TaskPlugin"] = OrNull(core::Join(c.task_plugins, ","));

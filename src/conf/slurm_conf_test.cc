@@ -294,7 +294,9 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         // And fair share's.
         kv.starts_with("PriorityFlags=") || kv.starts_with("PriorityUsageResetPeriod=") ||
         // And submit-time policy (docs/admin/job-submit.md).
-        kv == "JobSubmitPlugins=lua" || kv == "CliFilterPlugins=lua") {
+        kv == "JobSubmitPlugins=lua" || kv == "CliFilterPlugins=lua" ||
+        // And MPI wire-up's default (docs/user/mpi.md).
+        kv.starts_with("MpiDefault=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;

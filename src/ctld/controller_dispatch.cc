@@ -25,6 +25,13 @@ std::string GpuIdList(model::GpuMask gpus) {
   return out;
 }
 
+// Whether a step's environment asks for MPI wire-up (srun sets SLURM_MPI_TYPE from --mpi or
+// MpiDefault): its supervisors then need every node's loomd to exchange their ranks' data.
+bool WantsWireUp(const v1::LaunchTasksRequest& req) {
+  auto it = req.environment().find("SLURM_MPI_TYPE");
+  return it != req.environment().end() && !it->second.empty() && it->second != "none";
+}
+
 }  // namespace
 
 void Controller::CarryOut(const Effects& fx) {
@@ -225,6 +232,14 @@ Status Controller::StepUsage(JobId id, const Caller& who, v1::StepUsageReply* re
 }
 
 void Controller::SendLaunches(std::vector<v1::ForwardedLaunch> launches, int32_t tree_width) {
+  if (!launches.empty() && WantsWireUp(launches.front().request())) {
+    std::vector<std::string> addresses;
+    for (const v1::ForwardedLaunch& l : launches) addresses.push_back(l.address());
+    for (v1::ForwardedLaunch& l : launches) {
+      l.mutable_request()->mutable_step_addresses()->Assign(addresses.begin(), addresses.end());
+      l.mutable_request()->set_tree_width(tree_width);
+    }
+  }
   // At most TreeWidth nodes hear from the controller; they pass the launch on.
   for (v1::ForwardedLaunch& root : rpc::LaunchTree(std::move(launches), tree_width)) {
     links_->LaunchTasks(root.address(), root.node(), std::move(*root.mutable_request()));

@@ -70,4 +70,15 @@ std::vector<v1::NodeLaunchError> LaunchForwarder::Forward(
   return failed;
 }
 
+Status LaunchForwarder::Relay(const std::string& address, const v1::StepRelay& message,
+                              std::chrono::system_clock::time_point deadline) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(deadline);
+  RETURN_IF_ERROR(rpc::AttachCredential(&ctx, *munge_, "RelayStep", message));
+  v1::RelayStepReply reply;
+  grpc::Status g = StubFor(address)->RelayStep(&ctx, message, &reply);
+  if (!g.ok()) return absl::UnavailableError(g.error_message());
+  return rpc::FromWire(reply.error());
+}
+
 }  // namespace loom::noded

@@ -1,9 +1,10 @@
-// A node daemon's part in the TreeWidth fan-out of step launches: the launches the controller
-// (or the daemon above) asked this node to pass on go to their nodes at once, in parallel,
-// each with a fresh MUNGE credential of this daemon (root, as the controller's daemons
-// accept); the answers, and the nodes further below that failed, come back as one list.
+// A node daemon's calls to other node daemons, each with a fresh MUNGE credential of this
+// daemon (root, as the controller's daemons accept): the step launches of the TreeWidth
+// fan-out that the controller (or the daemon above) asked this node to pass on go to their
+// nodes at once, in parallel, and the answers, with the nodes further below that failed, come
+// back as one list; and the wire-up messages of steps' supervisors (Relay).
 //
-// Thread-safe: the daemon's RPC threads call Forward at the same time.
+// Thread-safe: the daemon's RPC threads call Forward and Relay at the same time.
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,9 @@ class LaunchForwarder {
   std::vector<v1::NodeLaunchError> Forward(
       const google::protobuf::RepeatedPtrField<v1::ForwardedLaunch>& launches,
       std::chrono::system_clock::time_point deadline);
+  // Passes a step's wire-up message (noded/step_relay.h) to the loomd at `address`.
+  Status Relay(const std::string& address, const v1::StepRelay& message,
+               std::chrono::system_clock::time_point deadline);
 
  private:
   v1::NodeDaemon::Stub* StubFor(const std::string& address);

@@ -41,6 +41,7 @@
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/forwarder.h"
 #include "noded/proc_usage.h"
+#include "noded/step_relay.h"
 #include "noded/stepd_launcher.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -84,6 +85,8 @@ class NodeService final : public v1::NodeDaemon::Service {
                          v1::StepUsageReply* reply) override;
   grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
                     v1::PingReply* reply) override;
+  grpc::Status RelayStep(grpc::ServerContext* ctx, const v1::StepRelay* req,
+                         v1::RelayStepReply* reply) override;
 
  private:
   Daemon* d_;
@@ -99,6 +102,11 @@ class Daemon {
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
     forwarder_ = std::make_unique<LaunchForwarder>(munge_.get());
+    relay_ = std::make_unique<StepRelayHub>(
+        stepd::RelaySocketPath(opt_.spool, opt_.node),
+        [this](const std::string& address, const v1::StepRelay& message) {
+          return forwarder_->Relay(address, message, rpc::DeadlineIn(std::chrono::seconds(10)));
+        });
     auto slurm_user = auth::LookupUserByName(site_.cluster.slurm_user);
     controller_uid_ = slurm_user.ok() ? slurm_user->uid : 0;
     stub_ = v1::Controller::NewStub(
@@ -128,6 +136,7 @@ class Daemon {
   }
 
   LaunchForwarder& forwarder() { return *forwarder_; }
+  StepRelayHub& relay() { return *relay_; }
 
   // What the job's batch script and step tasks here use (sstat): CPU now, and the largest
   // memory and page counts seen, now or at the samples the daemon takes (SamplePeaks).
@@ -264,7 +273,9 @@ class Daemon {
           registered = Call("Heartbeat", req, &reply, &v1::Controller::Stub::Heartbeat);
         }
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      // A supervisor that exits (its result written) ends the wait: its end is reported at
+      // once, not at the next tick.
+      launcher_.WaitForEnd(std::chrono::milliseconds(100));
     }
   }
   void Stop() { stop_ = true; }
@@ -334,6 +345,7 @@ class Daemon {
   noded::StepdLauncher launcher_;  // thread-safe
   v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
+  std::unique_ptr<StepRelayHub> relay_;         // thread-safe; uses forwarder_
   core::Mutex peaks_mu_;
   // The largest memory seen of each running task.
   std::map<TaskKey, ProcessUsage> peaks_ ABSL_GUARDED_BY(peaks_mu_);
@@ -387,6 +399,13 @@ grpc::Status NodeService::StepUsage(grpc::ServerContext* ctx, const v1::StepUsag
 grpc::Status NodeService::Ping(grpc::ServerContext* ctx, const v1::PingRequest* req,
                                v1::PingReply* reply) {
   return Answer(reply, d_->CheckController(*ctx, "Ping", *req));
+}
+
+grpc::Status NodeService::RelayStep(grpc::ServerContext* ctx, const v1::StepRelay* req,
+                                    v1::RelayStepReply* reply) {
+  Status s = d_->CheckController(*ctx, "RelayStep", *req);
+  if (s.ok()) d_->relay().Deliver(*req);
+  return Answer(reply, s);
 }
 
 }  // namespace
@@ -557,6 +576,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   noded::Daemon daemon(opt, *site);
+  // Steps' supervisors reach each other through it (MPI wire-up).
+  if (Status s = daemon.relay().Start(); !s.ok()) {
+    core::LogAt(core::LogLevel::kFatal, "{}", s.message());
+    return 1;
+  }
   noded::NodeService service(&daemon);
   grpc::ServerBuilder builder;
   int bound = 0;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +335,34 @@ void StepdLauncher::Forget(const stepd::StepRef& ref) {
   std::error_code ec;
   std::filesystem::remove_all(PathsFor(ref).dir, ec);
   supervised_.erase(it);
+}
+
+StepdLauncher::~StepdLauncher() {
+  core::MutexLock lock(&mu_);
+  for (const auto& [ref, fd] : watched_) ::close(fd);
+}
+
+void StepdLauncher::WaitForEnd(std::chrono::milliseconds timeout) {
+  std::vector<pollfd> fds;
+  {
+    core::MutexLock lock(&mu_);
+    for (auto it = watched_.begin(); it != watched_.end();) {
+      auto s = supervised_.find(it->first);
+      if (s != supervised_.end() && s->second.running()) {
+        ++it;
+        continue;
+      }
+      ::close(it->second);  // reaped (its pidfd reads ready for good) or forgotten
+      it = watched_.erase(it);
+    }
+    for (const auto& [ref, entry] : supervised_) {
+      if (!entry.running() || entry.pids.stepd.pid == 0 || watched_.contains(ref)) continue;
+      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, entry.pids.stepd.pid, 0));
+      if (fd >= 0) watched_[ref] = fd;
+    }
+    for (const auto& [ref, fd] : watched_) fds.push_back({fd, POLLIN, 0});
+  }
+  (void)::poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
 }
 
 std::vector<stepd::StepRef> StepdLauncher::Recover() {

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,6 +39,7 @@ struct StepdLauncherOptions {
 class StepdLauncher {
  public:
   explicit StepdLauncher(StepdLauncherOptions options);
+  ~StepdLauncher();
   StepdLauncher(const StepdLauncher&) = delete;
   StepdLauncher& operator=(const StepdLauncher&) = delete;
 
@@ -86,6 +88,10 @@ class StepdLauncher {
   pid_t ScriptPid(uint64_t job_id) const;
   // The tasks of step `ref` that its supervisor started and that still run.
   std::vector<stepd::TaskRecord> StepTasks(const stepd::StepRef& ref) const;
+  // Waits at most `timeout` for one of the running supervisors to exit (each is watched
+  // through a pidfd, never waited for), so that its end is reaped at once. Returns at the
+  // timeout when none does.
+  void WaitForEnd(std::chrono::milliseconds timeout);
 
  private:
   struct Entry {
@@ -107,6 +113,7 @@ class StepdLauncher {
   const StepdLauncherOptions opt_;
   mutable core::Mutex mu_;
   std::map<stepd::StepRef, Entry> supervised_ ABSL_GUARDED_BY(mu_);
+  std::map<stepd::StepRef, int> watched_ ABSL_GUARDED_BY(mu_);  // running supervisors' pidfds
 };
 
 }  // namespace loom::noded

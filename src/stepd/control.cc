@@ -150,16 +150,26 @@ StatusOr<std::string> ReadLine(int fd, int timeout_ms) {
   }
 }
 
-Status SendRequest(const std::string& socket_path, const ControlRequest& request, int timeout_ms) {
-  ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(socket_path));
+StatusOr<int> ConnectUnix(const std::string& path) {
+  ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(path));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError(StrCat("socket: ", std::strerror(errno)));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS) {
     const int err = errno;
     ::close(fd);
-    return absl::UnavailableError(
-        StrCat("no loom-stepd answers at ", socket_path, ": ", std::strerror(err)));
+    return absl::UnavailableError(StrCat("nothing listens at ", path, ": ", std::strerror(err)));
   }
+  return fd;
+}
+
+Status SendRequest(const std::string& socket_path, const ControlRequest& request, int timeout_ms) {
+  StatusOr<int> connected = ConnectUnix(socket_path);
+  if (!connected.ok()) {
+    if (!absl::IsUnavailable(connected.status())) return connected.status();
+    return absl::UnavailableError(
+        StrCat("no loom-stepd answers: ", std::string(connected.status().message())));
+  }
+  const int fd = *connected;
   Status sent = WriteAll(fd, FormatRequest(request) + "\n", timeout_ms);
   if (!sent.ok()) {
     ::close(fd);

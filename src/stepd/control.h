@@ -34,6 +34,9 @@ Status ParseReply(std::string_view line);
 // A listening unix socket at `path` (an old socket file there is replaced), mode 0600,
 // close-on-exec and non-blocking; the caller closes it.
 StatusOr<int> ListenUnix(const std::string& path);
+// A connection to the unix socket at `path`, close-on-exec and non-blocking; Unavailable
+// when nothing listens there.
+StatusOr<int> ConnectUnix(const std::string& path);
 // Reads one line (up to 4 KiB, without its newline) from `fd`, waiting at most timeout_ms.
 StatusOr<std::string> ReadLine(int fd, int timeout_ms);
 // Sends `request` to the loom-stepd listening at `socket_path` and returns its answer.

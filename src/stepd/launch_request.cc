@@ -132,6 +132,8 @@ StatusOr<stepd::StepJob> StepJobOf(const v1::LaunchTasksRequest& req, const std:
   step.job.time_limit_s = req.time_limit_s();
   step.job.environment.insert(req.environment().begin(), req.environment().end());
   step.io_key = req.io_key();
+  step.node_addresses.assign(req.step_addresses().begin(), req.step_addresses().end());
+  step.tree_width = req.tree_width();
   if (!req.has_step_id()) {
     // The job's only step: srun's command and I/O come with the job's submission.
     const v1::SrunStep& srun = req.job().spec().srun();

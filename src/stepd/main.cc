@@ -144,6 +144,7 @@ StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRe
   so.step = std::move(prepared.step);
   so.settings = std::move(prepared.settings);
   so.confine = std::move(prepared.confine);
+  so.relay_socket = RelaySocketPath(a.spool, a.node);
   auto supervisor = std::make_unique<StepSupervisor>(std::move(so));
   RETURN_IF_ERROR(supervisor->Start());
   s.tasks = supervisor->Tasks();
@@ -252,12 +253,19 @@ int Run(Args a, const StepRef& ref) {
                       result->max_rss_bytes >> 10, " KiB"));
       return 0;
     }
-    int timeout = ref.is_batch() ? 500 : 100;  // a step's tasks end on threads of their own
+    // A step's tasks end on threads of their own, which wake this loop; without that
+    // descriptor it looks every 100 ms.
+    const int wake_fd = supervisor.WakeFd();
+    int timeout = ref.is_batch() ? 500 : wake_fd >= 0 ? 1000 : 100;
     if (auto next = supervisor.NextDeadlineMs()) {
       timeout = static_cast<int>(std::clamp<int64_t>(*next - NowMs(), 0, timeout));
     }
-    pollfd fds[2] = {{*listen_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
-    ::poll(fds, sig_fd >= 0 ? 2 : 1, timeout);
+    pollfd fds[3] = {{*listen_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    ::poll(fds, 3, timeout);
+    if (fds[2].revents & POLLIN) {
+      uint64_t ignored;
+      (void)!::read(wake_fd, &ignored, sizeof ignored);
+    }
     if (fds[0].revents & POLLIN) Serve(*listen_fd, supervisor);
     signalfd_siginfo info;
     while (sig_fd >= 0 && ::read(sig_fd, &info, sizeof info) == sizeof info) {

@@ -20,6 +20,10 @@ std::string HardwarePath(const std::string& spool, const std::string& node) {
   return StrCat(StepdRoot(spool), "/", node, ".hardware");
 }
 
+std::string RelaySocketPath(const std::string& spool, const std::string& node) {
+  return StrCat(StepdRoot(spool), "/", node, ".relay");
+}
+
 std::string Describe(const StepRef& ref) {
   switch (ref.kind) {
     case StepRef::Kind::kBatch:

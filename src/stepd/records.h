@@ -70,6 +70,9 @@ StatusOr<StepRef> ParseStepArg(uint64_t job, std::string_view arg);
 std::string StepdRoot(const std::string& spool);
 // SPOOL/stepd/<node>.hardware: what loomd found on the host (a v1::NodeHardware).
 std::string HardwarePath(const std::string& spool, const std::string& node);
+// SPOOL/stepd/<node>.relay: loomd's unix socket for its supervisors' MPI wire-up messages
+// (v1::StepRelay frames), which it passes to the other nodes of their steps.
+std::string RelaySocketPath(const std::string& spool, const std::string& node);
 StepdPaths PathsOf(const std::string& spool, const std::string& node, const StepRef& ref);
 // The supervisors of `node` that have a directory under StepdRoot(spool), ascending.
 std::vector<StepRef> ListSupervised(const std::string& spool, const std::string& node);

@@ -54,6 +54,7 @@ struct ChildPlan {
   // report_failures, a failure before exec is written to it too; else the child exits with
   // the errno.
   int report_fd = -1;
+  int inherit_fd = -1;  // kept, under its number, across exec
   bool report_failures = true;
   const std::vector<int>* cgroup_procs_fds = nullptr;  // joined before the user is taken
   bool set_affinity = false;
@@ -131,18 +132,25 @@ void FormatDecimal(char* out, long value) {
   out[n] = '\0';
 }
 
-// Closes every descriptor from `first` up, except `keep`.
-void CloseFrom(int first, int keep) {
-  const bool closed = keep >= first ? (keep == first || close_range(first, keep - 1, 0) == 0) &&
-                                          close_range(keep + 1, ~0U, 0) == 0
-                                    : close_range(first, ~0U, 0) == 0;
+// Closes every descriptor from `first` up, except `keep` and `keep2` (-1: none).
+void CloseFrom(int first, int keep, int keep2) {
+  int kept[2] = {keep, keep2};
+  if (kept[0] > kept[1]) std::swap(kept[0], kept[1]);
+  bool closed = true;
+  unsigned from = static_cast<unsigned>(first);
+  for (int k : kept) {
+    if (k < first) continue;
+    if (static_cast<unsigned>(k) > from) closed = closed && close_range(from, k - 1, 0) == 0;
+    from = static_cast<unsigned>(k) + 1;
+  }
+  closed = closed && close_range(from, ~0U, 0) == 0;
   if (closed) return;
   struct rlimit limit;  // a kernel without close_range (before 5.9)
   long max = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
                  ? static_cast<long>(limit.rlim_cur)
                  : 65536;
   for (long fd = first; fd < max; ++fd) {
-    if (fd != keep) close(static_cast<int>(fd));
+    if (fd != keep && fd != keep2) close(static_cast<int>(fd));
   }
 }
 
@@ -264,7 +272,8 @@ int OpenOutput(int given, const char* path, int flags, int* open_errno) {
     }
     WriteString(2, plan.notice_tail);
   }
-  CloseFrom(3, plan.report_fd);
+  CloseFrom(3, plan.report_fd, plan.inherit_fd);
+  if (plan.inherit_fd >= 0) fcntl(plan.inherit_fd, F_SETFD, 0);  // kept across exec
 
   execve(plan.program, plan.argv.data(), plan.envp.data());
   int exec_errno = errno;
@@ -462,6 +471,7 @@ StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   plan.report_fd = pipe_fds[1];
   plan.report_failures = spec.on_failure == ProcessSpec::OnFailure::kReport;
   plan.cgroup_procs_fds = &spec.cgroup_procs_fds;
+  plan.inherit_fd = spec.inherit_fd;
   if (!spec.notice_head.empty() || !spec.notice_tail.empty()) {
     plan.notice_head = spec.notice_head.c_str();
     plan.notice_tail = spec.notice_tail.c_str();

@@ -71,6 +71,9 @@ struct ProcessSpec {
   // to each, joining those cgroups, right after it starts its session and before it takes
   // the job's user, so that everything it runs is confined. A failure is reported as above.
   std::vector<int> cgroup_procs_fds;
+  // A descriptor (>= 3, close-on-exec in the caller) the process keeps under its number
+  // across exec: a PMI server's socket (PMI_FD). -1: none.
+  int inherit_fd = -1;
   // The CPUs the process may run on (sched_setaffinity, before the job's user is taken);
   // empty: those it inherits. CPUs this host does not have are left out; when none of them
   // is here the process keeps the inherited set (an emulated node's CPU ids).

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "model/job_request.h"
 #include "model/step.h"
 #include "rpc/frame.h"
+#include "stepd/mpi/wire_up.h"
 
 namespace loom::stepd {
 namespace {
@@ -29,8 +32,8 @@ int64_t NowMs() { return core::RealClock().MonotonicMs(); }
 // How long a task's pipes may stay open after the task ended (held by a process that left
 // its process group) before they are closed and the task counts as done.
 constexpr int64_t kDrainAfterExitMs = 2000;
-// How long the I/O thread sleeps when nothing happens: the latency of noticing an exit that
-// closed no pipe (a task whose output goes to files).
+// How long the I/O thread sleeps when nothing happens: the latency of noticing an exit
+// where the kernel offers no pidfd (before Linux 5.3) and the task's output goes to files.
 constexpr int kPollMs = 100;
 
 void CloseFd(int& fd) {
@@ -99,6 +102,9 @@ std::string FindCommand(const std::string& name, const std::string& path,
 struct StepLauncher::Task {
   int32_t id = 0;
   pid_t pid = 0;
+  // Readable once the task has ended (pidfd_open), so that its end is seen at once rather
+  // than at the next poll; -1 where the kernel has no pidfds. The I/O thread's.
+  int pid_fd = -1;
   // Owned by the I/O thread once it runs.
   int out_fd = -1;
   int err_fd = -1;
@@ -120,6 +126,7 @@ struct StepLauncher::Step {
     for (Task& t : tasks) {
       CloseFd(t.out_fd);
       CloseFd(t.err_fd);
+      CloseFd(t.pid_fd);
     }
   }
 
@@ -140,10 +147,14 @@ struct StepLauncher::Step {
   model::StepStatus status;
   std::unique_ptr<StepCgroup> cgroup;  // null: not confined
   bool out_of_memory = false;          // the OOM killer ended some process in its cgroup
+  std::unique_ptr<WireUp> wire_up;     // MPI wire-up; the I/O thread's once it runs
 };
 
 StepLauncher::StepLauncher(NodeSettings settings, int io_timeout_ms, ConfineStep confine)
-    : settings_(std::move(settings)), io_timeout_ms_(io_timeout_ms), confine_(std::move(confine)) {}
+    : settings_(std::move(settings)),
+      io_timeout_ms_(io_timeout_ms),
+      confine_(std::move(confine)),
+      finished_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 StepLauncher::~StepLauncher() {
   std::vector<Step*> all;
@@ -161,6 +172,7 @@ StepLauncher::~StepLauncher() {
   for (Step* step : all) {
     if (step->io.joinable()) step->io.join();
   }
+  if (finished_fd_ >= 0) ::close(finished_fd_);
 }
 
 bool StepLauncher::IsRunning(model::JobId job, std::optional<uint32_t> step) const {
@@ -180,7 +192,7 @@ std::vector<StepLauncher::Step*> StepLauncher::Matching(model::JobId job,
   return out;
 }
 
-Status StepLauncher::Start(const StepJob& step_job) {
+Status StepLauncher::Start(const StepJob& step_job, const StartWireUpFn& wire_up) {
   const BatchJob& job = step_job.job;
   auto fail = [&job](const Status& status) {
     return Status(status.code(), StrCat("job ", job.job_id, ": ", std::string(status.message())));
@@ -262,6 +274,11 @@ Status StepLauncher::Start(const StepJob& step_job) {
 
   StatusOr<JobIdentity> who = IdentityOf(job);
   if (!who.ok()) return abort(who.status());
+  if (wire_up) {
+    StatusOr<std::unique_ptr<WireUp>> started_wire_up = wire_up();
+    if (!started_wire_up.ok()) return abort(started_wire_up.status());
+    step->wire_up = *std::move(started_wire_up);
+  }
   // What each task may use: decided in one place (BindStep), for the step's tasks here.
   StatusOr<model::StepBinding> binding =
       BindStep(job, step_job.node_cpus, step_job.binding, ids, settings_);
@@ -328,6 +345,15 @@ Status StepLauncher::Start(const StepJob& step_job) {
     about.binding = &mine;
     about.cpu_bind_env = &cpu_bind_env;
     spec.environment = TaskEnvironment(job, settings_, who->user, about);
+    if (step->wire_up) {
+      StatusOr<std::map<std::string, std::string>> added = step->wire_up->TaskEnvironment(task.id);
+      if (!added.ok()) {
+        close_procs();
+        return abort(added.status());
+      }
+      for (auto& [key, value] : *added) spec.environment[key] = std::move(value);
+      spec.inherit_fd = step->wire_up->TaskDescriptor(task.id);
+    }
     if (bound) spec.cpu_affinity = mine.cpus.ToVector();
     spec.cgroup_procs_fds = procs_fds;
     if (cpu_verbose) {
@@ -377,11 +403,13 @@ Status StepLauncher::Start(const StepJob& step_job) {
     StatusOr<pid_t> pid = piped.ok() ? SpawnProcess(spec) : StatusOr<pid_t>(piped);
     if (child_out >= 0) ::close(child_out);
     if (child_err >= 0) ::close(child_err);
+    if (step->wire_up) step->wire_up->TaskStarted(task.id);
     if (!pid.ok()) {
       close_procs();
       return abort(pid.status());
     }
     task.pid = *pid;
+    task.pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0));
     started.push_back(*pid);
   }
   close_procs();
@@ -535,6 +563,7 @@ void StepLauncher::RunIo(Step* step) {
     for (const Task& t : step->tasks) {
       if (t.out_fd >= 0) fds.push_back({t.out_fd, POLLIN, 0});
       if (t.err_fd >= 0) fds.push_back({t.err_fd, POLLIN, 0});
+      if (t.pid_fd >= 0) fds.push_back({t.pid_fd, POLLIN, 0});
     }
     (void)::poll(fds.data(), fds.size(), kPollMs);
     char sink[64];
@@ -559,6 +588,7 @@ void StepLauncher::RunIo(Step* step) {
       for (Task& t : step->tasks) {
         if (t.reaped) continue;
         if (std::optional<Reaped> r = ReapIfEnded(t.pid)) {
+          CloseFd(t.pid_fd);  // readable from now on: polled no more
           t.reaped = true;
           t.wait_status = r->wait_status;
           t.reaped_at_ms = now;
@@ -606,6 +636,9 @@ void StepLauncher::RunIo(Step* step) {
     }
   }
   step->srun.reset();  // closing the connection tells srun this node is done
+  // The tasks are gone: so is their wire-up server (it may call Terminate meanwhile, so
+  // not under mu_).
+  step->wire_up.reset();
   if (step->cgroup) {
     // Whatever the tasks left behind goes with the step; an OOM kill marks it.
     auto usage = step->cgroup->Usage();
@@ -625,6 +658,9 @@ void StepLauncher::RunIo(Step* step) {
   core::MutexLock lock(&mu_);
   for (const Task& t : step->tasks) step->status.Add(t.wait_status);
   step->finished = true;
+  if (finished_fd_ >= 0) (void)!::eventfd_write(finished_fd_, 1);
 }
+
+int StepLauncher::finished_fd() const { return finished_fd_; }
 
 }  // namespace loom::stepd

@@ -59,7 +59,16 @@ struct StepJob {
   std::string node_cpus;   // the CPUs the job holds on this node ("0-7"); empty: unknown
   // The job's only step (no placement): how its task ids map onto the job's nodes (-m).
   model::Distribution distribution = model::Distribution::kBlock;
+  // For MPI wire-up (mpi/wire_up.h): the loomd of each of the step's nodes, in the step's
+  // order, and TreeWidth; empty when the step asked for none.
+  std::vector<std::string> node_addresses = {};
+  int32_t tree_width = 0;
 };
+
+class WireUp;  // mpi/wire_up.h
+// Starts the step's MPI wire-up on this node, once srun has been reached and before the
+// tasks start; null when the step asks for none.
+using StartWireUpFn = std::function<StatusOr<std::unique_ptr<WireUp>>()>;
 
 // A step whose tasks have all ended on this node: the job's only step (step_id unset) or a
 // step inside the job's allocation.
@@ -120,7 +129,9 @@ class StepLauncher {
   // On an error after the connection, srun is told why (a Failure frame) and nothing of the
   // job is left running. A task whose command cannot be run still starts: it writes
   // "loom-stepd: error: execve(): CMD: REASON" to its stderr and exits with the errno.
-  Status Start(const StepJob& step);
+  // `wire_up`, when set, starts the step's MPI wire-up: each task's environment gets what it
+  // adds, and it is stopped once the tasks have all ended.
+  Status Start(const StepJob& step, const StartWireUpFn& wire_up = {});
   // Sends `sig` to every task's process group: of step `step` of the job, or of all its
   // steps when unset. NotFound when no such step runs here.
   Status Signal(model::JobId job, int sig, std::optional<uint32_t> step = std::nullopt);
@@ -133,6 +144,10 @@ class StepLauncher {
   // or srun gone), each with the tasks' wait statuses added up by srun's rule
   // (model::StepStatus). Never blocks.
   std::vector<FinishedStep> Reap();
+
+  // Readable (an eventfd) once a step has finished since it was last read, so that a
+  // caller waiting for Reap need not poll; -1 when it could not be made.
+  int finished_fd() const;
 
   // Whether some step of `job` (or step `step` of it) runs here.
   bool IsRunning(model::JobId job, std::optional<uint32_t> step = std::nullopt) const;
@@ -159,6 +174,7 @@ class StepLauncher {
   const NodeSettings settings_;
   const int io_timeout_ms_;
   const ConfineStep confine_;
+  const int finished_fd_;
   mutable core::Mutex mu_;
   // By job and step (unset: the job's only step).
   using StepKey = std::pair<model::JobId, std::optional<uint32_t>>;

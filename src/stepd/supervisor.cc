@@ -12,8 +12,16 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "core/time_format.h"
+#include "stepd/mpi/wire_up.h"
 
 namespace loom::stepd {
+namespace {
+
+// After an abort, the ranks left get SIGTERM and, this much later, SIGKILL: they are stuck
+// in a collective that will never complete.
+constexpr int64_t kAbortKillWaitS = 1;
+
+}  // namespace
 
 using core::StrCat;
 
@@ -141,7 +149,16 @@ std::optional<uint32_t> StepSupervisor::step_id() const {
   return opt_.step.placement->step_id;
 }
 
-Status StepSupervisor::Start() { return launcher_.Start(opt_.step); }
+Status StepSupervisor::Start() {
+  if (MpiTypeOf(opt_.step).empty()) return launcher_.Start(opt_.step);
+  return launcher_.Start(opt_.step, [this] {
+    return StartWireUp(opt_.step, opt_.relay_socket, [this](const std::string& why) {
+      core::LogInfo("job {}: {}; ending the step's tasks here", opt_.step.job.job_id, why);
+      // Called on the wire-up's threads, which Terminate leaves alone.
+      (void)launcher_.Terminate(opt_.step.job.job_id, kAbortKillWaitS, step_id());
+    });
+  });
+}
 
 std::vector<TaskRecord> StepSupervisor::Tasks() const {
   std::vector<TaskRecord> out;

@@ -53,6 +53,9 @@ class Supervision {
   virtual std::optional<StepResult> Poll() = 0;
   // When Poll must next run for a deadline (monotonic ms); nullopt when none is pending.
   virtual std::optional<int64_t> NextDeadlineMs() const = 0;
+  // A descriptor that becomes readable when Poll has something new (the caller drains it);
+  // -1 when Poll must be called on a timer.
+  virtual int WakeFd() const { return -1; }
 };
 
 class BatchSupervisor final : public Supervision {
@@ -94,11 +97,14 @@ struct StepSupervisorOptions {
   stepd::NodeSettings settings;
   stepd::ConfineStep confine;  // empty: not confined (no cgroup.conf)
   int io_timeout_ms = 120000;  // how long srun may take no output before it counts as gone
+  // loomd's socket for MPI wire-up messages to the step's other nodes (RelaySocketPath).
+  std::string relay_socket = {};
 };
 
-// One node's share of a step: its tasks, their output to srun, their cgroup. The step's
-// tasks end as they end under loomd (stepd::StepLauncher): when srun goes away they are
-// terminated, an OOM kill in the step's cgroup marks the step out of memory.
+// One node's share of a step: its tasks, their output to srun, their cgroup, their MPI
+// wire-up (mpi/wire_up.h). The step's tasks end as they end under loomd
+// (stepd::StepLauncher): when srun goes away or a rank aborts they are terminated, an OOM
+// kill in the step's cgroup marks the step out of memory.
 class StepSupervisor final : public Supervision {
  public:
   explicit StepSupervisor(StepSupervisorOptions options);
@@ -115,6 +121,7 @@ class StepSupervisor final : public Supervision {
   // srun's rule, and whether the step ran out of memory.
   std::optional<StepResult> Poll() override;
   std::optional<int64_t> NextDeadlineMs() const override { return std::nullopt; }
+  int WakeFd() const override { return launcher_.finished_fd(); }
 
  private:
   std::optional<uint32_t> step_id() const;

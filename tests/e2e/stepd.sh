@@ -257,7 +257,7 @@ echo "ok: a user's job writes files the user owns"
 
 # Nothing of the jobs is left: no supervisor directory, no cgroup.
 sleep 1
-left=$(ls "$dir/spool/$node/stepd" 2>/dev/null | grep -v "\.hardware$" || true)
+left=$(ls "$dir/spool/$node/stepd" 2>/dev/null | grep -vE "\.(hardware|relay)$" || true)
 [[ -z "$left" ]] || fail "supervisor directories left: $left"
 ls "$cg/memory/loom/$node" | grep -q '^job_' && fail "cgroups left: $(ls "$cg/memory/loom/$node")"
 echo "PASS"

@@ -8,6 +8,7 @@
 #include "cli/submit/internal/sbatch_checks.h"
 #include "cli/submit/internal/sbatch_getopt.h"
 #include "cli/submit/internal/sbatch_values.h"
+#include "conf/cluster_config.h"
 #include "core/strings.h"
 #include "model/binding.h"
 #include "model/step.h"
@@ -58,7 +59,6 @@ bool IsIgnoredBySrun(Opt id) {
     case Opt::kEpilog:
     case Opt::kExact:
     case Opt::kImmediate:
-    case Opt::kMpi:
     case Opt::kOverlap:
     case Opt::kProlog:
     case Opt::kRelative:
@@ -97,11 +97,17 @@ struct EnvVar {
   bool flag;
 };
 constexpr EnvVar kSrunEnv[] = {
-    {"SLURM_ACCOUNT", Opt::kAccount, false},         {"SLURM_CONSTRAINT", Opt::kConstraint, false},
-    {"SLURM_EXPORT_ENV", Opt::kExport, false},       {"SLURM_LABELIO", Opt::kLabel, true},
-    {"SLURM_PARTITION", Opt::kPartition, false},     {"SLURM_QOS", Opt::kQos, false},
-    {"SLURM_RESERVATION", Opt::kReservation, false}, {"SLURM_TIMELIMIT", Opt::kTime, false},
-    {"SLURM_UNBUFFEREDIO", Opt::kUnbuffered, true},  {"SLURM_WCKEY", Opt::kWckey, false},
+    {"SLURM_ACCOUNT", Opt::kAccount, false},
+    {"SLURM_CONSTRAINT", Opt::kConstraint, false},
+    {"SLURM_EXPORT_ENV", Opt::kExport, false},
+    {"SLURM_LABELIO", Opt::kLabel, true},
+    {"SLURM_PARTITION", Opt::kPartition, false},
+    {"SLURM_QOS", Opt::kQos, false},
+    {"SLURM_RESERVATION", Opt::kReservation, false},
+    {"SLURM_TIMELIMIT", Opt::kTime, false},
+    {"SLURM_UNBUFFEREDIO", Opt::kUnbuffered, true},
+    {"SLURM_WCKEY", Opt::kWckey, false},
+    {"SLURM_MPI_TYPE", Opt::kMpi, false},
 };
 
 // A node-side pattern: relative paths are the submitting directory's, as Slurm's srun makes
@@ -128,6 +134,7 @@ bool AppliesToStep(Opt id) {
     case Opt::kHint:
     case Opt::kThreadsPerCore:
     case Opt::kKillOnBadExit:
+    case Opt::kMpi:
     case Opt::kJobid:
     case Opt::kJobName:
     case Opt::kLabel:
@@ -212,6 +219,10 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
                                         : SrunInput::Action::kVersion;
       return in;
     }
+    if (o.id == Opt::kMpi && o.value && core::EqualsIgnoreCase(*o.value, "list")) {
+      in.action = SrunInput::Action::kMpiList;  // needs no command
+      return in;
+    }
   }
   if (!cli.error.ok()) {
     return Fail(StrCat(std::string(cli.error.message()), "\n", kTryHelp), error_exit);
@@ -287,7 +298,19 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
       case Opt::kKillOnBadExit:
         kill_on_bad_exit = !o.value || o.value->empty() || *o.value != "0";
         in.kill_on_bad_exit = kill_on_bad_exit;
+        in.kill_on_bad_exit_given = true;
         return absl::OkStatus();
+      case Opt::kMpi: {
+        const std::string type = o.value.value_or("");
+        if (std::find(std::begin(conf::kMpiTypes), std::end(conf::kMpiTypes), type) ==
+            std::end(conf::kMpiTypes)) {
+          return Fail(
+              StrCat("srun: error: Invalid MPI type '", type, "', --mpi=list for acceptable types"),
+              error_exit);
+        }
+        in.mpi = type;
+        return absl::OkStatus();
+      }
       case Opt::kOverlap:
       case Opt::kExact:
         if (in.step) return absl::OkStatus();  // steps share CPUs unless --exclusive
@@ -440,6 +463,22 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   in.warnings = std::move(st.warnings);
   for (std::string& w : in.warnings) w = AsSrun(w);
   return in;
+}
+
+void ResolveMpi(std::string_view mpi_default, SrunInput* in) {
+  const std::string type = in->mpi.empty() ? std::string(mpi_default) : in->mpi;
+  in->request.environment["SLURM_MPI_TYPE"] = type;
+  if (type.empty() || type == "none" || in->kill_on_bad_exit_given) return;
+  in->kill_on_bad_exit = true;
+  if (in->step) in->step->kill_on_bad_exit = true;
+}
+
+std::string MpiListText() {
+  std::string out = "MPI plugin types are...\n";
+  for (std::string_view t : conf::kMpiTypes) {
+    if (t != "pmix_v4") out += StrCat("\t", t, "\n");
+  }
+  return out + "specific pmix plugin versions available: pmix_v4\n";
 }
 
 std::string CpuBindHelpText() {

@@ -56,7 +56,7 @@ struct StepOptions {
 };
 
 struct SrunInput {
-  enum class Action { kRun, kHelp, kUsage, kVersion, kCpuBindHelp };
+  enum class Action { kRun, kHelp, kUsage, kVersion, kCpuBindHelp, kMpiList };
   Action action = Action::kRun;
   // The job: options as for sbatch, `name` the command's base name unless -J, no requeue (an
   // interactive job is never requeued), and `srun` holding argv, -u and the per-task patterns;
@@ -66,6 +66,9 @@ struct SrunInput {
   bool quiet = false;              // -Q: no informational messages
   bool quit_on_interrupt = false;  // --quit-on-interrupt: one Ctrl-C cancels
   bool kill_on_bad_exit = false;   // -K: a task that exits non-zero ends the others
+  bool kill_on_bad_exit_given = false;  // -K or -K0 was given (else ResolveMpi may set it)
+  // --mpi, else SLURM_MPI_TYPE, as given (one of conf::kMpiTypes); empty: MpiDefault.
+  std::string mpi;
   bool test_only = false;          // --test-only: say when it would start, run nothing
   int verbose = 0;
   int error_exit = 1;  // $SLURM_EXIT_ERROR, else 1
@@ -85,6 +88,13 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
                               const std::map<std::string, std::string>& env, int64_t now,
                               const SbatchSettings& settings = {});
 
+// Settles the step's MPI wire-up once slurm.conf's MpiDefault is known: SLURM_MPI_TYPE in
+// the tasks' environment says it to the nodes, and a step with wire-up ends when one of
+// its tasks exits non-zero (as -K), unless -K was given either way: one rank that fails
+// would otherwise leave the others waiting in a collective until the time limit.
+void ResolveMpi(std::string_view mpi_default, SrunInput* in);
+// What `srun --mpi=list` prints.
+std::string MpiListText();
 // What `srun --cpu-bind=help` prints.
 std::string CpuBindHelpText();
 

@@ -180,14 +180,13 @@ TEST(SrunOptions, ANewAllocationsStepIsBoundAsSrunSays) {
 }
 
 TEST(SrunOptions, IgnoredOptionsWarnOnce) {
-  auto in = Parse({"--mpi=pmix", "--resv-ports", "--mpi=pmi2", "-K", "true"});
+  auto in = Parse({"--resv-ports", "--bcast", "--resv-ports", "-K", "true"});
   ASSERT_TRUE(in.ok()) << in.status();
   EXPECT_THAT(in->warnings,
-              ElementsAre("srun: warning: --mpi is accepted but has no effect in Loom",
-                          "srun: warning: --resv-ports is accepted but has no effect "
-                          "in Loom"));
+              ElementsAre("srun: warning: --resv-ports is accepted but has no effect in Loom",
+                          "srun: warning: --bcast is accepted but has no effect in Loom"));
   EXPECT_TRUE(in->kill_on_bad_exit);  // acted on: no warning
-  EXPECT_EQ(in->request.ignored_options.at("mpi"), "pmi2");
+  EXPECT_EQ(in->request.ignored_options.count("resv-ports"), 1u);
   // --hint says how many threads of each core the tasks use: acted on.
   auto hint = Parse({"--hint=nomultithread", "true"});
   ASSERT_TRUE(hint.ok());
@@ -257,6 +256,47 @@ TEST(SrunOptionTable, NamesAndShortLettersAreUnique) {
     if (o.short_name != 0) EXPECT_TRUE(letters.insert(o.short_name).second) << o.short_name;
   }
   EXPECT_EQ(internal::LongName(internal::Opt::kLabel), "label");
+}
+
+TEST(SrunOptions, MpiTypeFromTheCommandLineOrTheEnvironmentElseMpiDefault) {
+  auto given = Parse({"--mpi=pmix", "--mpi=pmi2", "true"});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_TRUE(given->warnings.empty());
+  EXPECT_EQ(given->mpi, "pmi2");  // the last one given
+  ResolveMpi("none", &*given);
+  EXPECT_EQ(given->request.environment.at("SLURM_MPI_TYPE"), "pmi2");
+  // One failing rank would leave the others waiting in a collective: the step ends.
+  EXPECT_TRUE(given->kill_on_bad_exit);
+
+  auto from_env = ParseSrun(std::vector<std::string>{"srun", "true"},
+                            {{"SLURM_MPI_TYPE", "pmix_v4"}, {"PWD", "/tmp"}}, 0);
+  ASSERT_TRUE(from_env.ok()) << from_env.status();
+  EXPECT_EQ(from_env->mpi, "pmix_v4");
+
+  auto by_default = Parse({"-K0", "true"});
+  ASSERT_TRUE(by_default.ok());
+  ResolveMpi("pmix", &*by_default);
+  EXPECT_EQ(by_default->request.environment.at("SLURM_MPI_TYPE"), "pmix");
+  EXPECT_FALSE(by_default->kill_on_bad_exit);  // -K0 said so
+
+  auto none = Parse({"true"});
+  ASSERT_TRUE(none.ok());
+  ResolveMpi("none", &*none);
+  EXPECT_EQ(none->request.environment.at("SLURM_MPI_TYPE"), "none");
+  EXPECT_FALSE(none->kill_on_bad_exit);
+}
+
+TEST(SrunOptions, AnUnknownMpiTypeIsRefusedAndListNamesThem) {
+  auto bad = Parse({"--mpi=openmpi", "true"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "srun: error: Invalid MPI type 'openmpi', --mpi=list for acceptable types");
+  auto list = Parse({"--mpi=list"});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->action, SrunInput::Action::kMpiList);
+  EXPECT_EQ(MpiListText(),
+            "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\n"
+            "specific pmix plugin versions available: pmix_v4\n");
 }
 
 }  // namespace

@@ -335,6 +335,10 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     set_i32(&cfg.kill_wait_s, 0, 65533);
   } else if (key == "TreeWidth") {
     set_i32(&cfg.tree_width, 1, 65533);
+  } else if (key == "MpiDefault") {
+    if (auto c = ctx_->Choice(at, kv, {kMpiTypes[0], kMpiTypes[1], kMpiTypes[2], kMpiTypes[3]})) {
+      cfg.mpi_default = std::string(kMpiTypes[*c]);
+    }
   } else if (key == "TaskPlugin") {
     cfg.task_plugins.clear();
     for (std::string_view p : core::Split(kv.value, ',')) {
