@@ -12,7 +12,7 @@
 #   BENCH_BIN=build/bin         where loom and the Slurm-named links live
 #   BENCH_NODES="16 64 256"     node counts
 #   BENCH_WIDTHS="50 1"         TreeWidth values for Loom
-#   BENCH_SLURM_NODES="16 64"   node counts for real Slurm (empty: none)
+#   BENCH_SLURM_NODES="16 64 256"  node counts for real Slurm (empty: none)
 #   BENCH_RUNS=5                runs per figure (the median is printed)
 #   SLURM_REF_HARNESS=../shared/bench/slurm-ref
 set -euo pipefail
@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$(cd "${BENCH_BIN:-$ROOT/build/bin}" && pwd)
 NODES=${BENCH_NODES:-"16 64 256"}
 WIDTHS=${BENCH_WIDTHS:-"50 1"}
-SLURM_NODES=${BENCH_SLURM_NODES-"16 64"}
+SLURM_NODES=${BENCH_SLURM_NODES-"16 64 256"}
 RUNS=${BENCH_RUNS:-5}
 HARNESS=${SLURM_REF_HARNESS:-$ROOT/../shared/bench/slurm-ref}
 DIR=$(mktemp -d /tmp/loom-launch-bench.XXXXXX)
@@ -70,16 +70,18 @@ for n in $NODES; do
     out=$("$BIN/loom" cluster up --dir "$DIR/cluster" --config "$DIR/conf/slurm.conf")
     eval "$(grep '^export SLURM_CONF=' <<<"$out")"
     for _ in $(seq 600); do
-      [[ $("$BIN/sinfo" -h -t idle -o '%D' 2>/dev/null) == "$n" ]] && break
+      [[ $("$BIN/sinfo" -h -o '%t %D' 2>/dev/null) == "idle $n" ]] && break
       sleep 0.1
     done
-    [[ $("$BIN/sinfo" -h -t idle -o '%D') == "$n" ]] || { log "not all $n nodes came up"; exit 1; }
+    [[ $("$BIN/sinfo" -h -o '%t %D') == "idle $n" ]] || { log "not all $n nodes came up"; exit 1; }
     if [[ $w == "${WIDTHS%% *}" ]]; then
-      # What a loomd costs, idle: its resident memory, the median of the node daemons.
-      rss=$(for p in $(pgrep -f "loomd .*--spool $DIR/cluster" || true); do
-        awk '/^VmRSS/ {print $2}' "/proc/$p/status"
-      done | median)
+      # What a loomd costs, idle: its resident memory, and its proportional share (shared
+      # libraries and pages counted once across the daemons), medians of the node daemons.
+      pids=$(pgrep -f "loomd .*--spool $DIR/cluster" || true)
+      rss=$(for p in $pids; do awk '/^Rss:/ {print $2}' "/proc/$p/smaps_rollup"; done | median)
+      pss=$(for p in $pids; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup"; done | median)
       echo "loom_loomd_rss_n${n}=${rss:-0} KiB"
+      echo "loom_loomd_pss_n${n}=${pss:-0} KiB"
     fi
     read -r total running < <(measure "$BIN/srun" -N "$n" --ntasks-per-node=1)
     echo "loom_srun_true_n${n}_w${w}=$total ms"

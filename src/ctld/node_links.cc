@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/mutex.h"
@@ -136,7 +137,14 @@ void NodeLinks::SenderLoop() {
 void NodeLinks::Start(Link* link, Call call) {
   auto* f = new InFlight;
   f->call = std::move(call);
-  f->ctx.set_deadline(rpc::DeadlineIn(options_.deadline));
+  // A task launch answers once the nodes below it have answered (TreeWidth), and every
+  // node of the step starts a supervisor at the same time: its deadline grows with them.
+  int nodes = 0;
+  if (f->call.tasks != nullptr) {
+    nodes =
+        std::max(f->call.tasks->job().allocation_size(), f->call.tasks->step_info().nodes_size());
+  }
+  f->ctx.set_deadline(rpc::DeadlineIn(options_.deadline + options_.per_step_node * nodes));
   const bool launch = f->call.launch != nullptr;
   const bool tasks = f->call.tasks != nullptr;
   const google::protobuf::Message& request =

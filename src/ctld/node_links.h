@@ -29,8 +29,11 @@
 namespace loom::ctld {
 
 struct NodeLinksOptions {
-  // How long one call may take before it counts as failed.
+  // How long one call may take before it counts as failed; a task launch gets per_step_node
+  // more for each node of its step, which all start their supervisors at once and answer up
+  // the TreeWidth tree.
   std::chrono::milliseconds deadline = std::chrono::seconds(10);
+  std::chrono::milliseconds per_step_node = std::chrono::milliseconds(200);
   // Called, on a gRPC thread, when the launch of `job` on node `node` (its name) did not
   // succeed: `why` is Unavailable when no connection to the node could be made (the launch
   // never reached it), DeadlineExceeded when the node's answer did not come (the launch may

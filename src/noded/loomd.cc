@@ -366,11 +366,12 @@ grpc::Status NodeService::LaunchTasks(grpc::ServerContext* ctx, const v1::Launch
   Status s = d_->CheckController(*ctx, "LaunchTasks", *req);
   if (!s.ok()) return Answer(reply, s);
   // The nodes below this one first (TreeWidth), in parallel with this node's own tasks; the
-  // answer waits for theirs, leaving a second of the caller's deadline for the way back.
+  // answer waits for theirs, leaving a second of the caller's deadline (which grows with the
+  // nodes below) for the way back.
   std::vector<v1::NodeLaunchError> below;
   std::thread forwarding;
   if (!req->forward().empty()) {
-    const auto deadline = std::min(ctx->deadline(), rpc::DeadlineIn(std::chrono::seconds(30))) -
+    const auto deadline = std::min(ctx->deadline(), rpc::DeadlineIn(std::chrono::minutes(5))) -
                           std::chrono::seconds(1);
     // `deadline` by value: this block ends while the thread runs.
     forwarding = std::thread(

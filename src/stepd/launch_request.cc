@@ -338,11 +338,21 @@ StatusOr<std::optional<NodeCgroups>> LoadNodeCgroups(const conf::SiteConfig& sit
   return out;
 }
 
-StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
-                                       const std::string& slurm_conf,
-                                       const NodeHardware& hardware) {
+namespace {
+
+// `loaded` when the caller has read it already, else the configuration read from `slurm_conf`.
+StatusOr<conf::SiteConfig> SiteOf(const std::string& slurm_conf, const conf::SiteConfig* loaded) {
+  if (loaded != nullptr) return *loaded;
   std::vector<conf::Diagnostic> warnings;
-  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+  return conf::LoadSiteConfig(slurm_conf, &warnings);
+}
+
+}  // namespace
+
+StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
+                                       const std::string& slurm_conf, const NodeHardware& hardware,
+                                       const conf::SiteConfig* loaded) {
+  ASSIGN_OR_RETURN(conf::SiteConfig site, SiteOf(slurm_conf, loaded));
   ApplyHardware(hardware, node, &site);
   PreparedLaunch p;
   ASSIGN_OR_RETURN(p.job, BatchJobOf(req, node));
@@ -358,9 +368,9 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
 }
 
 StatusOr<PreparedStep> PrepareStep(const v1::LaunchTasksRequest& req, const std::string& node,
-                                   const std::string& slurm_conf, const NodeHardware& hardware) {
-  std::vector<conf::Diagnostic> warnings;
-  ASSIGN_OR_RETURN(conf::SiteConfig site, conf::LoadSiteConfig(slurm_conf, &warnings));
+                                   const std::string& slurm_conf, const NodeHardware& hardware,
+                                   const conf::SiteConfig* loaded) {
+  ASSIGN_OR_RETURN(conf::SiteConfig site, SiteOf(slurm_conf, loaded));
   ApplyHardware(hardware, node, &site);
   PreparedStep p;
   ASSIGN_OR_RETURN(p.step, StepJobOf(req, node));

@@ -105,10 +105,12 @@ struct PreparedLaunch {
 // The job `req` starts on `node`, with the site's configuration read from `slurm_conf` and
 // the gres.conf and cgroup.conf beside it: the node settings (ClusterName, KillWait), and,
 // when cgroup.conf exists, the cgroup system (under "loom/<node>") and the job's limits.
-// Errors name the file (and line) at fault.
+// Errors name the file (and line) at fault. `loaded`, when set, is slurm_conf's configuration
+// as the caller has read it already (it is then not read again).
 StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const std::string& node,
                                        const std::string& slurm_conf,
-                                       const NodeHardware& hardware = {});
+                                       const NodeHardware& hardware = {},
+                                       const conf::SiteConfig* loaded = nullptr);
 
 // Everything the supervisor of a step's tasks on this node needs before it starts them: the
 // tasks, the node's settings and, when cgroup.conf exists, how the step is confined.
@@ -120,9 +122,10 @@ struct PreparedStep {
 };
 
 // The step `req` starts on `node`, with the site's configuration read from `slurm_conf`
-// and the gres.conf and cgroup.conf beside it, and what loomd found on the host. Errors name
-// the file (and line) at fault.
+// and the gres.conf and cgroup.conf beside it (or `loaded`, as PrepareLaunch), and what
+// loomd found on the host. Errors name the file (and line) at fault.
 StatusOr<PreparedStep> PrepareStep(const v1::LaunchTasksRequest& req, const std::string& node,
-                                   const std::string& slurm_conf, const NodeHardware& hardware);
+                                   const std::string& slurm_conf, const NodeHardware& hardware,
+                                   const conf::SiteConfig* loaded = nullptr);
 
 }  // namespace loom::stepd

@@ -57,16 +57,18 @@ void Log(const StepRef& ref, const std::string& message) {
 }
 
 // Logs as loomd does: SlurmdDebug, SlurmdLogFile (%n, %h expanded) and SlurmdSyslogDebug;
-// stderr (loomd's) when there is no file.
-void ConfigureLogging(const Args& a) {
+// stderr (loomd's) when there is no file. Returns the configuration, read once for the
+// launch too (null when it cannot be read: the launch reads it again and says why).
+std::unique_ptr<conf::SiteConfig> ConfigureLogging(const Args& a) {
   std::vector<conf::Diagnostic> warnings;
   StatusOr<conf::SiteConfig> site = conf::LoadSiteConfig(a.slurm_conf, &warnings);
-  if (!site.ok()) return;  // the launch reports it
+  if (!site.ok()) return nullptr;
   const core::LogSettings log = conf::SlurmdLogSettings(site->cluster, a.node, false);
   if (Status s = core::ConfigureLog(core::Log(), log, "loom-stepd"); !s.ok()) {
     core::Log().ToStderr(true);
     core::LogError("{}", s.message());
   }
+  return std::make_unique<conf::SiteConfig>(*std::move(site));
 }
 
 void Tell(int& fd, const std::string& line) {
@@ -104,7 +106,8 @@ std::string Confinement(std::string_view version) {
   return version.empty() ? "no cgroup.conf: not confined" : StrCat("cgroup ", version);
 }
 
-StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepRef& ref) {
+StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepRef& ref,
+                             const conf::SiteConfig* site) {
   ASSIGN_OR_RETURN(v1::LaunchBatchRequest req, TakeRequest<v1::LaunchBatchRequest>(paths, ref));
   if (req.job_id() != a.job_id) {
     return absl::InvalidArgumentError(
@@ -112,7 +115,7 @@ StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepR
   }
   Started s;
   ASSIGN_OR_RETURN(NodeHardware hardware, ReadNodeHardware(a.spool, a.node));
-  ASSIGN_OR_RETURN(s.batch, PrepareLaunch(req, a.node, a.slurm_conf, hardware));
+  ASSIGN_OR_RETURN(s.batch, PrepareLaunch(req, a.node, a.slurm_conf, hardware, site));
   SupervisorOptions so;
   so.job = s.batch.job;
   so.settings = s.batch.settings;
@@ -128,7 +131,8 @@ StatusOr<Started> StartBatch(const Args& a, const StepdPaths& paths, const StepR
   return s;
 }
 
-StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRef& ref) {
+StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRef& ref,
+                            const conf::SiteConfig* site) {
   ASSIGN_OR_RETURN(v1::LaunchTasksRequest req, TakeRequest<v1::LaunchTasksRequest>(paths, ref));
   if (req.job_id() != a.job_id || req.has_step_id() != (ref.kind == StepRef::Kind::kStep) ||
       (req.has_step_id() && req.step_id() != ref.step_id)) {
@@ -136,7 +140,7 @@ StatusOr<Started> StartStep(const Args& a, const StepdPaths& paths, const StepRe
         StrCat(paths.launch, " is not the launch request of ", Describe(ref)));
   }
   ASSIGN_OR_RETURN(NodeHardware hardware, ReadNodeHardware(a.spool, a.node));
-  ASSIGN_OR_RETURN(PreparedStep prepared, PrepareStep(req, a.node, a.slurm_conf, hardware));
+  ASSIGN_OR_RETURN(PreparedStep prepared, PrepareStep(req, a.node, a.slurm_conf, hardware, site));
   Started s;
   s.kill_wait_s = prepared.settings.kill_wait_s;
   s.confinement = Confinement(prepared.cgroup_version);
@@ -183,7 +187,7 @@ void Serve(int listen_fd, Supervision& supervisor) {
 
 int Run(Args a, const StepRef& ref) {
   const StepdPaths paths = PathsOf(a.spool, a.node, ref);
-  ConfigureLogging(a);
+  const std::unique_ptr<conf::SiteConfig> site = ConfigureLogging(a);
   (void)!::chdir("/");
   // Signals arrive on a descriptor; what the tasks inherit is reset when they start.
   sigset_t set;
@@ -200,7 +204,7 @@ int Run(Args a, const StepRef& ref) {
     return 1;
   }
   StatusOr<Started> started =
-      ref.is_batch() ? StartBatch(a, paths, ref) : StartStep(a, paths, ref);
+      ref.is_batch() ? StartBatch(a, paths, ref, site.get()) : StartStep(a, paths, ref, site.get());
   if (!started.ok()) {
     ::close(*listen_fd);
     ::unlink(paths.socket.c_str());
