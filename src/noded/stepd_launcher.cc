@@ -19,6 +19,7 @@
 #include "core/mutex.h"
 #include "core/strings.h"
 #include "stepd/launch_request.h"
+#include "stepd/mpi/wire_up.h"
 #include "stepd/spawn.h"
 
 extern char** environ;
@@ -105,6 +106,13 @@ void KillLeftovers(const stepd::StepdPaths& paths,
   if (pids && pids->job.pid > 0 && stepd::IsAlive(pids->job)) ::kill(-pids->job.pid, SIGKILL);
   for (const stepd::TaskRecord& t : LiveTasks(paths)) ::kill(-t.process.pid, SIGKILL);
   if (pids && stepd::IsAlive(pids->stepd)) ::kill(pids->stepd.pid, SIGKILL);
+}
+
+// The same, and what its MPI wire-up left in /dev/shm or /tmp.
+void KillLeftovers(const stepd::StepdPaths& paths, const stepd::StepRef& ref,
+                   const std::string& node, std::optional<stepd::PidRecord> pids = std::nullopt) {
+  KillLeftovers(paths, pids);
+  if (!ref.is_batch()) stepd::RemoveWireUpDirs(ref.job_id, ref.reported_step(), node);
 }
 
 // Reads the job's user here, in the long-lived daemon, for the supervisor: a new process
@@ -318,7 +326,7 @@ std::vector<StepdLauncher::Ended> StepdLauncher::Reap() {
     // The supervisor is gone without a usable result: whatever it left runs no longer.
     core::LogError("{}: its loom-stepd (pid {}) ended without a result", stepd::Describe(ref),
                    entry.pids.stepd.pid);
-    KillLeftovers(paths, entry.pids);
+    KillLeftovers(paths, ref, opt_.node, entry.pids);
     done.pid = entry.pids.job.pid;
     done.wait_status = SIGKILL;
     done.killed = true;

@@ -71,9 +71,7 @@ class PmiServer final : public WireUp {
   std::map<std::string, std::string> node_attrs_;
   std::vector<std::pair<Client*, std::string>> attr_waiters_;
   bool fencing_ = false;
-  std::unique_ptr<StepExchange> exchange_;
-  core::Mutex channel_mu_;
-  std::unique_ptr<RelayChannel> channel_ ABSL_GUARDED_BY(channel_mu_);
+  StepLink link_{step_};
   int wake_[2] = {-1, -1};
   core::Mutex done_mu_;
   std::vector<std::string> fences_done_ ABSL_GUARDED_BY(done_mu_);  // the fences' data
@@ -99,34 +97,16 @@ Status PmiServer::Start(const std::string& relay_socket) {
     c.task_fd = task_fd;
     ::fcntl(c.fd, F_SETFL, O_NONBLOCK);
   }
-  exchange_ = std::make_unique<StepExchange>(
-      static_cast<int32_t>(step_.nodes.size()), step_.tree_width, step_.me,
-      [this](const std::vector<int32_t>& nodes, const v1::StepMessage& m) {
-        core::MutexLock lock(&channel_mu_);
-        if (channel_) channel_->Send(nodes, m);
-      });
-  exchange_->SetOnAbort([this](const v1::StepMessage::Abort& a) {
+  link_.exchange().SetOnAbort([this](const v1::StepMessage::Abort& a) {
     Abort(static_cast<int32_t>(a.rank()), a.status(), a.message(), false);
   });
-  if (step_.nodes.size() > 1) {
-    StepExchange* exchange = exchange_.get();
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<RelayChannel> channel,
-        RelayChannel::Open(
-            relay_socket, step_.job_id, step_.step_id, step_.me, step_.addresses,
-            [exchange](int32_t from, const v1::StepMessage& m) { exchange->Receive(from, m); }));
-    core::MutexLock lock(&channel_mu_);
-    channel_ = std::move(channel);
-  }
+  RETURN_IF_ERROR(link_.Connect(relay_socket));
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
 }
 
 PmiServer::~PmiServer() {
-  {
-    core::MutexLock lock(&channel_mu_);
-    channel_.reset();
-  }
+  link_.Close();
   stop_ = true;
   if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
   if (thread_.joinable()) thread_.join();
@@ -286,7 +266,7 @@ void PmiServer::StartFence() {
   fencing_ = true;
   std::string mine;
   AppendPairs(unfenced_, &mine);
-  exchange_->Fence(std::move(mine), [this](std::string all) {
+  link_.exchange().Fence(std::move(mine), [this](std::string all) {
     {
       core::MutexLock lock(&done_mu_);
       fences_done_.push_back(std::move(all));
@@ -319,7 +299,7 @@ void PmiServer::Abort(int32_t rank, int32_t status, const std::string& message, 
     a.set_rank(static_cast<uint32_t>(rank));
     a.set_status(status);
     a.set_message(message);
-    exchange_->Abort(a);
+    link_.exchange().Abort(a);
   }
   if (abort_step_) abort_step_(why);
 }

@@ -183,7 +183,6 @@ class PmixServer final : public WireUp {
   std::unique_ptr<Infos> JobInfo() const;
   void Serve(uint32_t rank, StepExchange::ModexDone reply);
   void Aborted(const v1::StepMessage::Abort& abort, bool here);
-  void Send(const std::vector<int32_t>& nodes, const v1::StepMessage& message);
 
   const PmixLibrary* lib_;
   const WireUpStep step_;
@@ -193,19 +192,12 @@ class PmixServer final : public WireUp {
   bool initialized_ = false;
   bool registered_ = false;
   std::set<int32_t> clients_;
-  std::unique_ptr<StepExchange> exchange_;
-  core::Mutex channel_mu_;
-  std::unique_ptr<RelayChannel> channel_ ABSL_GUARDED_BY(channel_mu_);
+  StepLink link_{step_};
   // What the ranks asked for, said in the log when the server stops.
   std::atomic<int64_t> fences_{0};
   std::atomic<int64_t> modex_asked_{0};   // direct modex requests to other nodes
   std::atomic<int64_t> modex_served_{0};  // and from them
 };
-
-void PmixServer::Send(const std::vector<int32_t>& nodes, const v1::StepMessage& message) {
-  core::MutexLock lock(&channel_mu_);
-  if (channel_) channel_->Send(nodes, message);
-}
 
 std::unique_ptr<Infos> PmixServer::JobInfo() const {
   auto info = std::make_unique<Infos>();
@@ -263,10 +255,7 @@ Status PmixServer::Start(const std::string& relay_socket) {
   // memory where the host has /dev/shm, for it also holds Open MPI's shared-memory segments:
   // their names are made of the host's name, the job and the local rank, so two emulated
   // nodes on one host would share them if they shared a directory.
-  const char* root = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-  std::string pattern =
-      StrCat(root, "/loom-pmix.", step_.job_id, ".",
-             step_.step_id ? std::to_string(*step_.step_id) : "0", ".", node, ".XXXXXX");
+  std::string pattern = WireUpDirPrefix(step_.job_id, step_.step_id, node) + "XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return absl::InternalError(StrCat("cannot make ", pattern, ": ", std::strerror(errno)));
   }
@@ -276,22 +265,10 @@ Status PmixServer::Start(const std::string& relay_socket) {
         StrCat("cannot give ", tmpdir_, " to uid ", step_.uid, ": ", std::strerror(errno)));
   }
 
-  exchange_ = std::make_unique<StepExchange>(
-      static_cast<int32_t>(step_.nodes.size()), step_.tree_width, step_.me,
-      [this](const std::vector<int32_t>& nodes, const v1::StepMessage& m) { Send(nodes, m); });
-  exchange_->SetModexServe(
+  link_.exchange().SetModexServe(
       [this](uint32_t rank, StepExchange::ModexDone reply) { Serve(rank, std::move(reply)); });
-  exchange_->SetOnAbort([this](const v1::StepMessage::Abort& a) { Aborted(a, false); });
-  if (step_.nodes.size() > 1) {
-    StepExchange* exchange = exchange_.get();
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<RelayChannel> channel,
-        RelayChannel::Open(
-            relay_socket, step_.job_id, step_.step_id, step_.me, step_.addresses,
-            [exchange](int32_t from, const v1::StepMessage& m) { exchange->Receive(from, m); }));
-    core::MutexLock lock(&channel_mu_);
-    channel_ = std::move(channel);
-  }
+  link_.exchange().SetOnAbort([this](const v1::StepMessage::Abort& a) { Aborted(a, false); });
+  RETURN_IF_ERROR(link_.Connect(relay_socket));
 
   static pmix_server_module_t module = [] {
     pmix_server_module_t m;
@@ -375,11 +352,7 @@ StatusOr<std::map<std::string, std::string>> PmixServer::TaskEnvironment(int32_t
 PmixServer::~PmixServer() {
   core::LogInfo("{}: {} fences, {} direct modex requests sent, {} served", nspace_, fences_.load(),
                 modex_asked_.load(), modex_served_.load());
-  {
-    // Nothing more comes from the other nodes, nor goes to them.
-    core::MutexLock lock(&channel_mu_);
-    channel_.reset();
-  }
+  link_.Close();  // nothing more comes from the other nodes, nor goes to them
   if (initialized_) {
     for (int32_t rank : clients_) {
       pmix_proc_t proc;
@@ -407,7 +380,7 @@ void PmixServer::Aborted(const v1::StepMessage::Abort& abort, bool here) {
       StrCat("rank ", abort.rank(), " aborted the step (status ", abort.status(),
              abort.message().empty() ? "" : ": ", abort.message(), ")");
   core::LogInfo("{}: {}", nspace_, why);
-  if (here) exchange_->Abort(abort);
+  if (here) link_.exchange().Abort(abort);
   if (abort_step_) abort_step_(why);
 }
 
@@ -436,13 +409,13 @@ pmix_status_t PmixServer::OnFence(const pmix_proc_t procs[], size_t nprocs, cons
   }
   if (!whole) return PMIX_ERR_NOT_SUPPORTED;
   s->fences_++;
-  s->exchange_->Fence(std::string(data == nullptr ? "" : std::string_view(data, ndata)),
-                      [cbfunc, cbdata](std::string all) {
-                        auto* kept = new std::string(std::move(all));
-                        cbfunc(
-                            PMIX_SUCCESS, kept->data(), kept->size(), cbdata,
-                            [](void* p) { delete static_cast<std::string*>(p); }, kept);
-                      });
+  s->link_.exchange().Fence(std::string(data == nullptr ? "" : std::string_view(data, ndata)),
+                            [cbfunc, cbdata](std::string all) {
+                              auto* kept = new std::string(std::move(all));
+                              cbfunc(
+                                  PMIX_SUCCESS, kept->data(), kept->size(), cbdata,
+                                  [](void* p) { delete static_cast<std::string*>(p); }, kept);
+                            });
   return PMIX_SUCCESS;
 }
 
@@ -455,7 +428,7 @@ pmix_status_t PmixServer::OnDirectModex(const pmix_proc_t* proc, const pmix_info
     return PMIX_ERR_NOT_FOUND;
   }
   s->modex_asked_++;
-  s->exchange_->Modex(node, proc->rank, [cbfunc, cbdata](int32_t status, std::string data) {
+  s->link_.exchange().Modex(node, proc->rank, [cbfunc, cbdata](int32_t status, std::string data) {
     auto* kept = new std::string(std::move(data));
     cbfunc(
         status, kept->data(), kept->size(), cbdata,

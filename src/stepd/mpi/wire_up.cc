@@ -1,5 +1,9 @@
 #include "stepd/mpi/wire_up.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "core/strings.h"
 #include "model/step.h"
 #include "stepd/mpi/pmi_server.h"
@@ -15,6 +19,26 @@ std::string MpiTypeOf(const StepJob& step) {
   if (it->second == "pmix" || it->second == "pmix_v4") return "pmix";
   if (it->second == "pmi2") return "pmi2";
   return "";
+}
+
+std::string WireUpDirPrefix(uint64_t job, std::optional<uint32_t> step, const std::string& node) {
+  const char* root = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+  return StrCat(root, "/loom-pmix.", job, ".", step ? std::to_string(*step) : "srun", ".", node,
+                ".");
+}
+
+void RemoveWireUpDirs(uint64_t job, std::optional<uint32_t> step, const std::string& node) {
+  const std::string prefix = WireUpDirPrefix(job, step, node);
+  const std::filesystem::path dir = std::filesystem::path(prefix).parent_path();
+  const std::string name = std::filesystem::path(prefix).filename().string();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string found = entry.path().filename().string();
+    // The prefix and mkdtemp's six characters, nothing else.
+    if (found.size() == name.size() + 6 && found.starts_with(name)) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
 }
 
 int32_t WireUpStep::size() const {
@@ -67,6 +91,37 @@ StatusOr<WireUpStep> WireUpStepOf(const StepJob& step) {
         " node daemons for ", w.nodes.size(), " nodes (a controller older than this node?)"));
   }
   return w;
+}
+
+StepLink::StepLink(const WireUpStep& step)
+    : step_(step),
+      exchange_(std::make_unique<StepExchange>(
+          static_cast<int32_t>(step.nodes.size()), step.tree_width, step.me,
+          [this](const std::vector<int32_t>& nodes, const v1::StepMessage& m) {
+            core::MutexLock lock(&mu_);
+            if (channel_) channel_->Send(nodes, m);
+          })) {}
+
+Status StepLink::Connect(const std::string& relay_socket) {
+  if (step_.nodes.size() <= 1) return absl::OkStatus();
+  StepExchange* exchange = exchange_.get();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<RelayChannel> channel,
+      RelayChannel::Open(
+          relay_socket, step_.job_id, step_.step_id, step_.me, step_.addresses,
+          [exchange](int32_t from, const v1::StepMessage& m) { exchange->Receive(from, m); }));
+  core::MutexLock lock(&mu_);
+  channel_ = std::move(channel);
+  return absl::OkStatus();
+}
+
+void StepLink::Close() {
+  std::unique_ptr<RelayChannel> closing;
+  {
+    core::MutexLock lock(&mu_);
+    closing = std::move(channel_);
+  }
+  closing.reset();  // joins its reader, which may be sending through mu_
 }
 
 StatusOr<std::unique_ptr<WireUp>> StartWireUp(const StepJob& step, const std::string& relay_socket,

@@ -14,7 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "core/mutex.h"
 #include "core/status.h"
+#include "stepd/mpi/exchange.h"
+#include "stepd/mpi/relay_channel.h"
 #include "stepd/step_launcher.h"
 
 namespace loom::stepd {
@@ -22,6 +26,13 @@ namespace loom::stepd {
 // What `step`'s environment asks for (SLURM_MPI_TYPE, which srun sets from --mpi or
 // MpiDefault; conf::kMpiTypes): "" (none), "pmix" or "pmi2".
 std::string MpiTypeOf(const StepJob& step);
+
+// Where a step's wire-up server keeps its files on node `node`: a private directory
+// named this prefix and six random characters, under /dev/shm (or /tmp where there is none).
+// `step` unset: the only step of a job srun submitted.
+std::string WireUpDirPrefix(uint64_t job, std::optional<uint32_t> step, const std::string& node);
+// Removes the wire-up directories of a step whose supervisor died without removing them.
+void RemoveWireUpDirs(uint64_t job, std::optional<uint32_t> step, const std::string& node);
 
 // The step as the wire-up sees it from this node.
 struct WireUpStep {
@@ -45,6 +56,29 @@ struct WireUpStep {
 // The layout of `step` (this node's share of it) for its wire-up. InvalidArgument when the
 // launch did not say where the other nodes' loomds are.
 StatusOr<WireUpStep> WireUpStepOf(const StepJob& step);
+
+// The step's collectives on this node (StepExchange) wired to the other nodes through its
+// loomd (RelayChannel). Thread-safe.
+class StepLink {
+ public:
+  explicit StepLink(const WireUpStep& step);
+  ~StepLink() { Close(); }
+  StepLink(const StepLink&) = delete;
+  StepLink& operator=(const StepLink&) = delete;
+
+  // Set its handlers before Connect: messages may come at once.
+  StepExchange& exchange() { return *exchange_; }
+  // Connects to loomd's socket `relay_socket` (a step on one node needs nothing).
+  Status Connect(const std::string& relay_socket);
+  // Nothing more comes in or goes out; waits for a message being handed in to be done.
+  void Close();
+
+ private:
+  const WireUpStep step_;
+  std::unique_ptr<StepExchange> exchange_;
+  core::Mutex mu_;
+  std::unique_ptr<RelayChannel> channel_ ABSL_GUARDED_BY(mu_);
+};
 
 // A running wire-up server for the step's tasks on this node.
 class WireUp {
