@@ -347,6 +347,7 @@ bool StepMonitor::Handle(Connection& c, const std::string& frame) {
     }
   } else if (m.has_failure()) {
     launch_failed_ = true;
+    c.launch_failed = true;
     say_(StrCat("srun: error: Task launch for StepId=", job_, ".", step_, " failed on node ",
                 c.node, ": ", m.failure().message()));
   }
@@ -363,8 +364,14 @@ void StepMonitor::FlushReports() {
 void StepMonitor::Close(int fd) {
   auto it = connections_.find(fd);
   if (it == connections_.end()) return;
-  // A node that goes without reporting its tasks' ends leaves them unknown, not running.
-  for (int32_t t : it->second->tasks) running_.erase(t);
+  // A node that goes without reporting its tasks' ends leaves them unknown, not running: lost
+  // with it (its supervisor died), unless it said they could not start.
+  bool lost = false;
+  for (int32_t t : it->second->tasks) {
+    running_.erase(t);
+    if (!it->second->launch_failed && !exits_.contains(t) && lost_.insert(t).second) lost = true;
+  }
+  if (lost) say_(StrCat("srun: error: Node failure on ", it->second->node));
   ::close(fd);
   connections_.erase(it);
 }

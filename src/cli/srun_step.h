@@ -122,10 +122,12 @@ class StepMonitor {
   bool launch_failed() const { return launch_failed_; }
   // The tasks' ends added up by srun's rule.
   const model::StepStatus& status() const { return status_; }
-  // Some task ended other than with exit code 0 while others still run (what -K acts on).
+  // Some task ended other than with exit code 0, or was lost with its node (its connection
+  // closed before it reported its end), while others still run (what -K acts on).
   bool TaskFailedWhileOthersRun() const {
     const int32_t ws = status_.wait_status();
-    return !status_.empty() && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) && !AllTasksEnded();
+    const bool failed = !status_.empty() && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    return (failed || !lost_.empty()) && !AllTasksEnded();
   }
   // What srun exits with: the tasks' code (srun's rule) once all have reported; before that
   // (the step went away), that code when not 0, else `error_exit`.
@@ -144,6 +146,7 @@ class StepMonitor {
     bool greeted = false;
     std::string node;
     std::vector<int32_t> tasks;
+    bool launch_failed = false;  // it said its tasks could not start
   };
   void Accept();
   // Handles one message; false when the connection must be dropped (a bad hello).
@@ -166,6 +169,7 @@ class StepMonitor {
   std::unique_ptr<Labeler> labeler_;
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::set<int32_t> running_;         // tasks a connected node runs that have not ended
+  std::set<int32_t> lost_;            // tasks whose node went without reporting their end
   std::map<int32_t, int32_t> exits_;  // task -> wait status
   model::StepStatus status_;
   bool expect_signals_ = false;

@@ -273,6 +273,23 @@ TEST_F(StepMonitorTest, LaunchFailureIsTold) {
                                  "node"));
 }
 
+TEST_F(StepMonitorTest, ANodeThatGoesWithoutItsTasksEndsLosesThem) {
+  FakeNode n1(monitor_->port()), n2(monitor_->port());
+  n1.Hello(12, "k3y", "n1", {0, 1});
+  n2.Hello(12, "k3y", "n2", {2});
+  PumpUntil([&] { return monitor_->AnyNodeConnected(); });
+  EXPECT_FALSE(monitor_->TaskFailedWhileOthersRun());
+  n2.Close();  // its supervisor died: no exit came for task 2
+  PumpUntil([&] { return monitor_->TaskFailedWhileOthersRun(); });
+  EXPECT_TRUE(monitor_->TaskFailedWhileOthersRun());  // -K ends tasks 0 and 1
+  EXPECT_THAT(said_, ElementsAre("srun: error: Node failure on n2"));
+  n1.Exit({0, 1}, Exited(0));
+  n1.Close();
+  PumpUntil([&] { return !monitor_->AnyNodeConnected(); });
+  EXPECT_FALSE(monitor_->AllTasksEnded());
+  EXPECT_EQ(monitor_->ExitCode(1), 1);  // not every task's end is known: srun fails
+}
+
 TEST_F(StepMonitorTest, OnlyOneTasksStreamWhenAskedFor) {
   monitor_->SetOutputs(StepOutputs{out_write_, err_write_, 1, std::nullopt});
   FakeNode n1(monitor_->port());

@@ -8,8 +8,9 @@
 #     the fence: each node asks the node that holds a rank);
 #   - inside a batch job: srun --mpi=pmix over the whole allocation and over part of it, and
 #     mpirun (Open MPI's own launcher, which starts its daemons through Loom's srun);
-#   - a rank that exits 1 ends the step FAILED on every node, MPI_Abort likewise, and nothing
-#     of either is left running, nor any wire-up directory;
+#   - a rank that exits 1 ends the step FAILED on every node, MPI_Abort likewise, a supervisor
+#     killed while the others wait in a fence likewise, and nothing of any of them is left
+#     running, nor any wire-up directory;
 #   - MpiDefault=pmix makes --mpi unnecessary;
 #   - MPICH with --mpi=pmi2 (it speaks PMI-1), and a PMI-2 client speaking the PMI-2 protocol;
 #   - the seed script 002-gpu-training.sh, unchanged, with a stand-in torchrun.
@@ -90,6 +91,18 @@ check_ranks ompi.txt cpu01 cpu02 cpu03 cpu04
 [[ $(state "$(last_job)") == COMPLETED ]] || fail "the job is $(state "$(last_job)")"
 echo "ok: Open MPI 4 nodes x 2 ranks through PMIx: ranks, nodes, allreduce, barrier"
 
+# A user's job: the server's directory and socket are the user's, its clients the user's.
+getent passwd loomtest1 >/dev/null || useradd -M -s /usr/sbin/nologin loomtest1
+chmod 755 "$dir"
+mkdir -p "$dir/user"
+chmod 777 "$dir/user"
+cp hello_ompi "$dir/user/"
+su -s /bin/sh loomtest1 -c "cd $dir/user && SLURM_CONF=$SLURM_CONF OMPI_MCA_btl_tcp_if_include=lo \
+  $bin/srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi" >user.txt 2>&1 ||
+  fail "as loomtest1: $(cat user.txt)"
+check_ranks user.txt cpu01 cpu02 cpu03 cpu04
+echo "ok: the same as an unprivileged user"
+
 # Direct modex: the fence carries no data, each node asks for the ranks it needs.
 OMPI_MCA_pmix_base_async_modex=1 OMPI_MCA_pmix_base_collect_data=0 \
   srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi >dmodex.txt 2>&1 ||
@@ -139,6 +152,23 @@ job=$(last_job)
   wc -l) == 4 )) || fail "not every node heard of the abort"
 check_gone "$job"
 echo "ok: MPI_Abort(7) on rank 5: all 4 nodes end the step, job $job FAILED"
+
+# A supervisor killed while the others wait in MPI_Init's fence (task 5 starts late): srun
+# hears its node fail and ends the step, every node's ranks go, and loomd removes what the
+# dead supervisor left.
+srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi late 5 >late.txt 2>late.err &
+srun_pid=$!
+wait_until "[[ \$(squeue -h -t all -o '%i %T' | sort -n | tail -n1) == *RUNNING ]]" ||
+  fail "the late job does not run"
+job=$(last_job)
+wait_until "pgrep -f 'loom-stepd .*-N cpu01 .*--job $job ' >/dev/null" || fail "no supervisor on cpu01"
+wait_until "(( \$(pgrep -cx hello_ompi) == 8 ))" || fail "not all ranks started: $(pgrep -ax hello_ompi)"
+kill -9 "$(pgrep -f "loom-stepd .*-N cpu01 .*--job $job ")"
+if wait "$srun_pid"; then fail "srun ended 0 after a supervisor died"; fi
+grep -q "^srun: error: Node failure on cpu01\$" late.err || fail "srun said: $(cat late.err)"
+wait_state "$job" FAILED
+check_gone "$job"
+echo "ok: a supervisor killed mid-fence: srun ends the step, no rank and no wire-up directory left"
 
 # MpiDefault=pmix: srun without --mpi.
 sed 's/^MpiDefault=.*//' "$SLURM_CONF" >pmix.conf

@@ -1,13 +1,19 @@
 /* The MPI program tests/e2e/mpi.sh runs under srun --mpi: each rank says who and where it
  * is, the ranks add up their numbers (checked against n(n-1)/2) and meet at a barrier.
  * "fail R" makes rank R exit 1 after MPI_Init while the others wait at the barrier;
- * "abort R" makes it call MPI_Abort with 7. */
+ * "abort R" makes it call MPI_Abort with 7; "late R" makes task R (SLURM_PROCID) sleep a
+ * minute before MPI_Init, so that the others wait in MPI_Init's fence. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char** argv) {
+  const char* task = getenv("SLURM_PROCID");
+  if (argc > 2 && strcmp(argv[1], "late") == 0 && task != NULL && atoi(task) == atoi(argv[2])) {
+    sleep(60);
+  }
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
