@@ -142,8 +142,9 @@ grep -q "task 3: Exited with exit code 1" fail.err || fail "srun said: $(cat fai
 check_gone "$job"
 echo "ok: rank 3 exits 1: job $job FAILED, every rank on every node ended"
 
-# MPI_Abort on rank 5: every node ends the step.
-if srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi abort 5 >abort.txt 2>&1; then
+# MPI_Abort on rank 5: every node ends the step. With -K0, so that the abort reaching the
+# other nodes through their loomds is what ends their ranks, not srun seeing rank 5 exit.
+if srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix -K0 ./hello_ompi abort 5 >abort.txt 2>&1; then
   fail "MPI_Abort left srun at 0"
 fi
 job=$(last_job)
