@@ -55,7 +55,8 @@ wait_state() {  # job state [tries of 0.1 s]
   fail "job $1 is $(state "$1"), not $2: $(cat slurm-"$1".out 2>/dev/null)"
 }
 last_job() { squeue -h -t all -o '%i' | sort -n | tail -n1; }
-# 8 ranks, each once, two on each of the step's nodes, every sum right.
+# 8 ranks, each once, two on each of the step's nodes, every sum right. The ranks' stdout
+# only: Open MPI's warnings go to stderr.
 check_ranks() {  # file nodes...
   local file=$1
   shift
@@ -98,15 +99,15 @@ mkdir -p "$dir/user"
 chmod 777 "$dir/user"
 cp hello_ompi "$dir/user/"
 su -s /bin/sh loomtest1 -c "cd $dir/user && SLURM_CONF=$SLURM_CONF OMPI_MCA_btl_tcp_if_include=lo \
-  $bin/srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi" >user.txt 2>&1 ||
-  fail "as loomtest1: $(cat user.txt)"
+  $bin/srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi" >user.txt 2>user.err ||
+  fail "as loomtest1: $(cat user.txt user.err)"
 check_ranks user.txt cpu01 cpu02 cpu03 cpu04
 echo "ok: the same as an unprivileged user"
 
 # Direct modex: the fence carries no data, each node asks for the ranks it needs.
 OMPI_MCA_pmix_base_async_modex=1 OMPI_MCA_pmix_base_collect_data=0 \
-  srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi >dmodex.txt 2>&1 ||
-  fail "direct modex: $(cat dmodex.txt)"
+  srun -p compute -N4 --ntasks-per-node=2 --mpi=pmix ./hello_ompi >dmodex.txt 2>dmodex.err ||
+  fail "direct modex: $(cat dmodex.txt dmodex.err)"
 check_ranks dmodex.txt cpu01 cpu02 cpu03 cpu04
 job=$(last_job)
 served=0
@@ -174,8 +175,8 @@ echo "ok: a supervisor killed mid-fence: srun ends the step, no rank and no wire
 # MpiDefault=pmix: srun without --mpi.
 sed 's/^MpiDefault=.*//' "$SLURM_CONF" >pmix.conf
 echo "MpiDefault=pmix" >>pmix.conf
-SLURM_CONF=$work/pmix.conf srun -p compute -N4 --ntasks-per-node=2 ./hello_ompi >default.txt 2>&1 ||
-  fail "MpiDefault=pmix: $(cat default.txt)"
+SLURM_CONF=$work/pmix.conf srun -p compute -N4 --ntasks-per-node=2 ./hello_ompi >default.txt 2>default.err ||
+  fail "MpiDefault=pmix: $(cat default.txt default.err)"
 check_ranks default.txt cpu01 cpu02 cpu03 cpu04
 echo "ok: MpiDefault=pmix: no --mpi needed"
 
