@@ -28,8 +28,10 @@ constexpr size_t kMaxRelayFrame = 256u << 20;
 // Targets a message goes to at the same time.
 constexpr size_t kParallelSends = 16;
 
-std::string Describe(uint64_t job, const std::optional<uint32_t>& step) {
-  return step ? StrCat("step ", job, ".", *step) : StrCat("job ", job, "'s tasks");
+// The step a message is about: a step inside a job's allocation, or a job srun submitted.
+stepd::StepRef StepOf(const v1::StepRelay& m) {
+  return m.has_step_id() ? stepd::StepRef::Step(m.job_id(), m.step_id())
+                         : stepd::StepRef::OnlyStep(m.job_id());
 }
 
 }  // namespace
@@ -92,7 +94,7 @@ void StepRelayHub::Accept() {
 }
 
 void StepRelayHub::Read(int fd, uint64_t id) {
-  std::optional<StepKey> key;
+  std::optional<stepd::StepRef> key;
   auto conn = std::make_shared<Connection>();
   conn->fd = fd;
   for (;;) {
@@ -106,9 +108,7 @@ void StepRelayHub::Read(int fd, uint64_t id) {
       break;
     }
     if (message.hello()) {
-      key = StepKey{message.job_id(), message.has_step_id()
-                                          ? std::optional<uint32_t>(message.step_id())
-                                          : std::nullopt};
+      key = StepOf(message);
       // What waited goes first: nothing else is written to the connection meanwhile.
       core::MutexLock write(&conn->write_mu);
       std::vector<Kept> waiting;
@@ -153,10 +153,8 @@ void StepRelayHub::PassOn(v1::StepRelay message) {
         // The ranks there will wait for this in vain: the step ends by its time limit or
         // by the failure that made the node unreachable.
         core::LogError("{}: cannot pass a wire-up message to node {} at {}: {}",
-                       Describe(message.job_id(), message.has_step_id()
-                                                      ? std::optional<uint32_t>(message.step_id())
-                                                      : std::nullopt),
-                       targets[i].node(), targets[i].address(), s.message());
+                       stepd::Describe(StepOf(message)), targets[i].node(), targets[i].address(),
+                       s.message());
       }
     }
   };
@@ -180,9 +178,7 @@ void StepRelayHub::WriteLocked(Connection& c, const std::string& frame) {
 }
 
 void StepRelayHub::Deliver(v1::StepRelay message) {
-  const StepKey key{message.job_id(), message.has_step_id()
-                                          ? std::optional<uint32_t>(message.step_id())
-                                          : std::nullopt};
+  const stepd::StepRef key = StepOf(message);
   message.clear_to();
   std::string frame = message.SerializeAsString();
   std::shared_ptr<Connection> conn;

@@ -28,6 +28,7 @@
 #include "core/mutex.h"
 #include "core/status.h"
 #include "loom/v1/loom.pb.h"
+#include "stepd/records.h"
 
 namespace loom::noded {
 
@@ -53,7 +54,6 @@ class StepRelayHub {
   size_t undelivered() const;
 
  private:
-  using StepKey = std::pair<uint64_t, std::optional<uint32_t>>;
   struct Connection {
     int fd = -1;
     core::Mutex write_mu;  // one frame at a time
@@ -76,8 +76,8 @@ class StepRelayHub {
   int stop_pipe_[2] = {-1, -1};
   std::thread acceptor_;
   mutable core::Mutex mu_;
-  std::map<StepKey, std::shared_ptr<Connection>> steps_ ABSL_GUARDED_BY(mu_);
-  std::map<StepKey, std::vector<Kept>> kept_ ABSL_GUARDED_BY(mu_);
+  std::map<stepd::StepRef, std::shared_ptr<Connection>> steps_ ABSL_GUARDED_BY(mu_);
+  std::map<stepd::StepRef, std::vector<Kept>> kept_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, std::thread> readers_ ABSL_GUARDED_BY(mu_);  // by id
   std::vector<uint64_t> finished_ ABSL_GUARDED_BY(mu_);           // readers that have ended
   uint64_t next_reader_ ABSL_GUARDED_BY(mu_) = 0;

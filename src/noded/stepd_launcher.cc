@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -365,7 +364,7 @@ void StepdLauncher::WaitForEnd(std::chrono::milliseconds timeout) {
     }
     for (const auto& [ref, entry] : supervised_) {
       if (!entry.running() || entry.pids.stepd.pid == 0 || watched_.contains(ref)) continue;
-      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, entry.pids.stepd.pid, 0));
+      const int fd = stepd::OpenPidFd(entry.pids.stepd.pid);
       if (fd >= 0) watched_[ref] = fd;
     }
     for (const auto& [ref, fd] : watched_) fds.push_back({fd, POLLIN, 0});

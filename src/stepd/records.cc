@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,8 @@ bool IsAlive(const ProcessRef& p) {
   auto start = StartTimeOf(p.pid);
   return start && *start == p.start_time;
 }
+
+int OpenPidFd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 std::string FormatPidRecord(const PidRecord& r) {
   return StrCat(r.stepd.pid, " ", r.stepd.start_time, " ", r.job.pid, " ", r.job.start_time, "\n");

@@ -91,6 +91,9 @@ std::optional<uint64_t> StartTimeOf(pid_t pid);
 std::optional<ProcessRef> RefOf(pid_t pid);
 // Whether `p` still runs: its pid exists, is not a zombie, and started when recorded.
 bool IsAlive(const ProcessRef& p);
+// A descriptor that becomes readable once process `pid` has ended (pidfd_open; it neither
+// waits for nor reaps the process), close-on-exec; -1 when the kernel offers none.
+int OpenPidFd(pid_t pid);
 
 struct PidRecord {
   ProcessRef stepd;

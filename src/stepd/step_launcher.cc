@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "model/step.h"
 #include "rpc/frame.h"
 #include "stepd/mpi/wire_up.h"
+#include "stepd/records.h"
 
 namespace loom::stepd {
 namespace {
@@ -409,7 +409,7 @@ Status StepLauncher::Start(const StepJob& step_job, const StartWireUpFn& wire_up
       return abort(pid.status());
     }
     task.pid = *pid;
-    task.pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0));
+    task.pid_fd = OpenPidFd(*pid);
     started.push_back(*pid);
   }
   close_procs();

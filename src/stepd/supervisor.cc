@@ -150,7 +150,7 @@ std::optional<uint32_t> StepSupervisor::step_id() const {
 }
 
 Status StepSupervisor::Start() {
-  if (MpiTypeOf(opt_.step).empty()) return launcher_.Start(opt_.step);
+  // StartWireUp starts nothing for a step without MPI.
   return launcher_.Start(opt_.step, [this] {
     return StartWireUp(opt_.step, opt_.relay_socket, [this](const std::string& why) {
       core::LogInfo("job {}: {}; ending the step's tasks here", opt_.step.job.job_id, why);

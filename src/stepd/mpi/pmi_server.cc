@@ -33,10 +33,9 @@ constexpr int kValueMax = 4096;
 class PmiServer final : public WireUp {
  public:
   PmiServer(WireUpStep step, AbortStep abort_step)
-      : step_(std::move(step)), abort_step_(std::move(abort_step)) {
-    kvs_name_ = step_.step_id ? StrCat("loom.pmi.", step_.job_id, ".", *step_.step_id)
-                              : StrCat("loom.pmi.", step_.job_id, ".0");
-  }
+      : step_(std::move(step)),
+        kvs_name_(StrCat("loom.pmi.", step_.JobStep())),
+        link_(step_, kvs_name_, std::move(abort_step)) {}
   ~PmiServer() override;
 
   Status Start(const std::string& relay_socket);
@@ -59,19 +58,17 @@ class PmiServer final : public WireUp {
   // Every local rank has entered the fence: the node's new pairs go to the other nodes.
   void StartFence();
   void FinishFence(const std::string& all);
-  void Abort(int32_t rank, int32_t status, const std::string& message, bool here);
   std::optional<std::string> Lookup(const std::string& key) const;
 
   const WireUpStep step_;
-  const AbortStep abort_step_;
-  std::string kvs_name_;
+  const std::string kvs_name_;
+  StepLink link_;
   std::vector<Client> clients_;             // this node's ranks; the server thread's once it runs
   std::map<std::string, std::string> kvs_;  // every node's, as of the last fence
   std::map<std::string, std::string> unfenced_;  // this node's since the last fence
   std::map<std::string, std::string> node_attrs_;
   std::vector<std::pair<Client*, std::string>> attr_waiters_;
   bool fencing_ = false;
-  StepLink link_{step_};
   int wake_[2] = {-1, -1};
   core::Mutex done_mu_;
   std::vector<std::string> fences_done_ ABSL_GUARDED_BY(done_mu_);  // the fences' data
@@ -97,9 +94,6 @@ Status PmiServer::Start(const std::string& relay_socket) {
     c.task_fd = task_fd;
     ::fcntl(c.fd, F_SETFL, O_NONBLOCK);
   }
-  link_.exchange().SetOnAbort([this](const v1::StepMessage::Abort& a) {
-    Abort(static_cast<int32_t>(a.rank()), a.status(), a.message(), false);
-  });
   RETURN_IF_ERROR(link_.Connect(relay_socket));
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
@@ -253,7 +247,11 @@ void PmiServer::Handle(Client& c, const PmiCommand& m) {
     Reply(c, v2 ? "finalize-response" : "finalize_ack", {{"rc", "0"}});
   } else if (m.cmd == "abort") {
     const std::string code = m.Arg("exitcode");
-    Abort(c.rank, code.empty() ? 1 : std::atoi(code.c_str()), m.Arg("msg"), true);
+    v1::StepMessage::Abort a;
+    a.set_rank(static_cast<uint32_t>(c.rank));
+    a.set_status(code.empty() ? 1 : std::atoi(code.c_str()));
+    a.set_message(m.Arg("msg"));
+    link_.Abort(a);
   } else {
     // Spawning, name publishing: not offered.
     core::LogInfo("{}: rank {} asked for '{}', which this PMI server does not offer", kvs_name_,
@@ -288,20 +286,6 @@ void PmiServer::FinishFence(const std::string& all) {
       Reply(c, "barrier_out", {{"rc", "0"}});
     }
   }
-}
-
-void PmiServer::Abort(int32_t rank, int32_t status, const std::string& message, bool here) {
-  const std::string why = StrCat("rank ", rank, " aborted the step (status ", status,
-                                 message.empty() ? "" : ": ", message, ")");
-  core::LogInfo("{}: {}", kvs_name_, why);
-  if (here) {
-    v1::StepMessage::Abort a;
-    a.set_rank(static_cast<uint32_t>(rank));
-    a.set_status(status);
-    a.set_message(message);
-    link_.exchange().Abort(a);
-  }
-  if (abort_step_) abort_step_(why);
 }
 
 void PmiServer::Run() {

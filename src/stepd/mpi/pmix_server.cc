@@ -154,10 +154,10 @@ PmixServer* g_server = nullptr;  // the library's callbacks find the server here
 class PmixServer final : public WireUp {
  public:
   PmixServer(const PmixLibrary* lib, WireUpStep step, AbortStep abort_step)
-      : lib_(lib), step_(std::move(step)), abort_step_(std::move(abort_step)) {
-    nspace_ = step_.step_id ? StrCat("loom.pmix.", step_.job_id, ".", *step_.step_id)
-                            : StrCat("loom.pmix.", step_.job_id, ".0");
-  }
+      : lib_(lib),
+        step_(std::move(step)),
+        nspace_(StrCat("loom.pmix.", step_.JobStep())),
+        link_(step_, nspace_, std::move(abort_step)) {}
   ~PmixServer() override;
 
   Status Start(const std::string& relay_socket);
@@ -182,17 +182,15 @@ class PmixServer final : public WireUp {
   std::string Error(pmix_status_t rc) const { return lib_->error_string(rc); }
   std::unique_ptr<Infos> JobInfo() const;
   void Serve(uint32_t rank, StepExchange::ModexDone reply);
-  void Aborted(const v1::StepMessage::Abort& abort, bool here);
 
   const PmixLibrary* lib_;
   const WireUpStep step_;
-  const AbortStep abort_step_;
-  std::string nspace_;
+  const std::string nspace_;
+  StepLink link_;
   std::string tmpdir_;
   bool initialized_ = false;
   bool registered_ = false;
   std::set<int32_t> clients_;
-  StepLink link_{step_};
   // What the ranks asked for, said in the log when the server stops.
   std::atomic<int64_t> fences_{0};
   std::atomic<int64_t> modex_asked_{0};   // direct modex requests to other nodes
@@ -203,8 +201,7 @@ std::unique_ptr<Infos> PmixServer::JobInfo() const {
   auto info = std::make_unique<Infos>();
   const uint32_t size = static_cast<uint32_t>(step_.size());
   const std::vector<int32_t>& mine = step_.ranks[static_cast<size_t>(step_.me)];
-  info->String(PMIX_JOBID, step_.step_id ? StrCat(step_.job_id, ".", *step_.step_id)
-                                         : StrCat(step_.job_id, ".0"));
+  info->String(PMIX_JOBID, step_.JobStep());
   info->Uint32(PMIX_UNIV_SIZE, size);
   info->Uint32(PMIX_JOB_SIZE, size);
   info->Uint32(PMIX_MAX_PROCS, size);
@@ -267,7 +264,6 @@ Status PmixServer::Start(const std::string& relay_socket) {
 
   link_.exchange().SetModexServe(
       [this](uint32_t rank, StepExchange::ModexDone reply) { Serve(rank, std::move(reply)); });
-  link_.exchange().SetOnAbort([this](const v1::StepMessage::Abort& a) { Aborted(a, false); });
   RETURN_IF_ERROR(link_.Connect(relay_socket));
 
   static pmix_server_module_t module = [] {
@@ -375,15 +371,6 @@ PmixServer::~PmixServer() {
   }
 }
 
-void PmixServer::Aborted(const v1::StepMessage::Abort& abort, bool here) {
-  const std::string why =
-      StrCat("rank ", abort.rank(), " aborted the step (status ", abort.status(),
-             abort.message().empty() ? "" : ": ", abort.message(), ")");
-  core::LogInfo("{}: {}", nspace_, why);
-  if (here) link_.exchange().Abort(abort);
-  if (abort_step_) abort_step_(why);
-}
-
 pmix_status_t PmixServer::OnAbort(const pmix_proc_t* proc, void*, int status, const char msg[],
                                   pmix_proc_t[], size_t, pmix_op_cbfunc_t, void*) {
   if (g_server == nullptr) return PMIX_ERR_INIT;
@@ -391,7 +378,7 @@ pmix_status_t PmixServer::OnAbort(const pmix_proc_t* proc, void*, int status, co
   a.set_rank(proc->rank);
   a.set_status(status);
   if (msg != nullptr) a.set_message(msg);
-  g_server->Aborted(a, true);
+  g_server->link_.Abort(a);
   return PMIX_OPERATION_SUCCEEDED;
 }
 

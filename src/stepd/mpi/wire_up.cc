@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/log.h"
 #include "core/strings.h"
 #include "model/step.h"
 #include "stepd/mpi/pmi_server.h"
@@ -46,6 +47,8 @@ int32_t WireUpStep::size() const {
   for (const std::vector<int32_t>& r : ranks) n += static_cast<int32_t>(r.size());
   return n;
 }
+
+std::string WireUpStep::JobStep() const { return StrCat(job_id, ".", step_id.value_or(0)); }
 
 int32_t WireUpStep::NodeOf(uint32_t rank) const {
   for (size_t n = 0; n < ranks.size(); ++n) {
@@ -93,14 +96,31 @@ StatusOr<WireUpStep> WireUpStepOf(const StepJob& step) {
   return w;
 }
 
-StepLink::StepLink(const WireUpStep& step)
+StepLink::StepLink(const WireUpStep& step, std::string name, AbortStep abort_step)
     : step_(step),
+      name_(std::move(name)),
+      abort_step_(std::move(abort_step)),
       exchange_(std::make_unique<StepExchange>(
           static_cast<int32_t>(step.nodes.size()), step.tree_width, step.me,
           [this](const std::vector<int32_t>& nodes, const v1::StepMessage& m) {
             core::MutexLock lock(&mu_);
             if (channel_) channel_->Send(nodes, m);
-          })) {}
+          })) {
+  exchange_->SetOnAbort([this](const v1::StepMessage::Abort& a) { EndStep(a); });
+}
+
+void StepLink::Abort(const v1::StepMessage::Abort& abort) {
+  exchange_->Abort(abort);
+  EndStep(abort);
+}
+
+void StepLink::EndStep(const v1::StepMessage::Abort& abort) {
+  const std::string why =
+      StrCat("rank ", abort.rank(), " aborted the step (status ", abort.status(),
+             abort.message().empty() ? "" : ": ", abort.message(), ")");
+  core::LogInfo("{}: {}", name_, why);
+  if (abort_step_) abort_step_(why);
+}
 
 Status StepLink::Connect(const std::string& relay_socket) {
   if (step_.nodes.size() <= 1) return absl::OkStatus();

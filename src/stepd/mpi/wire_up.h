@@ -50,6 +50,9 @@ struct WireUpStep {
   // (OMPI_MCA_btl_vader_backing_directory or OMPI_MCA_btl_sm_backing_directory).
   bool shared_memory_dir_given = false;
   int32_t size() const;  // every rank of the step
+  // "JOB.STEP" ("JOB.0" for the only step of a job srun submitted), as PMIx job ids and the
+  // servers' namespaces name the step.
+  std::string JobStep() const;
   // The node that runs `rank`; -1 for none.
   int32_t NodeOf(uint32_t rank) const;
 };
@@ -57,11 +60,16 @@ struct WireUpStep {
 // launch did not say where the other nodes' loomds are.
 StatusOr<WireUpStep> WireUpStepOf(const StepJob& step);
 
+// Called when a rank aborts (MPI_Abort) here or on another node: the step's tasks here end.
+using AbortStep = std::function<void(const std::string& why)>;
+
 // The step's collectives on this node (StepExchange) wired to the other nodes through its
-// loomd (RelayChannel). Thread-safe.
+// loomd (RelayChannel), and the end of the step here when a rank aborts, on any node.
+// Thread-safe.
 class StepLink {
  public:
-  explicit StepLink(const WireUpStep& step);
+  // `name` names the step in the log (the server's namespace).
+  StepLink(const WireUpStep& step, std::string name, AbortStep abort_step);
   ~StepLink() { Close(); }
   StepLink(const StepLink&) = delete;
   StepLink& operator=(const StepLink&) = delete;
@@ -72,9 +80,16 @@ class StepLink {
   Status Connect(const std::string& relay_socket);
   // Nothing more comes in or goes out; waits for a message being handed in to be done.
   void Close();
+  // A rank on this node aborted: the step ends here and on every other node.
+  void Abort(const v1::StepMessage::Abort& abort);
 
  private:
+  // Logs why and ends the step's tasks here.
+  void EndStep(const v1::StepMessage::Abort& abort);
+
   const WireUpStep step_;
+  const std::string name_;
+  const AbortStep abort_step_;
   std::unique_ptr<StepExchange> exchange_;
   core::Mutex mu_;
   std::unique_ptr<RelayChannel> channel_ ABSL_GUARDED_BY(mu_);
@@ -91,9 +106,6 @@ class WireUp {
   // Task `rank` has started (or failed to): its inherited descriptor may be closed here.
   virtual void TaskStarted(int32_t /*rank*/) {}
 };
-
-// Called when a rank aborts (MPI_Abort) here or on another node: the step's tasks here end.
-using AbortStep = std::function<void(const std::string& why)>;
 
 // Starts the wire-up `step` asks for (null when none), reaching the other nodes through the
 // loomd socket `relay_socket`. Errors name what is missing, such as the PMIx library.
