@@ -14,17 +14,13 @@
 #include "core/strings.h"
 #include "rpc/frame.h"
 #include "stepd/control.h"
+#include "stepd/mpi/relay_channel.h"
 
 namespace loom::noded {
 namespace {
 
 using core::StrCat;
 
-// How long one frame may take to arrive once it has begun, or to be written.
-constexpr int kFrameTimeoutMs = 10000;
-// Wire-up messages are small (a fence's data is the ranks' endpoints); a bound keeps a broken
-// supervisor from making loomd allocate without limit.
-constexpr size_t kMaxRelayFrame = 256u << 20;
 // Targets a message goes to at the same time.
 constexpr size_t kParallelSends = 16;
 
@@ -100,7 +96,8 @@ void StepRelayHub::Read(int fd, uint64_t id) {
   for (;;) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, -1) < 0 && errno != EINTR) break;
-    StatusOr<std::string> frame = rpc::ReadFrame(fd, kFrameTimeoutMs, kMaxRelayFrame);
+    StatusOr<std::string> frame =
+        rpc::ReadFrame(fd, stepd::kRelayFrameTimeoutMs, stepd::kMaxRelayFrame);
     if (!frame.ok()) break;  // the supervisor is gone (or loomd stops)
     v1::StepRelay message;
     if (!message.ParseFromString(*frame)) {
@@ -171,7 +168,7 @@ void StepRelayHub::WriteTo(Connection& c, const std::string& frame) {
 
 void StepRelayHub::WriteLocked(Connection& c, const std::string& frame) {
   if (c.fd < 0) return;
-  if (Status s = rpc::WriteFrame(c.fd, frame, kFrameTimeoutMs); !s.ok()) {
+  if (Status s = rpc::WriteFrame(c.fd, frame, stepd::kRelayFrameTimeoutMs); !s.ok()) {
     core::LogError("relay socket: a supervisor does not read its messages: {}", s.message());
     ::shutdown(c.fd, SHUT_RDWR);  // its reader ends the connection
   }

@@ -10,13 +10,6 @@
 #include "stepd/control.h"
 
 namespace loom::stepd {
-namespace {
-
-constexpr int kFrameTimeoutMs = 10000;
-constexpr size_t kMaxRelayFrame = 256u << 20;
-
-}  // namespace
-
 StatusOr<std::unique_ptr<RelayChannel>> RelayChannel::Open(
     const std::string& socket_path, uint64_t job_id, std::optional<uint32_t> step_id, int32_t me,
     std::vector<std::string> addresses, OnMessage on_message) {
@@ -30,7 +23,7 @@ StatusOr<std::unique_ptr<RelayChannel>> RelayChannel::Open(
   if (step_id) hello.set_step_id(*step_id);
   hello.set_from_node(me);
   hello.set_hello(true);
-  if (Status s = rpc::WriteFrame(*fd, hello.SerializeAsString(), kFrameTimeoutMs); !s.ok()) {
+  if (Status s = rpc::WriteFrame(*fd, hello.SerializeAsString(), kRelayFrameTimeoutMs); !s.ok()) {
     ::close(*fd);
     return Status(s.code(), core::StrCat("MPI wire-up: loomd at ", socket_path,
                                          " does not listen: ", std::string(s.message())));
@@ -60,7 +53,7 @@ void RelayChannel::Read() {
   for (;;) {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, -1) < 0 && errno != EINTR) return;
-    StatusOr<std::string> frame = rpc::ReadFrame(fd_, kFrameTimeoutMs, kMaxRelayFrame);
+    StatusOr<std::string> frame = rpc::ReadFrame(fd_, kRelayFrameTimeoutMs, kMaxRelayFrame);
     if (!frame.ok()) return;  // loomd went away, or the step ends
     v1::StepRelay relay;
     if (!relay.ParseFromString(*frame)) {
@@ -84,7 +77,7 @@ void RelayChannel::Send(const std::vector<int32_t>& nodes, const v1::StepMessage
   }
   *relay.mutable_message() = message;
   core::MutexLock lock(&write_mu_);
-  if (Status s = rpc::WriteFrame(fd_, relay.SerializeAsString(), kFrameTimeoutMs); !s.ok()) {
+  if (Status s = rpc::WriteFrame(fd_, relay.SerializeAsString(), kRelayFrameTimeoutMs); !s.ok()) {
     core::LogError("MPI wire-up: cannot hand a message to loomd: {}", s.message());
   }
 }

@@ -6,6 +6,7 @@
 // the channel's own thread, in the order they came.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,13 @@
 #include "loom/v1/loom.pb.h"
 
 namespace loom::stepd {
+
+// The frames between a supervisor and loomd's relay (noded/step_relay.h), both ways: how
+// long one may take to arrive once begun, or to be written, and how large one may be (a
+// fence's data is the ranks' endpoints; the bound keeps a broken peer from making the other
+// allocate without limit).
+inline constexpr int kRelayFrameTimeoutMs = 10000;
+inline constexpr size_t kMaxRelayFrame = 256u << 20;
 
 class RelayChannel {
  public:
