@@ -163,9 +163,11 @@ srun_pid=$!
 wait_until "[[ \$(squeue -h -t all -o '%i %T' | sort -n | tail -n1) == *RUNNING ]]" ||
   fail "the late job does not run"
 job=$(last_job)
-wait_until "pgrep -f 'loom-stepd .*-N cpu01 .*--job $job ' >/dev/null" || fail "no supervisor on cpu01"
+# This cluster's supervisor only: other tests' clusters name their nodes and jobs alike.
+supervisor="loom-stepd --spool $dir/cluster/spool/cpu01 .*--job $job "
+wait_until "pgrep -f '$supervisor' >/dev/null" || fail "no supervisor on cpu01"
 wait_until "(( \$(pgrep -cx hello_ompi) == 8 ))" || fail "not all ranks started: $(pgrep -ax hello_ompi)"
-kill -9 "$(pgrep -f "loom-stepd .*-N cpu01 .*--job $job ")"
+kill -9 "$(pgrep -f "$supervisor")"
 if wait "$srun_pid"; then fail "srun ended 0 after a supervisor died"; fi
 grep -q "^srun: error: Node failure on cpu01\$" late.err || fail "srun said: $(cat late.err)"
 wait_state "$job" FAILED
