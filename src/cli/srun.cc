@@ -81,6 +81,7 @@ class Srun {
   model::JobId job_ = 0;
   bool queued_ = false;
   bool aborted_ = false;  // the job is being ended under the tasks (cancel, time limit)
+  bool launch_reported_ = false;  // a node's launch failure was said
   bool final_ = false;
   Clock::time_point final_at_;
   bool cancel_sent_ = false;
@@ -136,6 +137,13 @@ void Srun::Query() {
     return;
   }
   const std::string& state = info->state();
+  // A node that could not launch before its tasks' supervisor could say so itself (its
+  // prolog failed, its daemon refused): the controller says why.
+  if (!info->launch_error().empty() && !launch_reported_ && !monitor_.launch_failed()) {
+    launch_reported_ = true;
+    Say(StrCat("srun: error: Task launch for StepId=", job_, ".0 failed on node ",
+               info->launch_error()));
+  }
   if (state == "PENDING" && !queued_ && !monitor_.has_layout()) {
     queued_ = true;
     Info(StrCat("srun: job ", job_, " queued and waiting for resources"));

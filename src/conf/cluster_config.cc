@@ -135,6 +135,16 @@ std::string PreemptMode::ToString() const {
   return out;
 }
 
+std::string ClusterConfig::PrologFlags::ToString() const {
+  std::vector<std::string> out;
+  if (alloc && !contain) out.push_back("Alloc");
+  if (contain) out.push_back("Alloc,Contain");
+  if (nohold) out.push_back("NoHold");
+  if (serial) out.push_back("Serial");
+  out.insert(out.end(), other.begin(), other.end());
+  return core::Join(out, ",");
+}
+
 std::string SelectParams::ToString() const {
   std::string out;
   switch (unit) {

@@ -150,6 +150,8 @@ struct SchedulerParams {
   int32_t bf_max_job_user = 0;   // 0: no limit
   int32_t bf_max_time_s = -1;    // -1: not set (bf_interval applies)
   bool bf_continue = false;
+  // A job whose prolog failed goes back to the queue without a hold (Slurm's default holds it).
+  bool nohold_on_prolog_fail = false;
   int32_t bf_min_age_reserve_s = 0;
   int32_t default_queue_depth = 100;
   int32_t partition_job_depth = 0;  // 0: no limit
@@ -302,6 +304,26 @@ struct ClusterConfig {
   int32_t tree_width = 50;
   // MpiDefault: the MPI wire-up of steps whose srun gives no --mpi (one of kMpiTypes).
   std::string mpi_default = "none";
+  // Programs run around jobs (docs/admin/prolog-epilog.md), as written: a path or a glob
+  // pattern. Prolog and Epilog: by each node's loomd, as root, before the job's first
+  // process there (or at allocation with PrologFlags=Alloc) and after its last;
+  // PrologSlurmctld and EpilogSlurmctld: by the controller; TaskProlog and TaskEpilog: by
+  // loom-stepd as the job's user around each task; SrunProlog and SrunEpilog: by srun.
+  std::string prolog, epilog, prolog_slurmctld, epilog_slurmctld;
+  std::string task_prolog, task_epilog, srun_prolog, srun_epilog;
+  struct PrologFlags {
+    bool alloc = false;  // the prolog runs on every node at allocation (Contain implies it)
+    bool contain = false;
+    bool nohold = false;             // salloc does not wait for the prologs
+    bool serial = false;             // a node runs one prolog or epilog at a time
+    std::vector<std::string> other;  // known to Slurm, not acted on (X11, RunInJob, ...)
+    std::string ToString() const;    // "Alloc,Serial"; empty: none
+  };
+  PrologFlags prolog_flags;
+  // PrologEpilogTimeout: seconds a prolog or epilog may run before it is killed and counts
+  // as failed; kNoPrologEpilogTimeout (Slurm's default): as long as it runs.
+  static constexpr int32_t kNoPrologEpilogTimeout = 65534;
+  int32_t prolog_epilog_timeout_s = kNoPrologEpilogTimeout;
   // TaskPlugin (e.g. task/affinity,task/cgroup) and TaskPluginParam as written: with
   // task/affinity the node daemons bind tasks to CPUs even without --cpu-bind.
   std::vector<std::string> task_plugins;

@@ -248,6 +248,41 @@ TEST(GlobalKeys, MpiDefaultIsOneOfTheWireUpTypes) {
       HasSubstr("invalid value 'openmpi' for MpiDefault: expected none, pmi2, pmix or pmix_v4"));
 }
 
+TEST(GlobalKeys, PrologAndEpilogPrograms) {
+  auto c = ParseBody(
+      "Prolog=/etc/slurm/prolog.d/*\nEpilog=/etc/slurm/epilog.sh\n"
+      "PrologSlurmctld=/etc/slurm/pctld\nEpilogSlurmctld=/etc/slurm/ectld\n"
+      "TaskProlog=/etc/slurm/tp\nTaskEpilog=/etc/slurm/te\nSrunProlog=/sp\nSrunEpilog=/se\n"
+      "PrologFlags=contain,serial\nPrologEpilogTimeout=120\n"
+      "SchedulerParameters=nohold_on_prolog_fail\n");
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(c->prolog, "/etc/slurm/prolog.d/*");
+  EXPECT_EQ(c->epilog, "/etc/slurm/epilog.sh");
+  EXPECT_EQ(c->prolog_slurmctld, "/etc/slurm/pctld");
+  EXPECT_EQ(c->epilog_slurmctld, "/etc/slurm/ectld");
+  EXPECT_EQ(c->task_prolog, "/etc/slurm/tp");
+  EXPECT_EQ(c->task_epilog, "/etc/slurm/te");
+  EXPECT_EQ(c->srun_prolog, "/sp");
+  EXPECT_EQ(c->srun_epilog, "/se");
+  EXPECT_TRUE(c->prolog_flags.alloc);  // Contain implies Alloc
+  EXPECT_TRUE(c->prolog_flags.serial);
+  EXPECT_FALSE(c->prolog_flags.nohold);
+  EXPECT_EQ(c->prolog_flags.ToString(), "Alloc,Contain,Serial");
+  EXPECT_EQ(c->prolog_epilog_timeout_s, 120);
+  EXPECT_TRUE(c->scheduler.nohold_on_prolog_fail);
+
+  auto d = ParseBody("ClusterName=c\n");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->prolog_epilog_timeout_s, ClusterConfig::kNoPrologEpilogTimeout);
+  EXPECT_TRUE(d->prolog.empty());
+  EXPECT_EQ(d->prolog_flags.ToString(), "");
+
+  EXPECT_THAT(ErrorText(ParseBody("Prolog=prolog.sh\n")),
+              HasSubstr("invalid value 'prolog.sh' for Prolog: expected an absolute path"));
+  EXPECT_THAT(ErrorText(ParseBody("PrologFlags=Alloc,Sometimes\n")),
+              HasSubstr("Sometimes is not one"));
+}
+
 TEST(GlobalKeys, TopologyAccountingAndLimits) {
   auto c = ParseBody(
       "TopologyPlugin=topology/tree\nGresTypes=gpu,MPS\n"

@@ -33,6 +33,7 @@ std::string SchedulerParameters(const SchedulerParams& p) {
   num("bf_max_job_user", p.bf_max_job_user, d.bf_max_job_user);
   num("bf_max_time", p.bf_max_time_s, d.bf_max_time_s);
   if (p.bf_continue) out.push_back("bf_continue");
+  if (p.nohold_on_prolog_fail) out.push_back("nohold_on_prolog_fail");
   num("bf_min_age_reserve", p.bf_min_age_reserve_s, d.bf_min_age_reserve_s);
   num("default_queue_depth", p.default_queue_depth, d.default_queue_depth);
   num("partition_job_depth", p.partition_job_depth, d.partition_job_depth);
@@ -81,6 +82,16 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   kv["MinJobAge"] = Seconds(c.min_job_age_s);
   kv["TreeWidth"] = StrCat(c.tree_width);
   kv["MpiDefault"] = c.mpi_default;
+  kv["Prolog"] = OrNull(c.prolog);
+  kv["Epilog"] = OrNull(c.epilog);
+  kv["PrologSlurmctld"] = OrNull(c.prolog_slurmctld);
+  kv["EpilogSlurmctld"] = OrNull(c.epilog_slurmctld);
+  kv["TaskProlog"] = OrNull(c.task_prolog);
+  kv["TaskEpilog"] = OrNull(c.task_epilog);
+  kv["SrunProlog"] = OrNull(c.srun_prolog);
+  kv["SrunEpilog"] = OrNull(c.srun_epilog);
+  kv["PrologFlags"] = OrNull(c.prolog_flags.ToString());
+  kv["PrologEpilogTimeout"] = StrCat(c.prolog_epilog_timeout_s);
   kv["JobSubmitPlugins"] = c.job_submit_lua ? "lua" : "(null)";
   kv["CliFilterPlugins"] = c.cli_filter_lua ? "lua" : "(null)";
   kv["TaskPlugin"] = OrNull(core::Join(c.task_plugins, ","));

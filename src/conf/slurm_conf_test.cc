@@ -295,8 +295,9 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         kv.starts_with("PriorityFlags=") || kv.starts_with("PriorityUsageResetPeriod=") ||
         // And submit-time policy (docs/admin/job-submit.md).
         kv == "JobSubmitPlugins=lua" || kv == "CliFilterPlugins=lua" ||
-        // And MPI wire-up's default (docs/user/mpi.md).
-        kv.starts_with("MpiDefault=")) {
+        // And MPI wire-up's default (docs/user/mpi.md), the prolog and epilog
+        // (docs/admin/prolog-epilog.md).
+        kv.starts_with("MpiDefault=") || kv.starts_with("Prolog=") || kv.starts_with("Epilog=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;

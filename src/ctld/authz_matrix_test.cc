@@ -91,6 +91,7 @@ const std::map<std::string, Row>& Matrix() {
       {"RegisterNode", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"Heartbeat", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"JobComplete", {{kDenied, kDenied, kDenied, kOk, kOk}}},
+      {"EpilogComplete", {{kDenied, kDenied, kDenied, kOk, kOk}}},
   };
   return *m;
 }

@@ -39,6 +39,8 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   co.slurm_user_name = cfg.slurm_user;
   co.config_overrides = cfg.ConfigOverrides();
   co.max_array_size = cfg.max_array_size;
+  co.node_scripts = !cfg.prolog.empty() || !cfg.epilog.empty();
+  co.nohold_on_prolog_fail = cfg.scheduler.nohold_on_prolog_fail;
   return co;
 }
 
@@ -190,11 +192,15 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
     }
     core::LogError("{} launch on {} failed: {}", core::JobId{id}, node, why.message());
     // Unavailable: the node's daemon did not answer; AlreadyExists: an earlier run of the job
-    // is still there; anything else: it refused the job.
+    // is still there; PROLOG_FAILED: the job's prolog failed there; anything else: it
+    // refused the job.
     p->PostNoWait([id, node, message = std::string(why.message()),
-                   unreachable = absl::IsUnavailable(why), collided = absl::IsAlreadyExists(why)](
-                      ControllerCore& core, Effects& fx, Time now) {
-      if (collided) {
+                   unreachable = absl::IsUnavailable(why), collided = absl::IsAlreadyExists(why),
+                   prolog = rpc::ErrorCodeFor(why) == v1::PROLOG_FAILED](ControllerCore& core,
+                                                                         Effects& fx, Time now) {
+      if (prolog) {
+        core.PrologFailed(id, node, message, now, &fx);
+      } else if (collided) {
         core.LaunchCollided(id, node, now, &fx);
       } else {
         core.LaunchFailed(id, message, now, &fx, unreachable, node);
@@ -205,16 +211,20 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   lo.tasks_failed = [p = c.get()](JobId id, std::optional<uint32_t> step, const std::string& node,
                                   const Status& why) {
     core::LogError("{} launch on {} failed: {}", core::JobId{id}, node, why.message());
-    p->PostNoWait(
-        [id, step, node, message = std::string(why.message()),
-         unreachable = absl::IsUnavailable(why)](ControllerCore& core, Effects& fx, Time now) {
-          if (step) {
-            core.StepNodeEnded(id, *step, node, 1 << 8, message, now, &fx);
-            return absl::OkStatus();
-          }
-          core.LaunchFailed(id, message, now, &fx, unreachable, node);
-          return absl::OkStatus();
-        });
+    p->PostNoWait([id, step, node, message = std::string(why.message()),
+                   unreachable = absl::IsUnavailable(why),
+                   prolog = rpc::ErrorCodeFor(why) == v1::PROLOG_FAILED](ControllerCore& core,
+                                                                         Effects& fx, Time now) {
+      // The node drains, and a batch job's script goes back to the queue; the step (or
+      // the job srun submitted) fails as for any launch failure.
+      if (prolog) core.PrologFailed(id, node, message, now, &fx);
+      if (step) {
+        core.StepNodeEnded(id, *step, node, 1 << 8, message, now, &fx);
+        return absl::OkStatus();
+      }
+      core.LaunchFailed(id, message, now, &fx, unreachable, node);
+      return absl::OkStatus();
+    });
   };
   c->links_ = std::make_unique<NodeLinks>(c->munge_.get(), std::move(lo));
 

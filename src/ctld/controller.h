@@ -190,8 +190,9 @@ class Controller {
     // A job srun submitted: its tasks on each node, sent through the TreeWidth fan-out.
     std::vector<v1::ForwardedLaunch> tasks;
     int32_t tree_width = 0;
-    // A signal to the nodes at `addresses`.
+    // A signal, or an allocation's end, to the nodes at `addresses`.
     std::optional<v1::SignalTasksRequest> signal;
+    std::optional<v1::TerminateJobRequest> terminate;
     std::vector<std::string> addresses;
   };
   // A job srun submitted: LaunchTasks to every node of it, each with its place in the job,

@@ -433,31 +433,41 @@ Status ControllerCore::Requeue(JobId id, bool hold, const Caller& who, Time now,
                                   : absl::FailedPreconditionError("Job is pending execution");
   }
   for (JobId job : started) {
-    JobEntry& e = jobs_.at(job);
-    if (e.job.state == JobState::kRunning) {
-      // Its processes go first; it holds its nodes until they are gone (completing).
+    RequeueStarted(jobs_.at(job), hold ? PendingReason::kJobHeldUser : PendingReason::kNone,
+                   /*kill=*/true, now, fx);
+  }
+  return absl::OkStatus();
+}
+
+void ControllerCore::RequeueStarted(JobEntry& e, PendingReason held, bool kill, Time now,
+                                    Effects* fx) {
+  if (e.job.state == JobState::kRunning) {
+    // Its processes go first; it holds its nodes until they are gone (completing).
+    if (kill) {
       SignalJob s{e.job.id, SIGTERM, {}, std::nullopt};
       for (const sched::NodeAlloc& a : e.alloc()) s.nodes.push_back(a.node);
       if (fx) fx->signals.push_back(std::move(s));
-      e.completing = true;
-      e.mutable_history().kill_at = now + opt_.kill_wait_s;
     }
-    if (!Move(e, JobState::kPending, now)) continue;
-    e.job.exit_code = 0;
-    e.job.reason = hold ? PendingReason::kJobHeldUser : PendingReason::kNone;
-    if (hold) e.job.priority = 0;
-    JobHistory& history = e.mutable_history();
-    history.ran.clear();
-    const bool had_steps = history.step != nullptr;
-    history.step.reset();
-    if ((steps_.erase(e.job.id) > 0 || had_steps) && fx != nullptr) {
-      fx->steps_changed.push_back(e.job.id);  // the stored ones go too
-    }
-    ++history.restarts;
-    pass_due_ = true;
-    Changed(e, fx);
+    e.completing = true;
+    e.mutable_history().kill_at = now + opt_.kill_wait_s;
   }
-  return absl::OkStatus();
+  if (!Move(e, JobState::kPending, now)) return;
+  e.job.exit_code = 0;
+  e.job.reason = held;
+  if (held != PendingReason::kNone) e.job.priority = 0;
+  JobHistory& history = e.mutable_history();
+  history.ran.clear();
+  history.launch_error.clear();
+  const bool had_steps = history.step != nullptr;
+  history.step.reset();
+  if ((steps_.erase(e.job.id) > 0 || had_steps) && fx != nullptr) {
+    fx->steps_changed.push_back(e.job.id);  // the stored ones go too
+  }
+  ++history.restarts;
+  pass_due_ = true;
+  Changed(e, fx);
+  // Nothing ran (its launch failed): no end will be reported, its nodes are done with it.
+  if (!kill && e.completing) Release(e, fx);
 }
 
 Status ControllerCore::Hold(JobId id, const Caller& who, Effects* fx) {
@@ -485,8 +495,9 @@ Status ControllerCore::Release(JobId id, const Caller& who, Effects* fx) {
     if (!MayActOn(who, e)) return absl::PermissionDeniedError("Access/permission denied");
     if (e.job.state != JobState::kPending || e.job.priority != 0) continue;
     // A user may not release what an administrator held.
-    if (e.job.reason == PendingReason::kJobHeldAdmin && who.uid != 0 &&
-        who.uid != opt_.slurm_user_uid) {
+    if ((e.job.reason == PendingReason::kJobHeldAdmin ||
+         e.job.reason == PendingReason::kLaunchFailedRequeuedHeld) &&
+        who.uid != 0 && who.uid != opt_.slurm_user_uid) {
       return absl::PermissionDeniedError("Access/permission denied");
     }
     any = true;
@@ -517,9 +528,13 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
   e.job.exit_code = exit_code;
   e.job.reason = PendingReason::kNone;
   EndSteps(e, /*kill=*/true, now, fx);
-  e.DropAlloc(/*keep=*/true);
-  e.completing = false;
-  if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
+  if (opt_.node_scripts && !e.alloc().empty()) {
+    AwaitEpilogs(e, fx);
+  } else {
+    e.DropAlloc(/*keep=*/true);
+    e.completing = false;
+    if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
+  }
   Changed(e, fx);
   if (fx) fx->ended.push_back(state);
 }
@@ -540,6 +555,21 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 }
 
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
+  if (e.history().epilog_asked) return;  // its nodes' epilogs free them (EpilogComplete)
+  if (opt_.node_scripts && !e.alloc().empty()) {
+    AwaitEpilogs(e, fx);
+    Changed(e, fx);
+    return;
+  }
+  FreeNodes(e, fx);
+}
+
+void ControllerCore::FreeNodes(JobEntry& e, Effects* fx) {
+  if (e.history().epilog_asked) {
+    e.mutable_history().epilog_asked = false;
+    e.mutable_history().epilog_nodes.clear();
+    e.mutable_history().epilog_asked_at = 0;
+  }
   e.completing = false;
   // A requeued job waits to run again: it no longer names where it ran.
   e.DropAlloc(/*keep=*/e.job.state != JobState::kPending);
@@ -603,6 +633,10 @@ void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Ef
                                   bool node_unreachable, std::string_view node) {
   JobEntry* e = FindMutable(id);
   if (!e) return;
+  if (e->holds_nodes() && e->history().launch_error.empty()) {
+    e->mutable_history().launch_error = node.empty() ? why : core::StrCat(node, ": ", why);
+    if (fx) fx->touched.push_back(id);  // listed, not stored
+  }
   const JobState failed = node_unreachable ? JobState::kNodeFail : JobState::kFailed;
   if (e->request->srun) return EndStep(*e, failed, node, 1 << 8, now, fx);
   if (e->job.state != JobState::kRunning) return;
@@ -612,7 +646,6 @@ void ControllerCore::LaunchFailed(JobId id, const std::string& why, Time now, Ef
     return;
   }
   End(*e, JobState::kFailed, 1 << 8, now, fx);
-  (void)why;  // loomd logs the cause; the job's record keeps the state
 }
 
 void ControllerCore::Unreachable(int32_t n, Time now) {
@@ -656,6 +689,16 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (e.job.state == JobState::kRunning && e.job.time_limit_s < core::kUnlimitedSeconds &&
         now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)) {
       Kill(e, JobState::kTimeout, now, fx);
+    } else if (e.completing && e.history().epilog_asked) {
+      // Epilogs are waited for until each node reports or is lost (LoseJobsOn); a node that
+      // lost the request (its daemon restarted) is asked again.
+      JobHistory& history = e.mutable_history();
+      if (history.epilog_asked_at == 0) {
+        history.epilog_asked_at = now;
+      } else if (now - history.epilog_asked_at >= kEpilogAskAgainS) {
+        history.epilog_asked_at = now;
+        if (fx) fx->terminations.push_back(e.job.id);
+      }
     } else if (e.completing) {
       JobHistory& history = e.mutable_history();
       if (history.kill_at == 0) history.kill_at = now;  // restored: count KillWait from now

@@ -122,6 +122,14 @@ struct JobHistory {
   std::optional<uint32_t> cancelled_by;
   // What its batch script (or, for a job srun submitted, its tasks) used.
   ResourceUsage usage;
+  // With a Prolog or Epilog set, a job whose allocation ended keeps its nodes (COMPLETING)
+  // until each has run its epilog: those still to report. Not stored: after a restart the
+  // nodes are asked again.
+  // Why a node could not launch it ("NODE: why"); empty when none failed. Not stored.
+  std::string launch_error;
+  bool epilog_asked = false;
+  std::vector<int32_t> epilog_nodes;
+  Time epilog_asked_at = 0;  // when the nodes were last asked (again each minute: Tick)
 };
 
 // A JobHistory held apart from its entry, made on first write; copying it copies the history.
@@ -270,6 +278,9 @@ struct SignalJob {
 struct Effects {
   std::vector<Launch> launches;
   std::vector<SignalJob> signals;
+  // Jobs whose allocation ended, for each of their nodes to end what is left of them and run
+  // the epilog (JobHistory::epilog_nodes).
+  std::vector<JobId> terminations;
   std::vector<Submission> submitted;  // to store before the jobs that name them
   // Stored submissions whose request changed (scontrol update): to store again, with the
   // script and environment the store holds (empty here).
@@ -333,6 +344,9 @@ struct CoreOptions {
   std::string slurm_user_name = "root";
   bool config_overrides = false;   // SlurmdParameters=config_overrides: trust slurm.conf
   bool requeue_by_default = true;  // JobRequeue
+  // A Prolog or Epilog is set: nodes run them, and an ended allocation waits for the epilogs.
+  bool node_scripts = false;
+  bool nohold_on_prolog_fail = false;  // SchedulerParameters=nohold_on_prolog_fail
   int64_t max_array_size = 1001;
 };
 
@@ -382,6 +396,15 @@ class ControllerCore {
   // failed, when known) counts as done.
   void LaunchFailed(JobId id, const std::string& why, Time now, Effects* fx,
                     bool node_unreachable = false, std::string_view node = {});
+  // `node`'s prolog for job `id` failed: the node drains ("Prolog error") and the job goes
+  // back to the queue held ("launch failed requeued held"; not held under
+  // SchedulerParameters=nohold_on_prolog_fail); a job srun or salloc made, which cannot be
+  // requeued, ends FAILED.
+  void PrologFailed(JobId id, std::string_view node, const std::string& why, Time now, Effects* fx);
+  // `node` ended what was left of job `id` and ran its epilog (`failed`: it failed, and
+  // the node drains, "Epilog error"). The job leaves COMPLETING once every node has.
+  void EpilogComplete(JobId id, std::string_view node, bool failed, const std::string& why,
+                      Time now, Effects* fx);
   // `node`'s daemon refused to launch `id` because an earlier run of it is still there (a
   // run from before a requeue, on a node that was away). Not the job's fault: it goes back
   // to the queue, and is not launched on that node again until the node stops reporting the
@@ -447,6 +470,8 @@ class ControllerCore {
   // and sending it) or ended unreported: it goes back to the queue (or ends NODE_FAIL), as a job on
   // a failed node does. Returns those jobs.
   static constexpr Time kLaunchGraceS = 30;
+  // How long a job waits for a node's epilog before that node is asked again.
+  static constexpr Time kEpilogAskAgainS = 60;
   std::vector<JobId> NodeMissesJobs(const std::string& node, const std::vector<JobId>& running,
                                     Time now, Effects* fx);
 
@@ -566,7 +591,13 @@ class ControllerCore {
   void Changed(const JobEntry& e, Effects* fx);
   void End(JobEntry& e, model::JobState state, int32_t exit_code, Time now, Effects* fx);
   void Kill(JobEntry& e, model::JobState as, Time now, Effects* fx);
-  void Release(JobEntry& e, Effects* fx);  // a completing job's processes are gone
+  // A completing job's processes are gone: its nodes run their epilogs first when the site
+  // has one (AwaitEpilogs), then they are free.
+  void Release(JobEntry& e, Effects* fx);
+  void AwaitEpilogs(JobEntry& e, Effects* fx);
+  void FreeNodes(JobEntry& e, Effects* fx);
+  // Drains node `n` for `reason`, given by SlurmUser (prolog and epilog failures).
+  void DrainNode(int32_t n, const std::string& reason, Time now, Effects* fx);
   // Jobs srun submitted (core_srun.cc). Node `node` (a name) of such a job has no task
   // running any more; the job ends, or is released, once that holds for all its nodes.
   void StepNodeEnded(JobEntry& e, std::string_view node, int32_t status, bool out_of_memory,
@@ -589,6 +620,10 @@ class ControllerCore {
   bool RunsOn(const JobEntry& e, int32_t node) const;
   // Keeps job `id` off node `node` until the node stops reporting an earlier run of it.
   void RememberStaleRun(JobId id, int32_t node);
+  // A started job goes back to the queue (counting a restart), `held` as the reason when it
+  // is held (kNone: not held). With `kill` its processes are ended first (it stays
+  // completing until they are); without, nothing of it runs (its launch failed).
+  void RequeueStarted(JobEntry& e, model::PendingReason held, bool kill, Time now, Effects* fx);
   // A started job goes back to the queue (without counting a restart).
   void BackToQueue(JobEntry& e, Time now, Effects* fx);
   // Every change of a job's state goes through here (model::Job::Transition): a step the

@@ -137,14 +137,20 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
     c.uid = e.job.uid;
     c.name = e.request->name;
     c.held = e.job.priority == 0;
-    c.admin_hold = e.job.reason == PendingReason::kJobHeldAdmin;
+    c.admin_hold = e.job.reason == PendingReason::kJobHeldAdmin ||
+                   e.job.reason == PendingReason::kLaunchFailedRequeuedHeld;
     c.dependency = &e.request->dependency;
     c.eligible_time = e.job.eligible_time;
     if (e.array_place != 0 && e.request->array) {
       c.array_id = e.array_job_id();
       c.array_max_running = e.request->array->max_running;
     }
-    const PendingReason blocked = gate.Judge(c);
+    PendingReason blocked = gate.Judge(c);
+    // An administrator's hold that says why it was set keeps saying so.
+    if (blocked == PendingReason::kJobHeldAdmin &&
+        e.job.reason == PendingReason::kLaunchFailedRequeuedHeld) {
+      blocked = e.job.reason;
+    }
     if (blocked != PendingReason::kNone) {
       // Every policy only reports a blocked job's reason: it need not enter the pass.
       if (e.job.reason != blocked && fx) fx->touched.push_back(e.job.id);

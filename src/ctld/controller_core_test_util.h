@@ -48,7 +48,8 @@ const Caller kRoot{0, 0, "root"};
 
 class CoreTest : public testing::Test {
  protected:
-  CoreTest() : core_(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100) {}
+  CoreTest() : CoreTest(CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}) {}
+  explicit CoreTest(CoreOptions options) : core_(Site(), options, 100) {}
   // Whatever a test did, no rule of the core tried a step the state machine forbids.
   void TearDown() override { EXPECT_EQ(core_.refused_transitions(), 0); }
   void Up(Time now) {

@@ -76,6 +76,17 @@ void Controller::CarryOut(const Effects& fx) {
     if (s.step) req.set_step_id(*s.step);
     for (int32_t n : s.nodes) out.addresses.push_back(NodeAddress(n));
   }
+  for (JobId id : fx.terminations) {
+    auto it = core_->jobs().find(id);
+    if (it == core_->jobs().end() || it->second.history().epilog_nodes.empty()) continue;
+    const JobEntry& e = it->second;
+    Outgoing& out = work.emplace_back();
+    out.job = id;
+    v1::TerminateJobRequest& req = out.terminate.emplace();
+    req.set_job_id(id);
+    *req.mutable_job() = FromEntry(e, core_->cluster(), InfoOptions());
+    for (int32_t n : e.history().epilog_nodes) out.addresses.push_back(NodeAddress(n));
+  }
   if (work.empty()) return;
   core::MutexLock lock(&dispatch_mu_);
   for (Outgoing& out : work) dispatch_.push_back(std::move(out));
@@ -100,6 +111,10 @@ void Controller::DispatchLoop() {
 void Controller::Send(Outgoing& out) {
   if (out.signal) {
     for (const std::string& address : out.addresses) links_->Signal(address, *out.signal);
+    return;
+  }
+  if (out.terminate) {
+    for (const std::string& address : out.addresses) links_->Terminate(address, *out.terminate);
     return;
   }
   // The script and environment are only in the store. The lock is held for the read alone:

@@ -21,6 +21,7 @@ struct NodeLinks::InFlight {
   v1::LaunchBatchReply launch_reply;
   v1::LaunchTasksReply tasks_reply;
   v1::SignalTasksReply signal_reply;
+  v1::TerminateJobReply terminate_reply;
 };
 
 namespace {
@@ -69,6 +70,13 @@ void NodeLinks::Signal(const std::string& address, v1::SignalTasksRequest reques
   Call call;
   call.job = request.job_id();
   call.signal = std::make_unique<v1::SignalTasksRequest>(std::move(request));
+  Enqueue(address, std::move(call));
+}
+
+void NodeLinks::Terminate(const std::string& address, v1::TerminateJobRequest request) {
+  Call call;
+  call.job = request.job_id();
+  call.terminate = std::make_unique<v1::TerminateJobRequest>(std::move(request));
   Enqueue(address, std::move(call));
 }
 
@@ -147,10 +155,12 @@ void NodeLinks::Start(Link* link, Call call) {
   f->ctx.set_deadline(rpc::DeadlineIn(options_.deadline + options_.per_step_node * nodes));
   const bool launch = f->call.launch != nullptr;
   const bool tasks = f->call.tasks != nullptr;
+  const bool terminate = f->call.terminate != nullptr;
   const google::protobuf::Message& request =
-      launch  ? static_cast<const google::protobuf::Message&>(*f->call.launch)
-      : tasks ? static_cast<const google::protobuf::Message&>(*f->call.tasks)
-              : static_cast<const google::protobuf::Message&>(*f->call.signal);
+      launch      ? static_cast<const google::protobuf::Message&>(*f->call.launch)
+      : tasks     ? static_cast<const google::protobuf::Message&>(*f->call.tasks)
+      : terminate ? static_cast<const google::protobuf::Message&>(*f->call.terminate)
+                  : static_cast<const google::protobuf::Message&>(*f->call.signal);
   // A launch that did not reach its node, or that the node refused.
   // A task launch that did not arrive did not reach the nodes it was to be passed on to
   // either.
@@ -171,14 +181,23 @@ void NodeLinks::Start(Link* link, Call call) {
     }
   };
   Status attached = rpc::AttachCredential(&f->ctx, *munge_,
-                                          launch  ? "LaunchBatch"
-                                          : tasks ? "LaunchTasks"
-                                                  : "SignalTasks",
+                                          launch      ? "LaunchBatch"
+                                          : tasks     ? "LaunchTasks"
+                                          : terminate ? "TerminateJob"
+                                                      : "SignalTasks",
                                           request);
   if (!attached.ok()) {
     failed(f->call, attached);
     delete f;
     Finished(link);
+    return;
+  }
+  if (terminate) {
+    link->stub->async()->TerminateJob(&f->ctx, f->call.terminate.get(), &f->terminate_reply,
+                                      [this, link, f](grpc::Status) {
+                                        delete f;
+                                        Finished(link);
+                                      });
     return;
   }
   if (!launch && !tasks) {

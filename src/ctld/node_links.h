@@ -61,6 +61,9 @@ class NodeLinks {
   // them, and for all of them when `node` cannot be reached.
   void LaunchTasks(const std::string& address, std::string node, v1::LaunchTasksRequest request);
   void Signal(const std::string& address, v1::SignalTasksRequest request);
+  // The job's allocation ended: the node ends what is left and runs its epilog (it answers
+  // with EpilogComplete). Not retried here: the controller asks again while it waits.
+  void Terminate(const std::string& address, v1::TerminateJobRequest request);
   // Asks the node what a job's tasks use now (sstat) and waits for the answer, at most the
   // call deadline. Independent of the queued calls.
   StatusOr<v1::StepUsageReply> StepUsage(const std::string& address,
@@ -80,6 +83,7 @@ class NodeLinks {
     std::unique_ptr<v1::LaunchTasksRequest> tasks;   // set for srun's tasks, on `node`
     std::string node;
     std::unique_ptr<v1::SignalTasksRequest> signal;  // set for a signal
+    std::unique_ptr<v1::TerminateJobRequest> terminate;  // set for an allocation's end
   };
   // Everything about one address. Links live as long as this object.
   struct Link {

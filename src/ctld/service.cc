@@ -488,6 +488,14 @@ Status ControllerApi::JobComplete(const Caller& who, const v1::JobCompleteReques
   return s;
 }
 
+Status ControllerApi::EpilogComplete(const Caller& who, const v1::EpilogCompleteRequest& req,
+                                     v1::EpilogCompleteReply* reply) {
+  if (!Daemon(who)) return absl::PermissionDeniedError("Access/permission denied");
+  return c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+    core.EpilogComplete(req.job_id(), req.node(), req.failed(), req.message(), now, &fx);
+    return absl::OkStatus();
+  });
+}
 
 namespace {
 

@@ -49,7 +49,8 @@ class Controller;
   X(AssocMgr)                      \
   X(RegisterNode)                  \
   X(Heartbeat)                     \
-  X(JobComplete)
+  X(JobComplete)                   \
+  X(EpilogComplete)
 
 class ControllerApi {
  public:

@@ -209,6 +209,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
     switch (j.reason) {
       case PendingReason::kJobHeldUser:
       case PendingReason::kJobHeldAdmin:
+      case PendingReason::kLaunchFailedRequeuedHeld:
       case PendingReason::kDependency:
       case PendingReason::kDependencyNeverSatisfied:
         eligible = 0;
@@ -228,6 +229,7 @@ v1::JobInfo JobFieldsOf(const JobEntry& e, const sched::Cluster& cluster,
   info.set_accrue_time(accrue);
   info.set_last_sched_eval(e.last_sched_eval);
   info.set_restarts(e.history().restarts);
+  info.set_launch_error(e.history().launch_error);
 
   if (j.state == JobState::kPending && !r.dependency.empty()) {
     if (j.reason == PendingReason::kDependency) {
@@ -340,6 +342,7 @@ std::vector<NodeUsage> NodeUsageOf(const std::vector<const JobEntry*>& jobs, siz
       u.gpu_ids |= a.gpu_ids;
       u.cpu_ids |= a.cpu_ids;
       ++u.jobs;
+      if (e->completing) ++u.completing;
     }
   }
   return usage;
@@ -354,7 +357,10 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   model::NodeState base = n.state;
   if (base != model::NodeState::kDown && base != model::NodeState::kFuture &&
       base != model::NodeState::kUnknown) {
-    const bool busy = usage.alloc.cpus > 0 || usage.alloc.gpus > 0 || usage.alloc.mem_mb > 0;
+    // A node whose jobs have all ended (their processes or epilogs still going) is idle
+    // with the COMPLETING flag, as Slurm shows it.
+    const bool busy = (usage.alloc.cpus > 0 || usage.alloc.gpus > 0 || usage.alloc.mem_mb > 0) &&
+                      usage.completing < usage.jobs;
     if (!busy) {
       base = model::NodeState::kIdle;
     } else if (usage.alloc.cpus >= n.capacity.cpus) {
@@ -365,6 +371,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   }
   uint32_t flags = 0;
   if (n.drain) flags |= model::kNodeFlagDrain;
+  if (usage.completing > 0) flags |= model::kNodeFlagCompleting;
   if (!status.alive && base != model::NodeState::kFuture) flags |= model::kNodeFlagNotResponding;
   info.set_name(n.name);
   info.set_state(model::NodeStateComplete(base, flags));

@@ -64,6 +64,7 @@ struct NodeUsage {
   model::GpuMask gpu_ids = 0;
   core::CpuSet cpu_ids;
   int32_t jobs = 0;
+  int32_t completing = 0;  // of them, jobs that ended and wait for their processes or epilogs
   friend bool operator==(const NodeUsage&, const NodeUsage&) = default;
 };
 

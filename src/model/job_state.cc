@@ -216,6 +216,8 @@ std::string_view PendingReasonName(PendingReason r) {
       return "AssocGrpGRESMinutes";
     case PendingReason::kAssocGrpBillingMinutes:
       return "AssocGrpBillingMinutes";
+    case PendingReason::kLaunchFailedRequeuedHeld:
+      return "launch failed requeued held";  // Slurm's description, which squeue shows
   }
   return "None";
 }

@@ -110,6 +110,9 @@ enum class PendingReason : uint8_t {
   kAssocGrpNodeMinutes,
   kAssocGrpGRESMinutes,
   kAssocGrpBillingMinutes,
+  // Requeued and held by the controller because its prolog failed on a node; released by
+  // an administrator, as JobHeldAdmin.
+  kLaunchFailedRequeuedHeld,
 };
 
 // "None", "Priority", "Resources", ... exactly as Slurm prints them.

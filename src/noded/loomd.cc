@@ -40,6 +40,7 @@
 #include "hw/hardware.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "noded/forwarder.h"
+#include "noded/node_scripts.h"
 #include "noded/proc_usage.h"
 #include "noded/step_relay.h"
 #include "noded/stepd_launcher.h"
@@ -87,6 +88,8 @@ class NodeService final : public v1::NodeDaemon::Service {
                     v1::PingReply* reply) override;
   grpc::Status RelayStep(grpc::ServerContext* ctx, const v1::StepRelay* req,
                          v1::RelayStepReply* reply) override;
+  grpc::Status TerminateJob(grpc::ServerContext* ctx, const v1::TerminateJobRequest* req,
+                            v1::TerminateJobReply* reply) override;
 
  private:
   Daemon* d_;
@@ -97,7 +100,8 @@ class Daemon {
   Daemon(Options o, conf::SiteConfig site)
       : opt_(std::move(o)),
         site_(std::move(site)),
-        launcher_(noded::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, opt_.slurm_conf}) {
+        launcher_(noded::StepdLauncherOptions{opt_.stepd, opt_.spool, opt_.node, opt_.slurm_conf}),
+        scripts_(ScriptOptions(opt_, site_.cluster)) {
     auth::MungeOptions mo;
     mo.socket_path = opt_.munge_socket;
     munge_ = std::make_unique<auth::MungeCredentials>(mo);
@@ -156,15 +160,27 @@ class Daemon {
   // Every running task's usage, so that sstat's maxima cover the time between its calls.
   void SamplePeaks() { (void)MeasureTasks(0); }
 
+  // The job's batch script, after the job's prolog here (its first launch runs it).
   Status Launch(const v1::LaunchBatchRequest& req) {
+    RETURN_IF_ERROR(scripts_.Prolog(req.job()));
     return launcher_.Start(req);
   }
 
-  // This node's share of a step, under a supervisor of its own; a malformed request is
-  // refused before one starts.
+  // This node's share of a step, under a supervisor of its own, after the job's prolog
+  // here; a malformed request is refused before either.
   Status LaunchTasks(const v1::LaunchTasksRequest& req) {
     RETURN_IF_ERROR(stepd::StepJobOf(req, opt_.node).status());
+    RETURN_IF_ERROR(scripts_.Prolog(req.job()));
     return launcher_.StartStep(req);
+  }
+
+  // The job's allocation ended: on a thread of its own, what is left of the job here is
+  // terminated (SIGTERM, SIGKILL after KillWait), the epilog runs once it is gone, and the
+  // controller hears of it (Run) so that the node leaves COMPLETING.
+  void Terminate(const v1::TerminateJobRequest& req) {
+    core::MutexLock lock(&enders_mu_);
+    if (enders_.contains(req.job_id())) return;  // already ending here
+    enders_.emplace(req.job_id(), std::thread([this, job = req.job()] { EndJob(job); }));
   }
 
   // A signal for the job (every script and step of it here) or for one step of it.
@@ -209,6 +225,7 @@ class Daemon {
     auto last_sample = clock.Monotonic();
     std::vector<noded::StepdLauncher::Ended> unreported;
     while (!stop_) {
+      ReportEpilogs();
       for (noded::StepdLauncher::Ended& e : launcher_.Reap()) unreported.push_back(e);
       for (auto it = unreported.begin(); it != unreported.end();) {
         const stepd::FinishedJob& how = it->how;
@@ -278,9 +295,84 @@ class Daemon {
       launcher_.WaitForEnd(std::chrono::milliseconds(100));
     }
   }
-  void Stop() { stop_ = true; }
+  // Stops Run; an epilog still running is left to the process's exit.
+  void Stop() {
+    stop_ = true;
+    core::MutexLock lock(&enders_mu_);
+    for (auto& [job, thread] : enders_) thread.detach();
+    enders_.clear();
+  }
 
  private:
+  static noded::NodeScriptsOptions ScriptOptions(const Options& opt,
+                                                 const conf::ClusterConfig& cluster) {
+    noded::NodeScriptsOptions o;
+    o.prolog = cluster.prolog;
+    o.epilog = cluster.epilog;
+    o.serial = cluster.prolog_flags.serial;
+    if (cluster.prolog_epilog_timeout_s != conf::ClusterConfig::kNoPrologEpilogTimeout) {
+      o.timeout_s = cluster.prolog_epilog_timeout_s;
+    }
+    o.node = opt.node;
+    o.slurm_conf = opt.slurm_conf;
+    o.cluster_name = cluster.cluster_name;
+    return o;
+  }
+
+  // Terminate's thread: see there.
+  void EndJob(const v1::JobInfo& job) {
+    const uint64_t id = job.job_id();
+    for (const stepd::StepRef& ref : launcher_.Of(id)) {
+      (void)launcher_.Terminate(ref, site_.cluster.kill_wait_s);
+    }
+    // Its supervisors end once their processes have; one that outlives KillWait by much is
+    // left, and the epilog runs anyway.
+    const auto give_up =
+        opt_.clock->Monotonic() + std::chrono::seconds(site_.cluster.kill_wait_s + 10);
+    while (!stop_ && !launcher_.Of(id).empty() && opt_.clock->Monotonic() < give_up) {
+      launcher_.WaitForEnd(std::chrono::milliseconds(100));
+    }
+    v1::EpilogCompleteRequest report;
+    report.set_node(opt_.node);
+    report.set_job_id(id);
+    if (std::optional<std::string> failed = scripts_.Epilog(job)) {
+      report.set_failed(true);
+      report.set_message(*failed);
+    }
+    core::MutexLock lock(&enders_mu_);
+    epilog_reports_.push_back(std::move(report));
+    ended_.push_back(id);
+  }
+
+  // The epilogs' ends, to the controller (again at the next turn while it is away); and the
+  // threads that ran them, joined.
+  void ReportEpilogs() {
+    std::vector<v1::EpilogCompleteRequest> reports;
+    std::vector<std::thread> done;
+    {
+      core::MutexLock lock(&enders_mu_);
+      reports.swap(epilog_reports_);
+      for (uint64_t job : ended_) {
+        auto it = enders_.find(job);
+        if (it == enders_.end()) continue;
+        done.push_back(std::move(it->second));
+        enders_.erase(it);
+      }
+      ended_.clear();
+    }
+    for (std::thread& t : done) t.join();
+    std::vector<v1::EpilogCompleteRequest> again;
+    for (v1::EpilogCompleteRequest& r : reports) {
+      v1::EpilogCompleteReply reply;
+      if (!Call("EpilogComplete", r, &reply, &v1::Controller::Stub::EpilogComplete)) {
+        again.push_back(std::move(r));
+      }
+    }
+    if (again.empty()) return;
+    core::MutexLock lock(&enders_mu_);
+    epilog_reports_.insert(epilog_reports_.begin(), again.begin(), again.end());
+  }
+
   // A task here: its job, step ("batch" or the step id) and task id.
   using TaskKey = std::tuple<uint64_t, std::string, int32_t>;
 
@@ -346,6 +438,12 @@ class Daemon {
   v1::NodeHardware hardware_;      // what the host has, as its supervisors get it
   std::unique_ptr<LaunchForwarder> forwarder_;  // thread-safe
   std::unique_ptr<StepRelayHub> relay_;         // thread-safe; uses forwarder_
+  noded::NodeScripts scripts_;                  // thread-safe
+  core::Mutex enders_mu_;
+  // The jobs ending here (Terminate), each on its thread; those whose thread is done.
+  std::map<uint64_t, std::thread> enders_ ABSL_GUARDED_BY(enders_mu_);
+  std::vector<uint64_t> ended_ ABSL_GUARDED_BY(enders_mu_);
+  std::vector<v1::EpilogCompleteRequest> epilog_reports_ ABSL_GUARDED_BY(enders_mu_);
   core::Mutex peaks_mu_;
   // The largest memory seen of each running task.
   std::map<TaskKey, ProcessUsage> peaks_ ABSL_GUARDED_BY(peaks_mu_);
@@ -406,6 +504,13 @@ grpc::Status NodeService::RelayStep(grpc::ServerContext* ctx, const v1::StepRela
                                     v1::RelayStepReply* reply) {
   Status s = d_->CheckController(*ctx, "RelayStep", *req);
   if (s.ok()) d_->relay().Deliver(*req);
+  return Answer(reply, s);
+}
+
+grpc::Status NodeService::TerminateJob(grpc::ServerContext* ctx, const v1::TerminateJobRequest* req,
+                                       v1::TerminateJobReply* reply) {
+  Status s = d_->CheckController(*ctx, "TerminateJob", *req);
+  if (s.ok()) d_->Terminate(*req);
   return Answer(reply, s);
 }
 

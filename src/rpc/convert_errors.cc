@@ -58,6 +58,7 @@ constexpr ErrorEntry kErrors[] = {
     {v1::OUT_OF_RANGE, absl::StatusCode::kOutOfRange, "Out of range"},
     {v1::DATA_LOSS, absl::StatusCode::kDataLoss, "Data loss"},
     {v1::UNKNOWN, absl::StatusCode::kUnknown, "Unknown error"},
+    {v1::PROLOG_FAILED, absl::StatusCode::kFailedPrecondition, "Job prolog failed"},
 };
 
 // The general code of each StatusCode.

@@ -1,5 +1,6 @@
 #include "cli/format/scontrol_format.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/format/job_fields.h"
@@ -150,7 +151,10 @@ std::string RenderJob(const JobView& j, const ScontrolOptions& options, const Re
         " QOS=", OrNull(j.qos));
   if (!j.wckey.empty()) r.Add(" WCKey=", j.wckey);
   r.NewLine();
-  r.Add("JobState=", model::JobStateName(j.state), " Reason=", JobReasonText(j),
+  // A reason that is a description ("launch failed requeued held") stays one word here.
+  std::string reason(JobReasonText(j));
+  std::replace(reason.begin(), reason.end(), ' ', '_');
+  r.Add("JobState=", model::JobStateName(j.state), " Reason=", reason,
         " Dependency=", OrNull(j.dependency))
       .NewLine();
   r.Add("Requeue=", j.requeue ? 1 : 0, " Restarts=", j.restarts, " BatchFlag=", j.batch ? 1 : 0,

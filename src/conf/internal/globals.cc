@@ -62,6 +62,61 @@ void ParsePriorityFlags(ParseContext* ctx, const SourceLocation& at, const KeyVa
   *p = std::move(parsed);
 }
 
+// PrologFlags: Slurm's flags, comma-separated, in any case. Contain implies Alloc, as in Slurm.
+void ParsePrologFlags(ParseContext* ctx, const SourceLocation& at, const KeyValue& kv,
+                      ClusterConfig::PrologFlags* p) {
+  static constexpr std::string_view kOthers[] = {"DeferBatch", "ForceRequeueOnFail", "RunInJob",
+                                                 "X11"};
+  ClusterConfig::PrologFlags parsed;
+  for (std::string_view flag : core::Split(kv.value, ',')) {
+    flag = core::Trim(flag);
+    if (flag.empty()) continue;
+    if (core::EqualsIgnoreCase(flag, "Alloc")) {
+      parsed.alloc = true;
+    } else if (core::EqualsIgnoreCase(flag, "Contain")) {
+      parsed.contain = parsed.alloc = true;
+    } else if (core::EqualsIgnoreCase(flag, "NoHold")) {
+      parsed.nohold = true;
+    } else if (core::EqualsIgnoreCase(flag, "Serial")) {
+      parsed.serial = true;
+    } else if (auto it = std::find_if(
+                   std::begin(kOthers), std::end(kOthers),
+                   [&](std::string_view o) { return core::EqualsIgnoreCase(o, flag); });
+               it != std::end(kOthers)) {
+      parsed.other.emplace_back(*it);
+      ctx->Warn(at, kv.key,
+                StrCat("PrologFlags ", *it, " is accepted but not acted on by Loom yet"));
+    } else {
+      ctx->BadValue(at, kv.key, kv.value,
+                    StrCat("Slurm's prolog flags (", std::string(flag),
+                           " is not one): Alloc, Contain, NoHold, Serial, DeferBatch, "
+                           "ForceRequeueOnFail, RunInJob, X11"));
+      return;
+    }
+  }
+  *p = std::move(parsed);
+}
+
+// Prolog, Epilog and the other programs run around jobs: an absolute path (a glob pattern
+// may name several programs). Whether it exists is checked where it runs.
+void ParseProgramPath(ParseContext* ctx, const SourceLocation& at, const KeyValue& kv,
+                      std::string_view key, ClusterConfig& cfg) {
+  std::string* field = key == "Prolog"            ? &cfg.prolog
+                       : key == "Epilog"          ? &cfg.epilog
+                       : key == "PrologSlurmctld" ? &cfg.prolog_slurmctld
+                       : key == "EpilogSlurmctld" ? &cfg.epilog_slurmctld
+                       : key == "TaskProlog"      ? &cfg.task_prolog
+                       : key == "TaskEpilog"      ? &cfg.task_epilog
+                       : key == "SrunProlog"      ? &cfg.srun_prolog
+                                                  : &cfg.srun_epilog;
+  const std::string path(core::Trim(kv.value));
+  if (!path.empty() && path.front() != '/') {
+    ctx->BadValue(at, kv.key, kv.value, "an absolute path, such as /etc/slurm/prolog.sh");
+    return;
+  }
+  *field = path;
+}
+
 }  // namespace
 
 bool GlobalKeys::LuaPluginListed(const SourceLocation& at, const KeyValue& kv,
@@ -339,6 +394,14 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     if (auto c = ctx_->Choice(at, kv, {kMpiTypes[0], kMpiTypes[1], kMpiTypes[2], kMpiTypes[3]})) {
       cfg.mpi_default = std::string(kMpiTypes[*c]);
     }
+  } else if (key == "Prolog" || key == "Epilog" || key == "PrologSlurmctld" ||
+             key == "EpilogSlurmctld" || key == "TaskProlog" || key == "TaskEpilog" ||
+             key == "SrunProlog" || key == "SrunEpilog") {
+    ParseProgramPath(ctx_, at, kv, key, cfg);
+  } else if (key == "PrologFlags") {
+    ParsePrologFlags(ctx_, at, kv, &cfg.prolog_flags);
+  } else if (key == "PrologEpilogTimeout") {
+    set_i32(&cfg.prolog_epilog_timeout_s, 1, ClusterConfig::kNoPrologEpilogTimeout);
   } else if (key == "TaskPlugin") {
     cfg.task_plugins.clear();
     for (std::string_view p : core::Split(kv.value, ',')) {

@@ -55,12 +55,12 @@ void ParseSchedulerParameters(ParseContext* ctx, const SourceLocation& at, const
           at, kv.key,
           StrCat("invalid SchedulerParameters option '", item, "': ", name, " expects ", expected));
     };
-    if (name == "bf_continue") {
+    if (name == "bf_continue" || name == "nohold_on_prolog_fail") {
       if (has_value) {
         bad("no value");
         continue;
       }
-      params->bf_continue = true;
+      (name == "bf_continue" ? params->bf_continue : params->nohold_on_prolog_fail) = true;
       continue;
     }
     const SchedOption* opt = nullptr;

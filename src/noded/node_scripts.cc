@@ -1,0 +1,149 @@
+#include "noded/node_scripts.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/clock.h"
+#include "core/cpu_list.h"
+#include "core/log.h"
+#include "core/run_program.h"
+#include "core/strings.h"
+#include "rpc/convert.h"
+
+namespace loom::noded {
+namespace {
+
+using core::StrCat;
+
+// The run of a job a request is about: its id and how often it was requeued.
+std::pair<uint64_t, int32_t> RunOf(const v1::JobInfo& job) {
+  return {job.job_id(), job.restarts()};
+}
+
+}  // namespace
+
+std::vector<std::string> NodeScripts::Environment(const v1::JobInfo& job,
+                                                  std::string_view context) const {
+  std::vector<std::string> env;
+  auto set = [&env](std::string_view name, const auto& value) {
+    env.push_back(StrCat(name, "=", value));
+  };
+  set("SLURM_SCRIPT_CONTEXT", context);
+  set("SLURM_JOB_ID", job.job_id());
+  set("SLURM_JOBID", job.job_id());
+  if (job.array_task_id() >= 0 && job.array_job_id() != 0) {
+    set("SLURM_ARRAY_JOB_ID", job.array_job_id());
+    set("SLURM_ARRAY_TASK_ID", job.array_task_id());
+  }
+  set("SLURM_JOB_NAME", job.name());
+  set("SLURM_JOB_USER", job.user());
+  set("SLURM_JOB_UID", job.uid());
+  set("SLURM_UID", job.uid());
+  set("SLURM_JOB_GID", job.gid());
+  if (!job.group_name().empty()) set("SLURM_JOB_GROUP", job.group_name());
+  set("SLURM_JOB_NODELIST", job.node_list());
+  set("SLURM_JOB_PARTITION", job.partition());
+  if (!job.spec().account().empty()) set("SLURM_JOB_ACCOUNT", job.spec().account());
+  if (!job.spec().constraint().empty()) set("SLURM_JOB_CONSTRAINTS", job.spec().constraint());
+  if (!job.spec().wckey().empty()) set("SLURM_WCKEY", job.spec().wckey());
+  if (!opt_.cluster_name.empty()) set("SLURM_CLUSTER_NAME", opt_.cluster_name);
+  set("SLURM_CONF", opt_.slurm_conf);
+  set("SLURMD_NODENAME", opt_.node);
+  // The GPUs the job holds on this node, as the job's own processes number them.
+  for (const v1::NodeAllocation& a : job.allocation()) {
+    if (a.node() != opt_.node || a.gpu_ids().empty()) continue;
+    auto ids = core::ParseCpuList(a.gpu_ids());
+    if (!ids.ok()) break;
+    std::vector<std::string> text;
+    for (int32_t id : *ids) text.push_back(StrCat(id));
+    set("SLURM_JOB_GPUS", core::Join(text, ","));
+    set("CUDA_VISIBLE_DEVICES", core::Join(text, ","));
+  }
+  // A root program's usual search path: Slurm's prolog gets no PATH of its own either.
+  set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  return env;
+}
+
+std::optional<std::string> NodeScripts::RunAll(const std::string& setting, const v1::JobInfo& job,
+                                               std::string_view context) {
+  const std::vector<std::string> programs = core::ExpandProgramPattern(setting);
+  if (programs.empty()) return std::nullopt;  // a pattern that names nothing: nothing to run
+  std::optional<core::MutexLock> serial;
+  if (opt_.serial) serial.emplace(&serial_mu_);
+  core::ProgramRun run;
+  run.env = Environment(job, context);
+  run.timeout_ms = opt_.timeout_s * 1000;
+  for (const std::string& program : programs) {
+    run.path = program;
+    StatusOr<core::ProgramResult> r = core::RunProgram(run);
+    if (!r.ok()) return std::string(r.status().message());
+    if (!r->ok()) return StrCat(program, ": ", r->Describe(run.timeout_ms));
+  }
+  return std::nullopt;
+}
+
+Status NodeScripts::Prolog(const v1::JobInfo& job) {
+  if (opt_.prolog.empty()) return absl::OkStatus();
+  const uint64_t id = job.job_id();
+  {
+    core::MutexLock lock(&mu_);
+    auto [it, first] = prologs_.try_emplace(id);
+    if (!first) {
+      mu_.Await([this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto run = prologs_.find(id);
+        return run == prologs_.end() || run->second.done;
+      });
+      auto run = prologs_.find(id);
+      if (run != prologs_.end()) return run->second.result;
+      // Forgotten meanwhile (its epilog ran): this launch comes too late to run.
+      return absl::FailedPreconditionError(
+          StrCat("job ", id, " ended on node ", opt_.node, " before its launch came"));
+    }
+    std::erase(epilogs_done_, RunOf(job));  // a new run of a requeued job
+  }
+  const auto started = core::RealClock().Monotonic();
+  std::optional<std::string> failed = RunAll(opt_.prolog, job, "prolog_slurmd");
+  Status result;
+  if (failed) {
+    v1::Error e;
+    e.set_code(v1::PROLOG_FAILED);
+    e.set_message(StrCat("prolog of job ", id, " failed on node ", opt_.node, ": ", *failed));
+    result = rpc::FromWire(e);
+    core::LogError("{}", result.message());
+  } else {
+    core::LogFlagged(core::DebugFlag::kSteps, "job {}: prolog done in {} ms", id,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         core::RealClock().Monotonic() - started)
+                         .count());
+  }
+  core::MutexLock lock(&mu_);
+  PrologRun& run = prologs_[id];
+  run.done = true;
+  run.result = result;
+  return result;
+}
+
+std::optional<std::string> NodeScripts::Epilog(const v1::JobInfo& job) {
+  const uint64_t id = job.job_id();
+  {
+    core::MutexLock lock(&mu_);
+    // A prolog that runs now finishes first.
+    mu_.Await([this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      auto run = prologs_.find(id);
+      return run == prologs_.end() || run->second.done;
+    });
+    prologs_.erase(id);
+    if (std::find(epilogs_done_.begin(), epilogs_done_.end(), RunOf(job)) != epilogs_done_.end()) {
+      return std::nullopt;
+    }
+  }
+  std::optional<std::string> failed =
+      opt_.epilog.empty() ? std::nullopt : RunAll(opt_.epilog, job, "epilog_slurmd");
+  if (failed) core::LogError("epilog of job {} failed on node {}: {}", id, opt_.node, *failed);
+  core::MutexLock lock(&mu_);
+  epilogs_done_.push_back(RunOf(job));
+  if (epilogs_done_.size() > kRemembered) epilogs_done_.pop_front();
+  return failed;
+}
+
+}  // namespace loom::noded

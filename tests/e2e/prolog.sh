@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The site's Prolog and Epilog on a running cluster (three emulated nodes, slurm.conf
+# Prolog=, Epilog=, PrologEpilogTimeout=):
+#   - a two-node batch job: the prolog runs on its first node before the script and on its
+#     second before the step there, the epilogs on both after the job, each once, with the
+#     job's variables (id, user, uid, node list, the node's GPUs);
+#   - a job whose epilog runs is COMPLETING, and its node with it, until the epilog ends;
+#   - a failed prolog drains its node ("Prolog error") and requeues the batch job held
+#     ("launch failed requeued held"); an administrator's release runs it once the node is
+#     back;
+#   - a failed epilog drains its node ("Epilog error");
+#   - srun's own job whose prolog fails: srun says so and ends non-zero.
+#
+#   tests/e2e/prolog.sh BUILD_BIN_DIR
+set -euo pipefail
+bin=$(cd "${1:?usage: prolog.sh BUILD_BIN_DIR}" && pwd)
+dir=$(mktemp -d /tmp/loom-prolog.XXXXXX)
+cluster="$dir/cluster"
+cleanup() {
+  "$bin/loom" cluster down --dir "$cluster" >/dev/null 2>&1 || true
+  if [[ "${LOOM_KEEP_TEST_DIRS:-0}" != 1 ]]; then rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fail() { echo "FAIL: $*" >&2; show_logs "$cluster"/log/*.log; exit 1; }
+
+site="$dir/site"
+mkdir -p "$site" "$dir/work"
+cat >"$site/slurm.conf" <<CONF
+ClusterName=scripts
+SlurmctldHost=localhost
+SlurmdParameters=config_overrides
+GresTypes=gpu
+Prolog=$site/prolog.d/*
+Epilog=$site/epilog.sh
+PrologEpilogTimeout=20
+NodeName=pe[1-3] CPUs=4 RealMemory=4000 Gres=gpu:a100:2
+PartitionName=all Nodes=pe[1-3] Default=YES MaxTime=01:00:00
+CONF
+cat >"$site/gres.conf" <<CONF
+AutoDetect=off
+NodeName=pe[1-3] Name=gpu Type=a100 File=/dev/nvidia[0-1]
+CONF
+# The prolog is a pattern: both programs run, in name order.
+mkdir -p "$site/prolog.d"
+cat >"$site/prolog.d/10-record" <<EOF2
+#!/bin/sh
+echo "prolog \$SLURMD_NODENAME \$SLURM_JOB_ID \$SLURM_JOB_USER \$SLURM_JOB_UID \$SLURM_JOB_NODELIST gpus=\$CUDA_VISIBLE_DEVICES ctx=\$SLURM_SCRIPT_CONTEXT" >>$dir/record
+EOF2
+cat >"$site/prolog.d/20-check" <<EOF2
+#!/bin/sh
+[ ! -e $dir/fail-prolog-\$SLURMD_NODENAME ]
+EOF2
+cat >"$site/epilog.sh" <<EOF2
+#!/bin/sh
+while [ -e $dir/hold-epilog ]; do sleep 0.1; done
+echo "epilog \$SLURMD_NODENAME \$SLURM_JOB_ID ctx=\$SLURM_SCRIPT_CONTEXT" >>$dir/record
+[ ! -e $dir/fail-epilog-\$SLURMD_NODENAME ]
+EOF2
+chmod +x "$site/prolog.d/"* "$site/epilog.sh"
+out=$("$bin/loom" cluster up --dir "$cluster" --config "$site/slurm.conf" 2>&1) || fail "up: $out"
+eval "$(grep '^export SLURM_CONF=' <<<"$out")"
+export PATH="$bin:$PATH"
+cd "$dir/work"
+
+state() { squeue -h -j "$1" -t all -o '%T'; }
+wait_state() { wait_until "[[ \$(state $1) == $2 ]]" 300 || fail "job $1 is $(state "$1"), not $2"; }
+records() { grep -c "$1" "$dir/record" 2>/dev/null || true; }
+
+# A two-node job: the prolog once on each node, before anything of the job runs there; the
+# epilogs once each, after.
+job=$(sbatch --parsable -N2 --gres=gpu:1 -o job.out --wrap 'srun -l true; echo script done')
+wait_state "$job" COMPLETED
+wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(cat "$dir/record")"
+(( $(records "prolog pe1 $job root 0 pe\[1-2\] gpus=0 ctx=prolog_slurmd") == 1 )) ||
+  fail "pe1's prolog: $(cat "$dir/record")"
+(( $(records "prolog pe2 $job root 0 pe\[1-2\] gpus=0 ctx=prolog_slurmd") == 1 )) ||
+  fail "pe2's prolog (at its step): $(cat "$dir/record")"
+(( $(records "epilog pe1 $job ctx=epilog_slurmd") == 1 )) || fail "pe1's epilog: $(cat "$dir/record")"
+grep -q "script done" job.out || fail "the script: $(cat job.out)"
+echo "ok: a two-node job: each node's prolog before its part, each node's epilog after, once"
+
+# COMPLETING while the epilog runs, the node too; over once it ends.
+touch "$dir/hold-epilog"
+job=$(sbatch --parsable -w pe3 --wrap true)
+wait_until "[[ \$(squeue -h -j $job -o '%T') == COMPLETING ]]" ||
+  fail "job $job is $(state "$job") while its epilog runs"
+[[ $(sinfo -h -n pe3 -o '%T') == completing ]] || fail "pe3 is $(sinfo -h -n pe3 -o '%T')"
+sleep 1
+[[ $(squeue -h -j "$job" -o '%T') == COMPLETING ]] || fail "job $job left COMPLETING early"
+rm "$dir/hold-epilog"
+wait_state "$job" COMPLETED
+wait_until "[[ \$(squeue -h -j $job -o '%T') == '' ]]" || fail "job $job still listed as running"
+wait_until "[[ \$(sinfo -h -n pe3 -o '%T') == idle ]]" || fail "pe3 is $(sinfo -h -n pe3 -o '%T')"
+echo "ok: COMPLETING, job and node, until the epilog ends"
+
+# A failed prolog: the node drains, the job goes back to the queue held.
+touch "$dir/fail-prolog-pe1"
+job=$(sbatch --parsable -w pe1 --wrap 'echo ran >ran.txt')
+wait_until "[[ \$(squeue -h -j $job -o '%T %r') == 'PENDING launch failed requeued held' ]]" ||
+  fail "job $job: $(squeue -h -j "$job" -o '%T %r')"
+scontrol show job "$job" | grep -q "Reason=launch_failed_requeued_held" ||
+  fail "scontrol: $(scontrol show job "$job")"
+scontrol show job "$job" | grep -q "Restarts=1" || fail "scontrol: $(scontrol show job "$job")"
+[[ $(sinfo -R -h -n pe1 -o '%E|%U') == "Prolog error|root(0)" ]] ||
+  fail "sinfo -R: $(sinfo -R -h -n pe1 -o '%E|%U')"
+[[ ! -e ran.txt ]] || fail "the script ran after its prolog failed"
+rm "$dir/fail-prolog-pe1"
+scontrol update nodename=pe1 state=resume
+scontrol release "$job"
+wait_state "$job" COMPLETED
+[[ -e ran.txt ]] || fail "the released job did not run its script"
+echo "ok: a failed prolog drains the node (Prolog error) and requeues the job held; released, it runs"
+
+# A failed epilog drains its node.
+touch "$dir/fail-epilog-pe2"
+job=$(sbatch --parsable -w pe2 --wrap true)
+wait_until "[[ \$(sinfo -R -h -n pe2 -o '%E') == 'Epilog error' ]]" ||
+  fail "sinfo -R: $(sinfo -R -h -o '%E %N')"
+wait_state "$job" COMPLETED
+rm "$dir/fail-epilog-pe2"
+scontrol update nodename=pe2 state=resume
+echo "ok: a failed epilog drains the node (Epilog error); the job stays COMPLETED"
+
+# srun's own job: the prolog fails on its node, srun says so.
+touch "$dir/fail-prolog-pe3"
+if srun -w pe3 true >srun.out 2>srun.err; then fail "srun ended 0 though its prolog failed"; fi
+grep -q "^srun: error: Task launch for StepId=[0-9]*.0 failed on node pe3: prolog of job [0-9]* failed on node pe3: .*20-check: exit status 1$" srun.err ||
+  fail "srun said: $(cat srun.err)"
+wait_until "[[ \$(sinfo -R -h -n pe3 -o '%E') == 'Prolog error' ]]" ||
+  fail "sinfo -R: $(sinfo -R -h -o '%E %N')"
+rm "$dir/fail-prolog-pe3"
+echo "ok: srun's job whose prolog fails: srun fails, saying why; the node drains"
