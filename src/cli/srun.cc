@@ -60,6 +60,7 @@ class Srun {
   }
 
   int Run(const std::string& host);
+  uint64_t job() const { return job_; }  // the job asked for; 0 before
   int TestOnly();
 
  private:
@@ -365,8 +366,23 @@ int RunSrun(int argc, char** argv) {
     return input->error_exit;
   }
   const bool test_only = input->test_only;
+  if (test_only) {
+    Srun srun(*std::move(input), *std::move(client), *std::move(key), filter.get());
+    return srun.TestOnly();
+  }
+  // --prolog runs before the job is asked for (its id is not known yet), --epilog after it.
+  const std::string prolog = input->prolog, epilog = input->epilog;
+  const std::string srun_prolog = client->config().srun_prolog;
+  const std::string srun_epilog = client->config().srun_epilog;
+  const std::vector<std::string> argv = input->request.srun->argv;
+  const int error_exit = input->error_exit;
+  if (!RunSrunScript("--prolog", prolog, srun_prolog, argv, 0)) return error_exit;
   Srun srun(*std::move(input), *std::move(client), *std::move(key), filter.get());
-  return test_only ? srun.TestOnly() : srun.Run(HostAddress());
+  const int rc = srun.Run(HostAddress());
+  if (!RunSrunScript("--epilog", epilog, srun_epilog, argv, srun.job())) {
+    return rc != 0 ? rc : error_exit;
+  }
+  return rc;
 }
 
 }  // namespace loom::cli

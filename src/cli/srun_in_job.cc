@@ -300,8 +300,17 @@ int RunSrunInJob(submit::SrunInput input) {
     Say(StrCat("srun: error: ", std::string(key.status().message())));
     return input.error_exit;
   }
+  const std::string prolog = input.prolog, epilog = input.epilog;
+  const std::string srun_prolog = client->config().srun_prolog;
+  const std::string srun_epilog = client->config().srun_epilog;
+  const std::vector<std::string> argv = input.request.srun->argv;
+  const uint64_t job = input.step->job_id;
+  const int error_exit = input.error_exit;
+  if (!RunSrunScript("--prolog", prolog, srun_prolog, argv, job)) return error_exit;
   StepRun run(std::move(input), *std::move(client), *std::move(key));
-  return run.Run(HostAddress());
+  const int rc = run.Run(HostAddress());
+  if (!RunSrunScript("--epilog", epilog, srun_epilog, argv, job)) return rc != 0 ? rc : error_exit;
+  return rc;
 }
 
 }  // namespace loom::cli

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/run_program.h"
 #include "core/strings.h"
 #include "loom/v1/loom.pb.h"
 
@@ -440,6 +441,32 @@ InterruptHandler::Action InterruptHandler::OnSignal(
   }
   say("srun: forcing job termination");
   return Action::kAbort;
+}
+
+bool RunSrunScript(std::string_view what, const std::string& given, const std::string& configured,
+                   const std::vector<std::string>& argv, uint64_t job) {
+  const std::string setting = given.empty() ? configured : given == "none" ? "" : given;
+  if (setting.empty()) return true;
+  core::ProgramRun run;
+  run.args = argv;
+  run.capture_stdout = true;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (job == 0 || !std::string_view(*e).starts_with("SLURM_JOB_ID=")) run.env.emplace_back(*e);
+  }
+  if (job != 0) run.env.push_back(core::StrCat("SLURM_JOB_ID=", job));
+  for (const std::string& program : core::ExpandProgramPattern(setting)) {
+    run.path = program;
+    StatusOr<core::ProgramResult> r = core::RunProgram(run);
+    if (r.ok()) std::fwrite(r->out.data(), 1, r->out.size(), stdout);
+    std::fflush(stdout);
+    if (!r.ok() || !r->ok()) {
+      std::fprintf(stderr, "srun: error: %s %s failed: %s\n", std::string(what).c_str(),
+                   program.c_str(),
+                   r.ok() ? r->Describe(0).c_str() : std::string(r.status().message()).c_str());
+      return false;
+    }
+  }
+  return true;
 }
 
 void AwaitRecordedEnd(const std::function<void()>& query, const bool& done, const bool& give_up) {

@@ -214,4 +214,11 @@ class InterruptHandler {
 // milliseconds, and the next command should see it.
 void AwaitRecordedEnd(const std::function<void()>& query, const bool& done, const bool& give_up);
 
+// srun --prolog or --epilog (`what`): the program `given` ("none": nothing; empty:
+// `configured`, slurm.conf's SrunProlog or SrunEpilog), run by srun with its own environment
+// plus SLURM_JOB_ID when `job` is set, the step's command and arguments as its arguments,
+// and its standard output printed by srun. Returns false, after saying why, when it failed.
+bool RunSrunScript(std::string_view what, const std::string& given, const std::string& configured,
+                   const std::vector<std::string>& argv, uint64_t job);
+
 }  // namespace loom::cli

@@ -116,6 +116,8 @@ struct NodeSettings {
   // with TaskPluginParam's type when auto binding finds no fit.
   bool auto_cpu_bind = false;
   model::CpuBindType default_cpu_bind = model::CpuBindType::kNone;
+  // slurm.conf TaskProlog and TaskEpilog, as written (task_scripts.h); empty: none.
+  std::string task_prolog, task_epilog;
 };
 
 // Checks that the allocation fields agree with each other (a node list, this node in it at

@@ -284,6 +284,8 @@ StatusOr<stepd::NodeSettings> NodeSettingsOf(const conf::SiteConfig& site,
   settings.cluster_name = site.cluster.cluster_name;
   settings.slurm_conf = slurm_conf;
   settings.kill_wait_s = site.cluster.kill_wait_s;
+  settings.task_prolog = site.cluster.task_prolog;
+  settings.task_epilog = site.cluster.task_epilog;
   settings.layout = stepd::NodeLayout(site, *me, hardware);
   stepd::ApplyTaskPlugin(site.cluster, &settings);
   return settings;
@@ -359,6 +361,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const v1::LaunchBatchRequest& req, const 
   p.settings.cluster_name = site.cluster.cluster_name;
   p.settings.slurm_conf = slurm_conf;
   p.settings.kill_wait_s = site.cluster.kill_wait_s;
+  p.settings.task_prolog = site.cluster.task_prolog;
+  p.settings.task_epilog = site.cluster.task_epilog;
   ASSIGN_OR_RETURN(std::optional<NodeCgroups> cgroups, LoadNodeCgroups(site, slurm_conf, node));
   if (!cgroups) return p;
   p.settings.constrain_devices = cgroups->config.constrain_devices;

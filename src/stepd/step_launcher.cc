@@ -21,6 +21,7 @@
 #include "rpc/frame.h"
 #include "stepd/mpi/wire_up.h"
 #include "stepd/records.h"
+#include "stepd/task_scripts.h"
 
 namespace loom::stepd {
 namespace {
@@ -117,6 +118,9 @@ struct StepLauncher::Task {
   int64_t user_cpu_us = 0;  // the task and the children it waited for
   int64_t system_cpu_us = 0;
   int64_t max_rss_bytes = 0;
+  // Its task epilogs (task_scripts.h), run by the I/O thread once it has ended.
+  std::vector<std::string> epilogs;
+  core::ProgramRun epilog_run;
 };
 
 struct StepLauncher::Step {
@@ -400,6 +404,22 @@ Status StepLauncher::Start(const StepJob& step_job, const StartWireUpFn& wire_up
     } else {
       spec.err.path = expand(step_job.stderr_pattern);  // the same as stdout's: one file
     }
+    // The task prologs, which may change its environment and print to its output first.
+    const TaskScripts scripts = TaskScriptsFor(settings_, spec.environment);
+    if (piped.ok() && !scripts.prologs.empty()) {
+      StatusOr<std::string> printed = RunTaskPrologs(scripts.prologs, &spec);
+      if (!printed.ok()) {
+        piped = printed.status();
+      } else if (!printed->empty() && child_out >= 0) {
+        // Into the pipe before the task runs: at most what the pipe holds without a reader.
+        const size_t n = std::min<size_t>(printed->size(), 4096);
+        (void)!::write(child_out, printed->data(), n);
+      }
+    }
+    if (!scripts.epilogs.empty()) {
+      task.epilogs = scripts.epilogs;
+      task.epilog_run = TaskProgramRun(spec);
+    }
     StatusOr<pid_t> pid = piped.ok() ? SpawnProcess(spec) : StatusOr<pid_t>(piped);
     if (child_out >= 0) ::close(child_out);
     if (child_err >= 0) ::close(child_err);
@@ -623,6 +643,7 @@ void StepLauncher::RunIo(Step* step) {
         CloseFd(t.out_fd);
         CloseFd(t.err_fd);
       }
+      if (!t.epilogs.empty()) RunTaskEpilogs(t.epilogs, t.epilog_run);
       v1::StepIo& message = exits[status];
       message.mutable_exit()->set_status(status);
       message.mutable_exit()->add_tasks(t.id);

@@ -9,7 +9,11 @@
 #     ("launch failed requeued held"); an administrator's release runs it once the node is
 #     back;
 #   - a failed epilog drains its node ("Epilog error");
-#   - srun's own job whose prolog fails: srun says so and ends non-zero.
+#   - srun's own job whose prolog fails: srun says so and ends non-zero;
+#   - TaskProlog and srun --task-prolog (the site's first: its exports reach the user's and
+#     the task, its print lines the task's output), TaskEpilog and --task-epilog after each
+#     task, srun --prolog and --epilog around the step with its command as arguments; a
+#     failing task prolog fails the launch, saying why.
 #
 #   tests/e2e/prolog.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -34,6 +38,8 @@ GresTypes=gpu
 Prolog=$site/prolog.d/*
 Epilog=$site/epilog.sh
 PrologEpilogTimeout=20
+TaskProlog=$site/task_prolog.sh
+TaskEpilog=$site/task_epilog.sh
 NodeName=pe[1-3] CPUs=4 RealMemory=4000 Gres=gpu:a100:2
 PartitionName=all Nodes=pe[1-3] Default=YES MaxTime=01:00:00
 CONF
@@ -57,7 +63,16 @@ while [ -e $dir/hold-epilog ]; do sleep 0.1; done
 echo "epilog \$SLURMD_NODENAME \$SLURM_JOB_ID ctx=\$SLURM_SCRIPT_CONTEXT" >>$dir/record
 [ ! -e $dir/fail-epilog-\$SLURMD_NODENAME ]
 EOF2
-chmod +x "$site/prolog.d/"* "$site/epilog.sh"
+cat >"$site/task_prolog.sh" <<'EOF2'
+#!/bin/sh
+echo "export SITE_FROM_PROLOG=yes"
+echo "print site prolog for task $SLURM_PROCID"
+EOF2
+cat >"$site/task_epilog.sh" <<EOF2
+#!/bin/sh
+echo "task-epilog \$SLURM_JOB_ID \$SLURM_PROCID \$SLURMD_NODENAME" >>$dir/record
+EOF2
+chmod +x "$site/prolog.d/"* "$site/epilog.sh" "$site/task_prolog.sh" "$site/task_epilog.sh"
 out=$("$bin/loom" cluster up --dir "$cluster" --config "$site/slurm.conf" 2>&1) || fail "up: $out"
 eval "$(grep '^export SLURM_CONF=' <<<"$out")"
 export PATH="$bin:$PATH"
@@ -131,3 +146,43 @@ wait_until "[[ \$(sinfo -R -h -n pe3 -o '%E') == 'Prolog error' ]]" ||
   fail "sinfo -R: $(sinfo -R -h -o '%E %N')"
 rm "$dir/fail-prolog-pe3"
 echo "ok: srun's job whose prolog fails: srun fails, saying why; the node drains"
+
+# Task prologs and epilogs, srun's prolog and epilog.
+rm -f "$dir/fail-prolog-pe3"
+scontrol update nodename=pe1,pe3 state=resume 2>/dev/null || true
+cat >utp.sh <<'EOF2'
+#!/bin/sh
+echo "export USER_VAR=$SITE_FROM_PROLOG-user"
+EOF2
+cat >ute.sh <<EOF2
+#!/bin/sh
+echo "user-task-epilog \$SLURM_JOB_ID \$SLURM_PROCID" >>$dir/record
+EOF2
+cat >sp.sh <<EOF2
+#!/bin/sh
+echo "srun-prolog \$*" >>$dir/srun-scripts
+EOF2
+cat >se.sh <<EOF2
+#!/bin/sh
+echo "srun-epilog \$SLURM_JOB_ID \$*" >>$dir/srun-scripts
+EOF2
+printf '#!/bin/sh\nexit 3\n' >bad.sh
+chmod +x utp.sh ute.sh sp.sh se.sh bad.sh
+srun -N2 -n2 -w pe[1,3] --task-prolog=utp.sh --task-epilog=./ute.sh --prolog=./sp.sh \
+  --epilog="$PWD/se.sh" sh -c 'echo "task $SLURM_PROCID $SITE_FROM_PROLOG $USER_VAR"' \
+  >tasks.out 2>tasks.err || fail "srun with task prologs: $(cat tasks.out tasks.err)"
+job=$(squeue -h -t all -o '%i' | sort -n | tail -n1)
+[[ $(sort tasks.out) == "site prolog for task 0
+site prolog for task 1
+task 0 yes yes-user
+task 1 yes yes-user" ]] || fail "the tasks said: $(cat tasks.out tasks.err)"
+(( $(records "^task-epilog $job [01] pe[13]\$") == 2 )) || fail "task epilogs: $(cat "$dir/record")"
+(( $(records "^user-task-epilog $job [01]\$") == 2 )) || fail "user task epilogs: $(cat "$dir/record")"
+[[ $(cat "$dir/srun-scripts") == "srun-prolog sh -c echo \"task \$SLURM_PROCID \$SITE_FROM_PROLOG \$USER_VAR\"
+srun-epilog $job sh -c echo \"task \$SLURM_PROCID \$SITE_FROM_PROLOG \$USER_VAR\"" ]] ||
+  fail "srun --prolog/--epilog: $(cat "$dir/srun-scripts")"
+if srun -w pe1 --task-prolog=./bad.sh true >bad.out 2>bad.err; then
+  fail "a failing task prolog left srun at 0"
+fi
+grep -q "task prolog $PWD/bad.sh failed: exit status 3" bad.err || fail "srun said: $(cat bad.err)"
+echo "ok: TaskProlog then --task-prolog (exports, print), task epilogs, srun --prolog/--epilog"

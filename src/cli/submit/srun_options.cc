@@ -1,6 +1,7 @@
 #include "cli/submit/srun_options.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "cli/submit/internal/cli_filter_options.h"
@@ -56,17 +57,13 @@ bool IsIgnoredBySrun(Opt id) {
     case Opt::kBcast:
     case Opt::kCompress:
     case Opt::kDisableStatus:
-    case Opt::kEpilog:
     case Opt::kExact:
     case Opt::kImmediate:
     case Opt::kOverlap:
-    case Opt::kProlog:
     case Opt::kRelative:
     case Opt::kResvPorts:
     case Opt::kSendLibs:
     case Opt::kSlurmdDebug:
-    case Opt::kTaskEpilog:
-    case Opt::kTaskProlog:
     case Opt::kThreads:
     case Opt::kWaitSeconds:
       return true;
@@ -108,6 +105,10 @@ constexpr EnvVar kSrunEnv[] = {
     {"SLURM_UNBUFFEREDIO", Opt::kUnbuffered, true},
     {"SLURM_WCKEY", Opt::kWckey, false},
     {"SLURM_MPI_TYPE", Opt::kMpi, false},
+    {"SLURM_PROLOG", Opt::kProlog, false},
+    {"SLURM_EPILOG", Opt::kEpilog, false},
+    {"SLURM_TASK_PROLOG", Opt::kTaskProlog, false},
+    {"SLURM_TASK_EPILOG", Opt::kTaskEpilog, false},
 };
 
 // A node-side pattern: relative paths are the submitting directory's, as Slurm's srun makes
@@ -148,6 +149,10 @@ bool AppliesToStep(Opt id) {
     case Opt::kQuiet:
     case Opt::kVerbose:
     case Opt::kQuitOnInterrupt:
+    case Opt::kProlog:
+    case Opt::kEpilog:
+    case Opt::kTaskProlog:
+    case Opt::kTaskEpilog:
       return true;
     default:
       return false;
@@ -255,6 +260,7 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   bool unbuffered = false;
   bool kill_on_bad_exit = false;
   std::string cpu_bind, gpu_bind, distribution = "block";
+  std::string task_prolog, task_epilog;  // --task-prolog, --task-epilog (or their variables)
   auto apply = [&](const ParsedOption& o, Source source) -> Status {
     switch (o.id) {
       case Opt::kLabel:
@@ -311,6 +317,18 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
         in.mpi = type;
         return absl::OkStatus();
       }
+      case Opt::kProlog:
+        in.prolog = o.value.value_or("");
+        return absl::OkStatus();
+      case Opt::kEpilog:
+        in.epilog = o.value.value_or("");
+        return absl::OkStatus();
+      case Opt::kTaskProlog:
+        task_prolog = o.value.value_or("");
+        return absl::OkStatus();
+      case Opt::kTaskEpilog:
+        task_epilog = o.value.value_or("");
+        return absl::OkStatus();
       case Opt::kOverlap:
       case Opt::kExact:
         if (in.step) return absl::OkStatus();  // steps share CPUs unless --exclusive
@@ -400,6 +418,16 @@ StatusOr<SrunInput> ParseSrun(std::span<const std::string> argv,
   r.name = st.job_name ? *st.job_name : BaseName(cli.rest[0]);
   r.requeue = false;  // an interactive job is never requeued
   r.environment = model::ResolveExport(r.export_policy, env);
+  // The task prolog and epilog reach the nodes as Slurm's input variables for them, whatever
+  // --export says; relative paths are the submitting directory's.
+  for (auto [name, path] :
+       {std::pair{"SLURM_TASK_PROLOG", task_prolog}, std::pair{"SLURM_TASK_EPILOG", task_epilog}}) {
+    if (path.empty()) {
+      r.environment.erase(name);
+    } else {
+      r.environment[name] = std::filesystem::path(Absolute(path, submit_dir)).lexically_normal();
+    }
+  }
   model::DeriveShape(&r, "srun", &st.warnings);
   // --hint or --threads-per-core given: the step's own (0: every thread), over the job's.
   std::optional<int32_t> threads_per_core;

@@ -69,6 +69,10 @@ struct SrunInput {
   bool kill_on_bad_exit_given = false;  // -K or -K0 was given (else ResolveMpi may set it)
   // --mpi, else SLURM_MPI_TYPE, as given (one of conf::kMpiTypes); empty: MpiDefault.
   std::string mpi;
+  // --prolog and --epilog (else SLURM_PROLOG, SLURM_EPILOG): run by srun itself before the
+  // job or step is asked for and after it ended; empty: slurm.conf's SrunProlog and
+  // SrunEpilog; "none": nothing.
+  std::string prolog, epilog;
   bool test_only = false;          // --test-only: say when it would start, run nothing
   int verbose = 0;
   int error_exit = 1;  // $SLURM_EXIT_ERROR, else 1
