@@ -183,6 +183,12 @@ StatusOr<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions&
   }
   c->node_addresses_ = NodeAddressesOf(c->site_, c->core_->cluster());
   NodeLinksOptions lo;
+  // A prolog at allocation (PrologFlags=Alloc) may take as long as PrologEpilogTimeout lets it.
+  if (cfg.prolog_epilog_timeout_s != conf::ClusterConfig::kNoPrologEpilogTimeout) {
+    lo.prolog_deadline = std::chrono::seconds(cfg.prolog_epilog_timeout_s + 10);
+  } else {
+    lo.prolog_deadline = std::chrono::minutes(5);
+  }
   lo.launch_failed = [p = c.get()](JobId id, const std::string& node, const Status& why) {
     if (absl::IsDeadlineExceeded(why)) {
       // The job may run: the node's next report says so, or NodeMissesJobs requeues it.
@@ -324,6 +330,8 @@ void Controller::Shutdown() {
       dispatch_stop_ = true;
     }
     if (dispatcher_.joinable()) dispatcher_.join();
+    // PrologSlurmctld and EpilogSlurmctld that still run are waited for.
+    ctld_scripts_.Stop();
     // Records not yet sent stay queued in the store for the next start.
     if (acct_agent_) acct_agent_->Stop();
     // What the last batches started still reaches the nodes.
@@ -417,7 +425,8 @@ void Controller::OwnerLoop() {
       }
       continue;
     }
-    stats_.started += static_cast<int64_t>(fx.launches.size());
+    stats_.started += std::count_if(fx.launches.begin(), fx.launches.end(),
+                                    [](const Launch& l) { return !l.after_prolog; });
     for (model::JobState st : fx.ended) {
       switch (st) {
         case model::JobState::kCompleted: ++stats_.completed; break;

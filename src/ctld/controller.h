@@ -32,6 +32,7 @@
 #include "ctld/job_submit_pool.h"
 #include "ctld/listing.h"
 #include "ctld/node_links.h"
+#include "ctld/script_runner.h"
 #include "ctld/wire.h"
 #include "loom/v1/loom.grpc.pb.h"
 #include "rpc/frame_server.h"
@@ -193,6 +194,8 @@ class Controller {
     // A signal, or an allocation's end, to the nodes at `addresses`.
     std::optional<v1::SignalTasksRequest> signal;
     std::optional<v1::TerminateJobRequest> terminate;
+    // PrologFlags=Alloc: the job's prolog, to `node` at `address`.
+    std::optional<v1::RunPrologRequest> prolog;
     std::vector<std::string> addresses;
   };
   // A job srun submitted: LaunchTasks to every node of it, each with its place in the job,
@@ -202,6 +205,9 @@ class Controller {
   void SendLaunches(std::vector<v1::ForwardedLaunch> launches, int32_t tree_width);
   void DispatchLoop();
   void Send(Outgoing& out);
+  // PrologSlurmctld (`prolog`; its end decides the launch: CtldPrologDone) or
+  // EpilogSlurmctld for job `job`, on a thread of ctld_scripts_.
+  void RunCtldScript(bool prolog, v1::JobInfo job);
 
   const core::Clock* clock_ = &core::RealClock();
   conf::SiteConfig site_;
@@ -260,6 +266,7 @@ class Controller {
   int store_backoff_ms_ = 0;
   // Launches and signals to the node daemons; in order per node, nodes independent.
   std::unique_ptr<NodeLinks> links_;
+  ScriptRunner ctld_scripts_;
   // The dispatcher: what the owner handed it, sent in order until stopped.
   core::Mutex dispatch_mu_;
   std::deque<Outgoing> dispatch_ ABSL_GUARDED_BY(dispatch_mu_);

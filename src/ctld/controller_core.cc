@@ -458,6 +458,7 @@ void ControllerCore::RequeueStarted(JobEntry& e, PendingReason held, bool kill, 
   JobHistory& history = e.mutable_history();
   history.ran.clear();
   history.launch_error.clear();
+  history.ctld_prolog_done = false;
   const bool had_steps = history.step != nullptr;
   history.step.reset();
   if ((steps_.erase(e.job.id) > 0 || had_steps) && fx != nullptr) {
@@ -536,7 +537,10 @@ void ControllerCore::End(JobEntry& e, JobState state, int32_t exit_code, Time no
     if (e.history().kill_at != 0) e.mutable_history().kill_at = 0;
   }
   Changed(e, fx);
-  if (fx) fx->ended.push_back(state);
+  if (fx) {
+    fx->ended.push_back(state);
+    fx->finished.push_back(e.job.id);
+  }
 }
 
 void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
@@ -544,6 +548,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
   e.completing = true;
   e.mutable_history().kill_at = now + opt_.kill_wait_s;
   fx->ended.push_back(as);
+  fx->finished.push_back(e.job.id);
   EndSteps(e, /*kill=*/false, now, fx);  // the job's signal reaches their tasks
   // Nothing but steps ran on an allocation salloc holds: once their tasks have the signal,
   // its nodes are free.
@@ -615,6 +620,7 @@ void ControllerCore::BackToQueue(JobEntry& e, Time now, Effects* fx) {
   if (!Move(e, JobState::kPending, now)) return;
   e.job.reason = PendingReason::kNone;
   e.DropAlloc(/*keep=*/false);
+  if (e.history().ctld_prolog_done) e.mutable_history().ctld_prolog_done = false;
   pass_due_ = true;
   Changed(e, fx);
 }

@@ -127,6 +127,8 @@ struct JobHistory {
   // nodes are asked again.
   // Why a node could not launch it ("NODE: why"); empty when none failed. Not stored.
   std::string launch_error;
+  // PrologSlurmctld ran and succeeded for this run: its launch may go out.
+  bool ctld_prolog_done = false;
   bool epilog_asked = false;
   std::vector<int32_t> epilog_nodes;
   Time epilog_asked_at = 0;  // when the nodes were last asked (again each minute: Tick)
@@ -268,6 +270,7 @@ struct Submission {
 // What the caller must do after a call.
 struct Launch {
   JobId job_id = 0;
+  bool after_prolog = false;  // its PrologSlurmctld ended: counted when it first started
 };
 struct SignalJob {
   JobId job_id = 0;
@@ -293,6 +296,7 @@ struct Effects {
   std::vector<JobId> deleted;     // jobs purged from the table (after MinJobAge)
   std::vector<JobId> forgotten;   // submissions whose last job was purged
   std::vector<model::JobState> ended;  // the final state of each job that ended, once each
+  std::vector<JobId> finished;         // and the job, in the same order (EpilogSlurmctld)
   std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
   std::vector<JobId> steps_changed;    // jobs whose steps changed (to store again)
   bool next_id_changed = false;
@@ -401,6 +405,10 @@ class ControllerCore {
   // SchedulerParameters=nohold_on_prolog_fail); a job srun or salloc made, which cannot be
   // requeued, ends FAILED.
   void PrologFailed(JobId id, std::string_view node, const std::string& why, Time now, Effects* fx);
+  // PrologSlurmctld ended for job `id` (started with its launch, which waited): `ok`, the
+  // launch goes out now; else a batch job goes back to the queue (not held) and a job srun
+  // or salloc made is cancelled, saying why (`why`).
+  void CtldPrologDone(JobId id, bool ok, const std::string& why, Time now, Effects* fx);
   // `node` ended what was left of job `id` and ran its epilog (`failed`: it failed, and
   // the node drains, "Epilog error"). The job leaves COMPLETING once every node has.
   void EpilogComplete(JobId id, std::string_view node, bool failed, const std::string& why,
@@ -472,6 +480,8 @@ class ControllerCore {
   static constexpr Time kLaunchGraceS = 30;
   // How long a job waits for a node's epilog before that node is asked again.
   static constexpr Time kEpilogAskAgainS = 60;
+  // How long a job whose PrologSlurmctld failed waits before it may start again (BeginTime).
+  static constexpr Time kCtldPrologRetryS = 5;
   std::vector<JobId> NodeMissesJobs(const std::string& node, const std::vector<JobId>& running,
                                     Time now, Effects* fx);
 

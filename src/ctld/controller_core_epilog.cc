@@ -66,6 +66,26 @@ void ControllerCore::PrologFailed(JobId id, std::string_view node, const std::st
   RequeueStarted(*e, held, /*kill=*/script_runs, now, fx);
 }
 
+void ControllerCore::CtldPrologDone(JobId id, bool ok, const std::string& why, Time now,
+                                    Effects* fx) {
+  JobEntry* e = FindMutable(id);
+  if (e == nullptr || e->job.state != JobState::kRunning || e->completing) return;
+  if (ok) {
+    e->mutable_history().ctld_prolog_done = true;
+    if (fx) fx->launches.push_back(Launch{id, /*after_prolog=*/true});
+    return;
+  }
+  core::LogError("{}: PrologSlurmctld failed: {}", core::JobId{id}, why);
+  if (!e->request->srun && !e->request->allocation_only) {
+    RequeueStarted(*e, PendingReason::kNone, /*kill=*/false, now, fx);
+    // Not at once again: a program that keeps failing would start it in every pass.
+    e->job.eligible_time = std::max(e->job.eligible_time, now + kCtldPrologRetryS);
+    return;
+  }
+  e->mutable_history().launch_error = "PrologSlurmctld failed: " + why;
+  End(*e, JobState::kCancelled, 0, now, fx);
+}
+
 void ControllerCore::DrainNode(int32_t n, const std::string& reason, Time now, Effects* fx) {
   model::Node& m = cluster_.nodes[n];
   if (m.drain && m.reason == reason) return;

@@ -157,6 +157,42 @@ TEST_F(EpilogTest, AStepsFailedPrologOnAnotherNodeEndsTheScriptToo) {
   EXPECT_EQ(fx.terminations, std::vector<JobId>{id});
 }
 
+TEST_F(EpilogTest, PrologSlurmctldDecidesTheLaunch) {
+  JobId id = Submit(Req(1));
+  Effects start = Schedule(1);
+  ASSERT_EQ(start.launches.size(), 1u);
+  EXPECT_FALSE(start.launches[0].after_prolog);
+  Effects fx;
+  core_.CtldPrologDone(id, true, "", 2, &fx);
+  ASSERT_EQ(fx.launches.size(), 1u);  // now it goes out
+  EXPECT_TRUE(fx.launches[0].after_prolog);
+  EXPECT_TRUE(Entry(id).history().ctld_prolog_done);
+  // A failure sends a batch job back to the queue, not held, to run again (and the prolog
+  // with it).
+  JobId other = Submit(Req(1));
+  Schedule(3);
+  Effects failed;
+  core_.CtldPrologDone(other, false, "exit status 1", 4, &failed);
+  EXPECT_EQ(State(other), JobState::kPending);
+  EXPECT_EQ(Reason(other), PendingReason::kNone);
+  for (const char* node : {"n1", "n2"}) core_.EpilogComplete(other, node, false, "", 4, &failed);
+  Schedule(5);
+  EXPECT_EQ(Reason(other), PendingReason::kBeginTime);  // not again at once
+  EXPECT_EQ(State(other), JobState::kPending);
+  EXPECT_FALSE(Entry(other).history().ctld_prolog_done);
+  EXPECT_TRUE(failed.launches.empty());
+  // A job srun submitted cannot go back: it is cancelled, saying why.
+  model::JobRequest interactive = Req(1);
+  interactive.srun.emplace();
+  interactive.srun->argv = {"true"};
+  JobId srun_job = Submit(interactive);
+  Schedule(6);
+  ASSERT_EQ(State(srun_job), JobState::kRunning);
+  core_.CtldPrologDone(srun_job, false, "exit status 2", 6, &failed);
+  EXPECT_EQ(State(srun_job), JobState::kCancelled);
+  EXPECT_EQ(Entry(srun_job).history().launch_error, "PrologSlurmctld failed: exit status 2");
+}
+
 class NoHoldTest : public EpilogTest {
  protected:
   NoHoldTest() : EpilogTest(/*nohold=*/true) {}

@@ -4,11 +4,13 @@
 #include <csignal>
 
 #include "core/log.h"
+#include "core/run_program.h"
 #include "core/strings.h"
 #include "ctld/controller.h"
 #include "ctld/durable.h"
 #include "ctld/wire.h"
 #include "rpc/convert.h"
+#include "rpc/job_script_env.h"
 #include "rpc/launch_tree.h"
 
 namespace loom::ctld {
@@ -41,6 +43,27 @@ void Controller::CarryOut(const Effects& fx) {
     auto it = core_->jobs().find(l.job_id);
     if (it == core_->jobs().end() || it->second.alloc().empty()) continue;
     const JobEntry& e = it->second;
+    // PrologSlurmctld first: the launch goes out once it succeeded (CtldPrologDone).
+    if (!site_.cluster.prolog_slurmctld.empty() && !e.history().ctld_prolog_done) {
+      RunCtldScript(/*prolog=*/true, FromEntry(e, core_->cluster(), InfoOptions()));
+      continue;
+    }
+    if (site_.cluster.prolog_flags.alloc && !site_.cluster.prolog.empty() && !e.request->srun) {
+      // PrologFlags=Alloc: every node runs the prolog now; the batch host's runs with the
+      // script's launch. (srun's own job launches on all its nodes at once anyway.)
+      const int32_t head = e.request->allocation_only ? -1 : e.alloc().front().node;
+      v1::RunPrologRequest prolog;
+      prolog.set_job_id(e.job.id);
+      *prolog.mutable_job() = FromEntry(e, core_->cluster(), InfoOptions());
+      for (const sched::NodeAlloc& a : e.alloc()) {
+        if (a.node == head) continue;
+        Outgoing& out = work.emplace_back();
+        out.job = e.job.id;
+        out.prolog = prolog;
+        out.node = core_->cluster().nodes[a.node].name;
+        out.address = NodeAddress(a.node);
+      }
+    }
     if (e.request->allocation_only) continue;  // salloc's: nothing runs until srun asks
     if (e.request->srun) {
       work.push_back(TaskLaunches(e));
@@ -76,6 +99,13 @@ void Controller::CarryOut(const Effects& fx) {
     if (s.step) req.set_step_id(*s.step);
     for (int32_t n : s.nodes) out.addresses.push_back(NodeAddress(n));
   }
+  if (!site_.cluster.epilog_slurmctld.empty()) {
+    for (JobId id : fx.finished) {
+      auto it = core_->jobs().find(id);
+      if (it == core_->jobs().end()) continue;
+      RunCtldScript(/*prolog=*/false, FromEntry(it->second, core_->cluster(), InfoOptions()));
+    }
+  }
   for (JobId id : fx.terminations) {
     auto it = core_->jobs().find(id);
     if (it == core_->jobs().end() || it->second.history().epilog_nodes.empty()) continue;
@@ -90,6 +120,47 @@ void Controller::CarryOut(const Effects& fx) {
   if (work.empty()) return;
   core::MutexLock lock(&dispatch_mu_);
   for (Outgoing& out : work) dispatch_.push_back(std::move(out));
+}
+
+void Controller::RunCtldScript(bool prolog, v1::JobInfo job) {
+  CheckOwner("RunCtldScript");
+  const std::string setting =
+      prolog ? site_.cluster.prolog_slurmctld : site_.cluster.epilog_slurmctld;
+  core::ProgramRun run;
+  run.env = rpc::JobScriptEnvironment(job, prolog ? "prolog_slurmctld" : "epilog_slurmctld",
+                                      site_.cluster.cluster_name, slurm_conf_);
+  if (!prolog) {
+    // The job's end: the script's wait() status, and exit:signal as sacct shows it.
+    const int status = job.exit_signal() != 0 ? job.exit_signal() : job.exit_code() << 8;
+    run.env.push_back(core::StrCat("SLURM_JOB_EXIT_CODE=", status));
+    run.env.push_back(
+        core::StrCat("SLURM_JOB_EXIT_CODE2=", job.exit_code(), ":", job.exit_signal()));
+  }
+  if (site_.cluster.prolog_epilog_timeout_s != conf::ClusterConfig::kNoPrologEpilogTimeout) {
+    run.timeout_ms = int64_t{site_.cluster.prolog_epilog_timeout_s} * 1000;
+  }
+  const JobId id = job.job_id();
+  ctld_scripts_.Run([this, setting, run = std::move(run), id, prolog]() mutable {
+    std::optional<std::string> failed;
+    for (const std::string& program : core::ExpandProgramPattern(setting)) {
+      run.path = program;
+      StatusOr<core::ProgramResult> r = core::RunProgram(run);
+      if (!r.ok()) {
+        failed = std::string(r.status().message());
+      } else if (!r->ok()) {
+        failed = core::StrCat(program, ": ", r->Describe(run.timeout_ms));
+      }
+      if (failed) break;
+    }
+    if (!prolog) {
+      if (failed) core::LogError("{}: EpilogSlurmctld failed: {}", core::JobId{id}, *failed);
+      return;
+    }
+    PostNoWait([id, failed](ControllerCore& core, Effects& fx, Time now) {
+      core.CtldPrologDone(id, !failed, failed.value_or(""), now, &fx);
+      return absl::OkStatus();
+    });
+  });
 }
 
 void Controller::DispatchLoop() {
@@ -115,6 +186,10 @@ void Controller::Send(Outgoing& out) {
   }
   if (out.terminate) {
     for (const std::string& address : out.addresses) links_->Terminate(address, *out.terminate);
+    return;
+  }
+  if (out.prolog) {
+    links_->RunProlog(out.address, out.node, std::move(*out.prolog));
     return;
   }
   // The script and environment are only in the store. The lock is held for the read alone:

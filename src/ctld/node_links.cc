@@ -22,6 +22,7 @@ struct NodeLinks::InFlight {
   v1::LaunchTasksReply tasks_reply;
   v1::SignalTasksReply signal_reply;
   v1::TerminateJobReply terminate_reply;
+  v1::RunPrologReply prolog_reply;
 };
 
 namespace {
@@ -77,6 +78,15 @@ void NodeLinks::Terminate(const std::string& address, v1::TerminateJobRequest re
   Call call;
   call.job = request.job_id();
   call.terminate = std::make_unique<v1::TerminateJobRequest>(std::move(request));
+  Enqueue(address, std::move(call));
+}
+
+void NodeLinks::RunProlog(const std::string& address, std::string node,
+                          v1::RunPrologRequest request) {
+  Call call;
+  call.job = request.job_id();
+  call.node = std::move(node);
+  call.prolog = std::make_unique<v1::RunPrologRequest>(std::move(request));
   Enqueue(address, std::move(call));
 }
 
@@ -152,20 +162,26 @@ void NodeLinks::Start(Link* link, Call call) {
     nodes =
         std::max(f->call.tasks->job().allocation_size(), f->call.tasks->step_info().nodes_size());
   }
-  f->ctx.set_deadline(rpc::DeadlineIn(options_.deadline + options_.per_step_node * nodes));
+  f->ctx.set_deadline(rpc::DeadlineIn(f->call.prolog != nullptr
+                                          ? options_.prolog_deadline
+                                          : options_.deadline + options_.per_step_node * nodes));
   const bool launch = f->call.launch != nullptr;
   const bool tasks = f->call.tasks != nullptr;
   const bool terminate = f->call.terminate != nullptr;
+  const bool prolog = f->call.prolog != nullptr;
   const google::protobuf::Message& request =
       launch      ? static_cast<const google::protobuf::Message&>(*f->call.launch)
       : tasks     ? static_cast<const google::protobuf::Message&>(*f->call.tasks)
       : terminate ? static_cast<const google::protobuf::Message&>(*f->call.terminate)
+      : prolog    ? static_cast<const google::protobuf::Message&>(*f->call.prolog)
                   : static_cast<const google::protobuf::Message&>(*f->call.signal);
   // A launch that did not reach its node, or that the node refused.
   // A task launch that did not arrive did not reach the nodes it was to be passed on to
   // either.
   auto failed = [this](const Call& call, const Status& why) {
-    if (call.launch && options_.launch_failed) options_.launch_failed(call.job, call.node, why);
+    if ((call.launch || call.prolog) && options_.launch_failed) {
+      options_.launch_failed(call.job, call.node, why);
+    }
     if (call.tasks && options_.tasks_failed) {
       std::optional<uint32_t> step;
       if (call.tasks->has_step_id()) step = call.tasks->step_id();
@@ -184,6 +200,7 @@ void NodeLinks::Start(Link* link, Call call) {
                                           launch      ? "LaunchBatch"
                                           : tasks     ? "LaunchTasks"
                                           : terminate ? "TerminateJob"
+                                          : prolog    ? "RunProlog"
                                                       : "SignalTasks",
                                           request);
   if (!attached.ok()) {
@@ -198,6 +215,19 @@ void NodeLinks::Start(Link* link, Call call) {
                                         delete f;
                                         Finished(link);
                                       });
+    return;
+  }
+  if (prolog) {
+    // A prolog that does not answer in time may still end well: the node's launches of the
+    // job find its result. Only its refusal (PROLOG_FAILED) or no connection count.
+    link->stub->async()->RunProlog(
+        &f->ctx, f->call.prolog.get(), &f->prolog_reply, [this, link, f, failed](grpc::Status g) {
+          Status s = g.ok() ? rpc::FromWire(f->prolog_reply.error())
+                            : NoAnswer(g, link->address, /*batch_launch=*/true);
+          if (!s.ok()) failed(f->call, s);
+          delete f;
+          Finished(link);
+        });
     return;
   }
   if (!launch && !tasks) {

@@ -34,6 +34,7 @@ struct NodeLinksOptions {
   // the TreeWidth tree.
   std::chrono::milliseconds deadline = std::chrono::seconds(10);
   std::chrono::milliseconds per_step_node = std::chrono::milliseconds(200);
+  std::chrono::milliseconds prolog_deadline = std::chrono::seconds(60);
   // Called, on a gRPC thread, when the launch of `job` on node `node` (its name) did not
   // succeed: `why` is Unavailable when no connection to the node could be made (the launch
   // never reached it), DeadlineExceeded when the node's answer did not come (the launch may
@@ -64,6 +65,9 @@ class NodeLinks {
   // The job's allocation ended: the node ends what is left and runs its epilog (it answers
   // with EpilogComplete). Not retried here: the controller asks again while it waits.
   void Terminate(const std::string& address, v1::TerminateJobRequest request);
+  // PrologFlags=Alloc: the node runs the job's prolog now; a failure is reported as a launch's
+  // (launch_failed, PROLOG_FAILED). The call may take prolog_deadline.
+  void RunProlog(const std::string& address, std::string node, v1::RunPrologRequest request);
   // Asks the node what a job's tasks use now (sstat) and waits for the answer, at most the
   // call deadline. Independent of the queued calls.
   StatusOr<v1::StepUsageReply> StepUsage(const std::string& address,
@@ -84,6 +88,7 @@ class NodeLinks {
     std::string node;
     std::unique_ptr<v1::SignalTasksRequest> signal;  // set for a signal
     std::unique_ptr<v1::TerminateJobRequest> terminate;  // set for an allocation's end
+    std::unique_ptr<v1::RunPrologRequest> prolog;        // set for a prolog at allocation
   };
   // Everything about one address. Links live as long as this object.
   struct Link {

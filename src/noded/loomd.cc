@@ -90,6 +90,8 @@ class NodeService final : public v1::NodeDaemon::Service {
                          v1::RelayStepReply* reply) override;
   grpc::Status TerminateJob(grpc::ServerContext* ctx, const v1::TerminateJobRequest* req,
                             v1::TerminateJobReply* reply) override;
+  grpc::Status RunProlog(grpc::ServerContext* ctx, const v1::RunPrologRequest* req,
+                         v1::RunPrologReply* reply) override;
 
  private:
   Daemon* d_;
@@ -173,6 +175,14 @@ class Daemon {
     RETURN_IF_ERROR(scripts_.Prolog(req.job()));
     return launcher_.StartStep(req);
   }
+
+  // slurm.conf read again: the prolog and epilog from now on.
+  void Reconfigure(const conf::ClusterConfig& cluster) {
+    scripts_.Reconfigure(ScriptOptions(opt_, cluster));
+  }
+
+  // PrologFlags=Alloc: the job's prolog, at allocation.
+  Status Prolog(const v1::RunPrologRequest& req) { return scripts_.Prolog(req.job()); }
 
   // The job's allocation ended: on a thread of its own, what is left of the job here is
   // terminated (SIGTERM, SIGKILL after KillWait), the epilog runs once it is gone, and the
@@ -514,6 +524,13 @@ grpc::Status NodeService::TerminateJob(grpc::ServerContext* ctx, const v1::Termi
   return Answer(reply, s);
 }
 
+grpc::Status NodeService::RunProlog(grpc::ServerContext* ctx, const v1::RunPrologRequest* req,
+                                    v1::RunPrologReply* reply) {
+  Status s = d_->CheckController(*ctx, "RunProlog", *req);
+  if (s.ok()) s = d_->Prolog(*req);
+  return Answer(reply, s);
+}
+
 }  // namespace
 // loomd -C: what this node has, as the slurm.conf line an administrator would write.
 int PrintDiscoveredConfig() {
@@ -721,8 +738,8 @@ int main(int argc, char** argv) {
       continue;
     }
     // Each loom-stepd reads slurm.conf and cgroup.conf as it starts, so new jobs follow the
-    // files from now on; what loomd itself acts on is its log. A file with errors is said
-    // and changes nothing.
+    // files from now on; what loomd itself acts on is its log, the Prolog and the Epilog. A file
+    // with errors is said and changes nothing.
     std::vector<conf::Diagnostic> ignored;
     StatusOr<conf::SiteConfig> again = conf::LoadSiteConfig(opt.slurm_conf, &ignored);
     if (!again.ok()) {
@@ -736,6 +753,7 @@ int main(int argc, char** argv) {
     if (absl::Status s = configure_log(again->cluster); !s.ok()) {
       core::LogError("{}; the log stays as it was", s.message());
     }
+    daemon.Reconfigure(again->cluster);
     core::LogInfo("reconfigured on SIGHUP from {}: new jobs follow it", opt.slurm_conf);
   }
   daemon.Stop();

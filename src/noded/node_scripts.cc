@@ -9,6 +9,7 @@
 #include "core/run_program.h"
 #include "core/strings.h"
 #include "rpc/convert.h"
+#include "rpc/job_script_env.h"
 
 namespace loom::noded {
 namespace {
@@ -22,57 +23,46 @@ std::pair<uint64_t, int32_t> RunOf(const v1::JobInfo& job) {
 
 }  // namespace
 
+void NodeScripts::Reconfigure(NodeScriptsOptions options) {
+  auto next = std::make_shared<const NodeScriptsOptions>(std::move(options));
+  core::MutexLock lock(&opt_mu_);
+  opt_ = std::move(next);
+}
+
+std::shared_ptr<const NodeScriptsOptions> NodeScripts::Options() const {
+  core::MutexLock lock(&opt_mu_);
+  return opt_;
+}
+
 std::vector<std::string> NodeScripts::Environment(const v1::JobInfo& job,
                                                   std::string_view context) const {
-  std::vector<std::string> env;
-  auto set = [&env](std::string_view name, const auto& value) {
-    env.push_back(StrCat(name, "=", value));
-  };
-  set("SLURM_SCRIPT_CONTEXT", context);
-  set("SLURM_JOB_ID", job.job_id());
-  set("SLURM_JOBID", job.job_id());
-  if (job.array_task_id() >= 0 && job.array_job_id() != 0) {
-    set("SLURM_ARRAY_JOB_ID", job.array_job_id());
-    set("SLURM_ARRAY_TASK_ID", job.array_task_id());
-  }
-  set("SLURM_JOB_NAME", job.name());
-  set("SLURM_JOB_USER", job.user());
-  set("SLURM_JOB_UID", job.uid());
-  set("SLURM_UID", job.uid());
-  set("SLURM_JOB_GID", job.gid());
-  if (!job.group_name().empty()) set("SLURM_JOB_GROUP", job.group_name());
-  set("SLURM_JOB_NODELIST", job.node_list());
-  set("SLURM_JOB_PARTITION", job.partition());
-  if (!job.spec().account().empty()) set("SLURM_JOB_ACCOUNT", job.spec().account());
-  if (!job.spec().constraint().empty()) set("SLURM_JOB_CONSTRAINTS", job.spec().constraint());
-  if (!job.spec().wckey().empty()) set("SLURM_WCKEY", job.spec().wckey());
-  if (!opt_.cluster_name.empty()) set("SLURM_CLUSTER_NAME", opt_.cluster_name);
-  set("SLURM_CONF", opt_.slurm_conf);
-  set("SLURMD_NODENAME", opt_.node);
+  const std::shared_ptr<const NodeScriptsOptions> opt = Options();
+  std::vector<std::string> env =
+      rpc::JobScriptEnvironment(job, context, opt->cluster_name, opt->slurm_conf);
+  env.push_back(StrCat("SLURMD_NODENAME=", opt->node));
   // The GPUs the job holds on this node, as the job's own processes number them.
   for (const v1::NodeAllocation& a : job.allocation()) {
-    if (a.node() != opt_.node || a.gpu_ids().empty()) continue;
+    if (a.node() != opt->node || a.gpu_ids().empty()) continue;
     auto ids = core::ParseCpuList(a.gpu_ids());
     if (!ids.ok()) break;
     std::vector<std::string> text;
     for (int32_t id : *ids) text.push_back(StrCat(id));
-    set("SLURM_JOB_GPUS", core::Join(text, ","));
-    set("CUDA_VISIBLE_DEVICES", core::Join(text, ","));
+    env.push_back(StrCat("SLURM_JOB_GPUS=", core::Join(text, ",")));
+    env.push_back(StrCat("CUDA_VISIBLE_DEVICES=", core::Join(text, ",")));
   }
-  // A root program's usual search path: Slurm's prolog gets no PATH of its own either.
-  set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   return env;
 }
 
-std::optional<std::string> NodeScripts::RunAll(const std::string& setting, const v1::JobInfo& job,
+std::optional<std::string> NodeScripts::RunAll(const NodeScriptsOptions& opt,
+                                               const std::string& setting, const v1::JobInfo& job,
                                                std::string_view context) {
   const std::vector<std::string> programs = core::ExpandProgramPattern(setting);
   if (programs.empty()) return std::nullopt;  // a pattern that names nothing: nothing to run
   std::optional<core::MutexLock> serial;
-  if (opt_.serial) serial.emplace(&serial_mu_);
+  if (opt.serial) serial.emplace(&serial_mu_);
   core::ProgramRun run;
   run.env = Environment(job, context);
-  run.timeout_ms = opt_.timeout_s * 1000;
+  run.timeout_ms = opt.timeout_s * 1000;
   for (const std::string& program : programs) {
     run.path = program;
     StatusOr<core::ProgramResult> r = core::RunProgram(run);
@@ -83,7 +73,8 @@ std::optional<std::string> NodeScripts::RunAll(const std::string& setting, const
 }
 
 Status NodeScripts::Prolog(const v1::JobInfo& job) {
-  if (opt_.prolog.empty()) return absl::OkStatus();
+  const std::shared_ptr<const NodeScriptsOptions> opt = Options();
+  if (opt->prolog.empty()) return absl::OkStatus();
   const uint64_t id = job.job_id();
   {
     core::MutexLock lock(&mu_);
@@ -97,17 +88,17 @@ Status NodeScripts::Prolog(const v1::JobInfo& job) {
       if (run != prologs_.end()) return run->second.result;
       // Forgotten meanwhile (its epilog ran): this launch comes too late to run.
       return absl::FailedPreconditionError(
-          StrCat("job ", id, " ended on node ", opt_.node, " before its launch came"));
+          StrCat("job ", id, " ended on node ", opt->node, " before its launch came"));
     }
     std::erase(epilogs_done_, RunOf(job));  // a new run of a requeued job
   }
   const auto started = core::RealClock().Monotonic();
-  std::optional<std::string> failed = RunAll(opt_.prolog, job, "prolog_slurmd");
+  std::optional<std::string> failed = RunAll(*opt, opt->prolog, job, "prolog_slurmd");
   Status result;
   if (failed) {
     v1::Error e;
     e.set_code(v1::PROLOG_FAILED);
-    e.set_message(StrCat("prolog of job ", id, " failed on node ", opt_.node, ": ", *failed));
+    e.set_message(StrCat("prolog of job ", id, " failed on node ", opt->node, ": ", *failed));
     result = rpc::FromWire(e);
     core::LogError("{}", result.message());
   } else {
@@ -137,9 +128,10 @@ std::optional<std::string> NodeScripts::Epilog(const v1::JobInfo& job) {
       return std::nullopt;
     }
   }
+  const std::shared_ptr<const NodeScriptsOptions> opt = Options();
   std::optional<std::string> failed =
-      opt_.epilog.empty() ? std::nullopt : RunAll(opt_.epilog, job, "epilog_slurmd");
-  if (failed) core::LogError("epilog of job {} failed on node {}: {}", id, opt_.node, *failed);
+      opt->epilog.empty() ? std::nullopt : RunAll(*opt, opt->epilog, job, "epilog_slurmd");
+  if (failed) core::LogError("epilog of job {} failed on node {}: {}", id, opt->node, *failed);
   core::MutexLock lock(&mu_);
   epilogs_done_.push_back(RunOf(job));
   if (epilogs_done_.size() > kRemembered) epilogs_done_.pop_front();

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,11 +38,11 @@ struct NodeScriptsOptions {
 
 class NodeScripts {
  public:
-  explicit NodeScripts(NodeScriptsOptions options) : opt_(std::move(options)) {}
+  explicit NodeScripts(NodeScriptsOptions options)
+      : opt_(std::make_shared<const NodeScriptsOptions>(std::move(options))) {}
 
-  // Whether the site runs a prolog or an epilog: then every allocation's end is announced to
-  // its nodes (TerminateJob) and waits for their epilogs.
-  bool enabled() const { return !opt_.prolog.empty() || !opt_.epilog.empty(); }
+  // slurm.conf read again (SIGHUP): runs from now on follow `options`.
+  void Reconfigure(NodeScriptsOptions options);
 
   // Runs the prolog for `job` unless it ran already (see above). PROLOG_FAILED (with why)
   // when it failed, now or at the run that counted.
@@ -63,10 +64,12 @@ class NodeScripts {
   };
   // Runs every program `setting` names, one after the other, stopping at the first failure,
   // which it returns ("/etc/slurm/prolog.sh: exit status 1").
-  std::optional<std::string> RunAll(const std::string& setting, const v1::JobInfo& job,
-                                    std::string_view context);
+  std::optional<std::string> RunAll(const NodeScriptsOptions& opt, const std::string& setting,
+                                    const v1::JobInfo& job, std::string_view context);
+  std::shared_ptr<const NodeScriptsOptions> Options() const;
 
-  const NodeScriptsOptions opt_;
+  mutable core::Mutex opt_mu_;
+  std::shared_ptr<const NodeScriptsOptions> opt_ ABSL_GUARDED_BY(opt_mu_);
   core::Mutex serial_mu_;  // held around each run under PrologFlags=Serial
   core::Mutex mu_;
   std::map<uint64_t, PrologRun> prologs_ ABSL_GUARDED_BY(mu_);

@@ -13,7 +13,9 @@
 #   - TaskProlog and srun --task-prolog (the site's first: its exports reach the user's and
 #     the task, its print lines the task's output), TaskEpilog and --task-epilog after each
 #     task, srun --prolog and --epilog around the step with its command as arguments; a
-#     failing task prolog fails the launch, saying why.
+#     failing task prolog fails the launch, saying why;
+#   - PrologSlurmctld before a job's launch (a failure requeues it), EpilogSlurmctld after;
+#   - PrologFlags=Alloc (after a reconfigure): the prolog on every node at allocation.
 #
 #   tests/e2e/prolog.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -38,6 +40,8 @@ GresTypes=gpu
 Prolog=$site/prolog.d/*
 Epilog=$site/epilog.sh
 PrologEpilogTimeout=20
+PrologSlurmctld=$site/pctld.sh
+EpilogSlurmctld=$site/ectld.sh
 TaskProlog=$site/task_prolog.sh
 TaskEpilog=$site/task_epilog.sh
 NodeName=pe[1-3] CPUs=4 RealMemory=4000 Gres=gpu:a100:2
@@ -72,7 +76,17 @@ cat >"$site/task_epilog.sh" <<EOF2
 #!/bin/sh
 echo "task-epilog \$SLURM_JOB_ID \$SLURM_PROCID \$SLURMD_NODENAME" >>$dir/record
 EOF2
-chmod +x "$site/prolog.d/"* "$site/epilog.sh" "$site/task_prolog.sh" "$site/task_epilog.sh"
+cat >"$site/pctld.sh" <<EOF2
+#!/bin/sh
+echo "pctld \$SLURM_JOB_ID \$SLURM_JOB_NODELIST ctx=\$SLURM_SCRIPT_CONTEXT" >>$dir/record
+[ ! -e $dir/fail-pctld ]
+EOF2
+cat >"$site/ectld.sh" <<EOF2
+#!/bin/sh
+echo "ectld \$SLURM_JOB_ID code=\$SLURM_JOB_EXIT_CODE2 ctx=\$SLURM_SCRIPT_CONTEXT" >>$dir/record
+EOF2
+chmod +x "$site/prolog.d/"* "$site/epilog.sh" "$site/task_prolog.sh" "$site/task_epilog.sh" \
+  "$site/pctld.sh" "$site/ectld.sh"
 out=$("$bin/loom" cluster up --dir "$cluster" --config "$site/slurm.conf" 2>&1) || fail "up: $out"
 eval "$(grep '^export SLURM_CONF=' <<<"$out")"
 export PATH="$bin:$PATH"
@@ -94,6 +108,25 @@ wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(ca
 (( $(records "epilog pe1 $job ctx=epilog_slurmd") == 1 )) || fail "pe1's epilog: $(cat "$dir/record")"
 grep -q "script done" job.out || fail "the script: $(cat job.out)"
 echo "ok: a two-node job: each node's prolog before its part, each node's epilog after, once"
+
+# The controller's own: PrologSlurmctld before anything of the job runs, EpilogSlurmctld
+# after it ended, with its exit code.
+[[ $(grep -m1 " $job " "$dir/record") == "pctld $job pe[1-2] ctx=prolog_slurmctld" ]] ||
+  fail "PrologSlurmctld did not run first: $(cat "$dir/record")"
+wait_until "grep -q '^ectld $job code=0:0 ctx=epilog_slurmctld\$' $dir/record" ||
+  fail "EpilogSlurmctld: $(cat "$dir/record")"
+job=$(sbatch --parsable -w pe3 --wrap 'exit 3')
+wait_state "$job" FAILED
+wait_until "grep -q '^ectld $job code=3:0 ' $dir/record" || fail "EpilogSlurmctld: $(cat "$dir/record")"
+# A failing PrologSlurmctld: the job goes back to the queue (not held) and runs once it passes.
+touch "$dir/fail-pctld"
+job=$(sbatch --parsable -w pe3 -o pctld.out --wrap 'echo ran')
+wait_until "scontrol show job $job | grep -q 'Restarts=[1-9]'" || fail "$(scontrol show job "$job")"
+[[ ! -e pctld.out ]] || fail "the script ran though PrologSlurmctld failed"
+rm "$dir/fail-pctld"
+wait_state "$job" COMPLETED
+grep -q ran pctld.out || fail "the job did not run once PrologSlurmctld passed"
+echo "ok: PrologSlurmctld before the launch (a failure requeues), EpilogSlurmctld after the end"
 
 # COMPLETING while the epilog runs, the node too; over once it ends.
 touch "$dir/hold-epilog"
@@ -186,3 +219,12 @@ if srun -w pe1 --task-prolog=./bad.sh true >bad.out 2>bad.err; then
 fi
 grep -q "task prolog $PWD/bad.sh failed: exit status 3" bad.err || fail "srun said: $(cat bad.err)"
 echo "ok: TaskProlog then --task-prolog (exports, print), task epilogs, srun --prolog/--epilog"
+
+# PrologFlags=Alloc: every node's prolog at allocation, a node no step uses included.
+echo "PrologFlags=Alloc" >>"$SLURM_CONF"
+scontrol reconfigure >/dev/null || fail "reconfigure"
+job=$(sbatch --parsable -N2 -w pe[1-2] --wrap 'true')
+wait_state "$job" COMPLETED
+wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(cat "$dir/record")"
+(( $(records "^prolog pe2 $job ") == 1 )) || fail "PrologFlags=Alloc: $(cat "$dir/record")"
+echo "ok: PrologFlags=Alloc: the prolog runs on every node of the allocation"
