@@ -187,4 +187,14 @@ std::vector<std::string> ExpandProgramPattern(const std::string& setting) {
   return out;
 }
 
+std::optional<std::string> RunPrograms(const std::string& setting, ProgramRun run) {
+  for (const std::string& program : ExpandProgramPattern(setting)) {
+    run.path = program;
+    StatusOr<ProgramResult> r = RunProgram(run);
+    if (!r.ok()) return std::string(r.status().message());
+    if (!r->ok()) return StrCat(program, ": ", r->Describe(run.timeout_ms));
+  }
+  return std::nullopt;
+}
+
 }  // namespace loom::core

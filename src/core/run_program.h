@@ -51,4 +51,9 @@ StatusOr<ProgramResult> RunProgram(const ProgramRun& run);
 // other). Empty for an empty setting and for a pattern that matches nothing.
 std::vector<std::string> ExpandProgramPattern(const std::string& setting);
 
+// Runs every program `setting` names (ExpandProgramPattern) with `run`'s environment, user
+// and timeout, one after the other, stopping at the first that fails. Returns why it failed
+// ("PROGRAM: exit status 1", "cannot run PROGRAM: ..."); nullopt when all succeeded.
+std::optional<std::string> RunPrograms(const std::string& setting, ProgramRun run);
+
 }  // namespace loom::core

@@ -102,6 +102,23 @@ TEST_F(RunProgramTest, AProgramThatCannotStartIsAnError) {
   EXPECT_THAT(r.status().message(), HasSubstr("No such file"));
 }
 
+TEST_F(RunProgramTest, ProgramsOfAPatternRunInOrderUntilOneFails) {
+  const std::string log = (dir_ / "log").string();
+  std::filesystem::create_directories(dir_ / "d");
+  Script("d/1", "echo 1 >> " + log + "\n");
+  Script("d/2", "echo 2 >> " + log + "\nexit 5\n");
+  Script("d/3", "echo 3 >> " + log + "\n");
+  ProgramRun run;
+  run.env = {"PATH=/usr/bin:/bin"};
+  std::optional<std::string> failed = RunPrograms((dir_ / "d" / "*").string(), run);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(*failed, (dir_ / "d" / "2").string() + ": exit status 5");
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "1\n2\n");
+  EXPECT_EQ(RunPrograms("", run), std::nullopt);
+}
+
 TEST_F(RunProgramTest, APatternNamesEveryMatchInOrder) {
   Script("20-b", "");
   Script("10-a", "");

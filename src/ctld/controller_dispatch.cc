@@ -102,7 +102,8 @@ void Controller::CarryOut(const Effects& fx) {
   if (!site_.cluster.epilog_slurmctld.empty()) {
     for (JobId id : fx.finished) {
       auto it = core_->jobs().find(id);
-      if (it == core_->jobs().end()) continue;
+      // Only an allocation's end: a job cancelled while it waited never had one.
+      if (it == core_->jobs().end() || it->second.placement().empty()) continue;
       RunCtldScript(/*prolog=*/false, FromEntry(it->second, core_->cluster(), InfoOptions()));
     }
   }
@@ -140,18 +141,8 @@ void Controller::RunCtldScript(bool prolog, v1::JobInfo job) {
     run.timeout_ms = int64_t{site_.cluster.prolog_epilog_timeout_s} * 1000;
   }
   const JobId id = job.job_id();
-  ctld_scripts_.Run([this, setting, run = std::move(run), id, prolog]() mutable {
-    std::optional<std::string> failed;
-    for (const std::string& program : core::ExpandProgramPattern(setting)) {
-      run.path = program;
-      StatusOr<core::ProgramResult> r = core::RunProgram(run);
-      if (!r.ok()) {
-        failed = std::string(r.status().message());
-      } else if (!r->ok()) {
-        failed = core::StrCat(program, ": ", r->Describe(run.timeout_ms));
-      }
-      if (failed) break;
-    }
+  ctld_scripts_.Run([this, setting, run = std::move(run), id, prolog] {
+    const std::optional<std::string> failed = core::RunPrograms(setting, run);
     if (!prolog) {
       if (failed) core::LogError("{}: EpilogSlurmctld failed: {}", core::JobId{id}, *failed);
       return;

@@ -339,8 +339,9 @@ class Daemon {
     // left, and the epilog runs anyway.
     const auto give_up =
         opt_.clock->Monotonic() + std::chrono::seconds(site_.cluster.kill_wait_s + 10);
+    // (Run reaps them; this thread only looks.)
     while (!stop_ && !launcher_.Of(id).empty() && opt_.clock->Monotonic() < give_up) {
-      launcher_.WaitForEnd(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     v1::EpilogCompleteRequest report;
     report.set_node(opt_.node);

@@ -56,20 +56,12 @@ std::vector<std::string> NodeScripts::Environment(const v1::JobInfo& job,
 std::optional<std::string> NodeScripts::RunAll(const NodeScriptsOptions& opt,
                                                const std::string& setting, const v1::JobInfo& job,
                                                std::string_view context) {
-  const std::vector<std::string> programs = core::ExpandProgramPattern(setting);
-  if (programs.empty()) return std::nullopt;  // a pattern that names nothing: nothing to run
   std::optional<core::MutexLock> serial;
   if (opt.serial) serial.emplace(&serial_mu_);
   core::ProgramRun run;
   run.env = Environment(job, context);
   run.timeout_ms = opt.timeout_s * 1000;
-  for (const std::string& program : programs) {
-    run.path = program;
-    StatusOr<core::ProgramResult> r = core::RunProgram(run);
-    if (!r.ok()) return std::string(r.status().message());
-    if (!r->ok()) return StrCat(program, ": ", r->Describe(run.timeout_ms));
-  }
-  return std::nullopt;
+  return core::RunPrograms(setting, std::move(run));
 }
 
 Status NodeScripts::Prolog(const v1::JobInfo& job) {
