@@ -304,6 +304,9 @@ struct ClusterConfig {
   int32_t tree_width = 50;
   // MpiDefault: the MPI wire-up of steps whose srun gives no --mpi (one of kMpiTypes).
   std::string mpi_default = "none";
+  // MpiParams=ports=LOW-HIGH: each step gets ports of this range reserved on its nodes
+  // (SLURM_STEP_RESV_PORTS), none shared with another running step there. 0, 0: none.
+  int32_t mpi_ports_low = 0, mpi_ports_high = 0;
   // Programs run around jobs (docs/admin/prolog-epilog.md), as written: a path or a glob
   // pattern. Prolog and Epilog: by each node's loomd, as root, before the job's first
   // process there (or at allocation with PrologFlags=Alloc) and after its last;

@@ -248,6 +248,21 @@ TEST(GlobalKeys, MpiDefaultIsOneOfTheWireUpTypes) {
       HasSubstr("invalid value 'openmpi' for MpiDefault: expected none, pmi2, pmix or pmix_v4"));
 }
 
+TEST(GlobalKeys, MpiParamsPortsIsARange) {
+  auto c = ParseBody("MpiParams=ports=12000-12999\n");
+  ASSERT_TRUE(c.ok()) << ErrorText(c);
+  EXPECT_EQ(c->mpi_ports_low, 12000);
+  EXPECT_EQ(c->mpi_ports_high, 12999);
+  EXPECT_EQ(ParseBody("ClusterName=c\n")->mpi_ports_low, 0);
+  EXPECT_THAT(ErrorText(ParseBody("MpiParams=ports=13000-12000\n")),
+              HasSubstr("expected ports=LOW-HIGH, such as ports=12000-12999"));
+  std::vector<Diagnostic> warnings;
+  auto other = ParseBody("MpiParams=ports=1-2,other=1\n", &warnings);
+  ASSERT_TRUE(other.ok());
+  EXPECT_THAT(WarningText(warnings),
+              HasSubstr("MpiParams option other=1 is accepted but not acted on"));
+}
+
 TEST(GlobalKeys, PrologAndEpilogPrograms) {
   auto c = ParseBody(
       "Prolog=/etc/slurm/prolog.d/*\nEpilog=/etc/slurm/epilog.sh\n"

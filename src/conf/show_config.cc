@@ -82,6 +82,8 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   kv["MinJobAge"] = Seconds(c.min_job_age_s);
   kv["TreeWidth"] = StrCat(c.tree_width);
   kv["MpiDefault"] = c.mpi_default;
+  kv["MpiParams"] =
+      c.mpi_ports_low > 0 ? StrCat("ports=", c.mpi_ports_low, "-", c.mpi_ports_high) : "(null)";
   kv["Prolog"] = OrNull(c.prolog);
   kv["Epilog"] = OrNull(c.epilog);
   kv["PrologSlurmctld"] = OrNull(c.prolog_slurmctld);

@@ -297,7 +297,8 @@ TEST(SlurmConfKeys, EveryCommonSiteKeyIsAccepted) {
         kv == "JobSubmitPlugins=lua" || kv == "CliFilterPlugins=lua" ||
         // And MPI wire-up's default (docs/user/mpi.md), the prolog and epilog
         // (docs/admin/prolog-epilog.md).
-        kv.starts_with("MpiDefault=") || kv.starts_with("Prolog=") || kv.starts_with("Epilog=")) {
+        kv.starts_with("MpiDefault=") || kv.starts_with("MpiParams=") ||
+        kv.starts_with("Prolog=") || kv.starts_with("Epilog=")) {
       continue;
     }
     EXPECT_THAT(WarningText(warnings), HasSubstr("not acted on by Loom yet")) << kv;

@@ -88,6 +88,8 @@ struct StepRecord {
   std::string launch_failed_node;  // the first node that could not start its tasks, and why
   std::string launch_error;
   std::string cpu_bind, gpu_bind, gpus_per_task;
+  // MpiParams=ports: the ports reserved for it on each of its nodes (SLURM_STEP_RESV_PORTS).
+  std::vector<int32_t> resv_ports;
   ResourceUsage usage;
 };
 
@@ -127,6 +129,9 @@ struct JobHistory {
   // nodes are asked again.
   // Why a node could not launch it ("NODE: why"); empty when none failed. Not stored.
   std::string launch_error;
+  // MpiParams=ports: those reserved for a job srun submitted (its step 0) on its nodes. Not
+  // stored: a restarted controller may give them to another step.
+  std::vector<int32_t> resv_ports;
   // PrologSlurmctld ran and succeeded for this run: its launch may go out.
   bool ctld_prolog_done = false;
   bool epilog_asked = false;
@@ -606,6 +611,10 @@ class ControllerCore {
   void Release(JobEntry& e, Effects* fx);
   void AwaitEpilogs(JobEntry& e, Effects* fx);
   void FreeNodes(JobEntry& e, Effects* fx);
+  // MpiParams=ports: `count` ports of the range that no running step uses on any of `nodes`
+  // (cluster indices), lowest first; an error when the range has not that many free.
+  StatusOr<std::vector<int32_t>> ReservePorts(const std::vector<int32_t>& nodes,
+                                              int32_t count) const;
   // Drains node `n` for `reason`, given by SlurmUser (prolog and epilog failures).
   void DrainNode(int32_t n, const std::string& reason, Time now, Effects* fx);
   // Jobs srun submitted (core_srun.cc). Node `node` (a name) of such a job has no task

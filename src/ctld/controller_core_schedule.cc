@@ -10,6 +10,7 @@
 
 #include "core/time_format.h"
 #include "ctld/controller_core.h"
+#include "model/step.h"
 #include "sched/deps/gate.h"
 
 namespace loom::ctld {
@@ -226,6 +227,25 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
                          : sched::SaturatingAdd(now, e.job.time_limit_s);
     e.job.reason = PendingReason::kNone;
     e.mutable_alloc() = s.alloc;
+    if (site_.cluster.mpi_ports_low > 0 && e.request->srun) {
+      // srun's own job is its step 0: its ports, as many as its most loaded node has tasks.
+      std::vector<int32_t> nodes, cpus;
+      for (const sched::NodeAlloc& a : s.alloc) {
+        nodes.push_back(a.node);
+        cpus.push_back(a.amount.cpus);
+      }
+      const model::JobRequest& r = *e.request;
+      const std::vector<int32_t> tasks =
+          model::TaskCounts({r.ntasks, r.ntasks_per_node, r.cpus_per_task}, cpus);
+      StatusOr<std::vector<int32_t>> ports =
+          ReservePorts(nodes, tasks.empty() ? 1 : *std::max_element(tasks.begin(), tasks.end()));
+      if (!ports.ok()) {
+        e.mutable_history().launch_error = std::string(ports.status().message());
+        End(e, JobState::kFailed, 1 << 8, now, fx);
+        continue;
+      }
+      e.mutable_history().resv_ports = *std::move(ports);
+    }
     Changed(e, fx);
     fx->launches.push_back(Launch{e.job.id});
   }

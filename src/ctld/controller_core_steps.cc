@@ -75,6 +75,13 @@ StatusOr<std::optional<StepRecord>> ControllerCore::CreateStep(const StepAsk& as
     if (ask.exclusive && cpus > usable_cpus[i]) return std::nullopt;  // busy
     step.cpus_held.push_back(ask.exclusive ? cpus : 0);
   }
+  if (site_.cluster.mpi_ports_low > 0) {
+    std::vector<int32_t> on;
+    for (int32_t i : step.nodes) on.push_back(e->alloc()[i].node);
+    ASSIGN_OR_RETURN(step.resv_ports,
+                     ReservePorts(on, *std::max_element(step.tasks_per_node.begin(),
+                                                        step.tasks_per_node.end())));
+  }
   step.id = table.next_id++;
   step.name = ask.name;
   step.command = ask.command;
@@ -249,6 +256,51 @@ void ControllerCore::RestoreSteps(JobId job, JobSteps steps, std::optional<StepP
   if (e == nullptr) return;
   if (!steps.steps.empty() || steps.next_id > 0) steps_[job] = std::move(steps);
   if (srun) e->mutable_history().step = std::make_shared<const StepProgress>(*std::move(srun));
+}
+
+StatusOr<std::vector<int32_t>> ControllerCore::ReservePorts(const std::vector<int32_t>& nodes,
+                                                            int32_t count) const {
+  const int32_t low = site_.cluster.mpi_ports_low, high = site_.cluster.mpi_ports_high;
+  std::vector<bool> used(static_cast<size_t>(high - low + 1), false);
+  auto mark = [&](const std::vector<int32_t>& ports) {
+    for (int32_t p : ports) {
+      if (p >= low && p <= high) used[static_cast<size_t>(p - low)] = true;
+    }
+  };
+  auto shares = [&](int32_t node) {
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+  };
+  for (JobId id : live_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !it->second.holds_nodes()) continue;
+    const JobEntry& e = it->second;
+    if (!e.history().resv_ports.empty() &&
+        std::any_of(e.alloc().begin(), e.alloc().end(),
+                    [&](const sched::NodeAlloc& a) { return shares(a.node); })) {
+      mark(e.history().resv_ports);
+    }
+    auto steps = steps_.find(id);
+    if (steps == steps_.end()) continue;
+    for (const auto& [step_id, s] : steps->second.steps) {
+      if (s.state != JobState::kRunning || s.resv_ports.empty()) continue;
+      for (int32_t i : s.nodes) {
+        if (i >= 0 && static_cast<size_t>(i) < e.alloc().size() && shares(e.alloc()[i].node)) {
+          mark(s.resv_ports);
+          break;
+        }
+      }
+    }
+  }
+  std::vector<int32_t> out;
+  for (int32_t p = low; p <= high && static_cast<int32_t>(out.size()) < count; ++p) {
+    if (!used[static_cast<size_t>(p - low)]) out.push_back(p);
+  }
+  if (static_cast<int32_t>(out.size()) < count) {
+    return absl::ResourceExhaustedError(core::StrCat(
+        "MpiParams=ports=", low, "-", high, " has not ", count,
+        " ports free on the step's nodes; steps now running hold them (ask again once some end)"));
+  }
+  return out;
 }
 
 }  // namespace loom::ctld

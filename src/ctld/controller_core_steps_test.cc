@@ -42,7 +42,9 @@ const Caller kBob{1002, 1002, "bob"};
 
 class StepsTest : public testing::Test {
  protected:
-  StepsTest() : core_(Site(), CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100) {
+  StepsTest() : StepsTest(Site()) {}
+  explicit StepsTest(const conf::SiteConfig& site)
+      : core_(site, CoreOptions{.kill_wait_s = 30, .slurmd_timeout_s = 300}, 100) {
     Effects fx;
     core_.NodeAlive("n1", 0, &fx);
     core_.NodeAlive("n2", 0, &fx);
@@ -285,6 +287,47 @@ TEST_F(StepsTest, StoredStepsComeBackWhole) {
   auto next = restarted.CreateStep(Ask(job, 1), kAlice, 31, &after);
   ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
   EXPECT_EQ((*next)->id, 2u);
+}
+
+}  // namespace
+}  // namespace loom::ctld
+
+namespace loom::ctld {
+namespace {
+
+// MpiParams=ports: each step gets ports no running step holds on its nodes.
+class PortsTest : public StepsTest {
+ protected:
+  PortsTest() : StepsTest(PortsSite()) {}
+  static conf::SiteConfig PortsSite() {
+    conf::SiteConfig site = Site();
+    site.cluster.mpi_ports_low = 12000;
+    site.cluster.mpi_ports_high = 12005;
+    return site;
+  }
+};
+
+TEST_F(PortsTest, StepsGetPortsNoRunningStepOnTheirNodesHolds) {
+  JobId job = RunningJob();
+  auto a = Step(Ask(job, 4, 2));  // 2 tasks per node: 2 ports
+  ASSERT_TRUE(a.ok() && a->has_value()) << a.status();
+  EXPECT_EQ((*a)->resv_ports, (std::vector<int32_t>{12000, 12001}));
+  auto b = Step(Ask(job, 3, 1));  // one node, 3 tasks
+  ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+  EXPECT_EQ((*b)->resv_ports, (std::vector<int32_t>{12002, 12003, 12004}));
+  // Two more on a node that holds five: the range is spent.
+  auto c = Step(Ask(job, 4, 2));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("MpiParams=ports=12000-12005 has not 2 ports free"),
+            std::string_view::npos)
+      << c.status();
+  // Once the first ends, its ports are free again.
+  Effects fx;
+  core_.StepNodeEnded(job, 0, "n1", 0, "", 20, &fx);
+  core_.StepNodeEnded(job, 0, "n2", 0, "", 21, &fx);
+  auto d = Step(Ask(job, 4, 2));
+  ASSERT_TRUE(d.ok() && d->has_value()) << d.status();
+  EXPECT_EQ((*d)->resv_ports, (std::vector<int32_t>{12000, 12001}));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // StepUsage, which asks the nodes. Split from controller.cc, which holds the owner loop.
 #include <csignal>
 
+#include "core/cpu_list.h"
 #include "core/log.h"
 #include "core/run_program.h"
 #include "core/strings.h"
@@ -275,6 +276,9 @@ void Controller::LaunchStep(const JobEntry& e, const v1::StepInfo& info,
     v1::LaunchTasksRequest req =
         TaskLaunch(e, job, *a, node_index, step.environment(), step.work_dir(), step.io_key());
     req.set_step_id(info.step_id());
+    if (!info.resv_ports().empty()) {
+      (*req.mutable_environment())["SLURM_STEP_RESV_PORTS"] = info.resv_ports();
+    }
     *req.mutable_step() = step;
     *req.mutable_step_info() = info;
     req.set_step_node_index(i);
@@ -334,14 +338,17 @@ Controller::Outgoing Controller::TaskLaunches(const JobEntry& e) {
   out.tree_width = site_.cluster.tree_width;
   const model::JobRequest& r = *e.request;
   const v1::JobInfo info = FromEntry(e, core_->cluster(), InfoOptions());
-  const std::map<std::string, std::string> no_environment;
+  std::map<std::string, std::string> environment;  // the stored submission's is added later
+  if (!e.history().resv_ports.empty()) {
+    environment["SLURM_STEP_RESV_PORTS"] = core::FormatCpuList(e.history().resv_ports);
+  }
   for (size_t i = 0; i < e.alloc().size(); ++i) {
     const sched::NodeAlloc& a = e.alloc()[i];
     v1::ForwardedLaunch& l = out.tasks.emplace_back();
     l.set_node(core_->cluster().nodes[a.node].name);
     l.set_address(NodeAddress(a.node));
     *l.mutable_request() =
-        TaskLaunch(e, info, a, static_cast<int32_t>(i), no_environment, r.work_dir, r.srun->io_key);
+        TaskLaunch(e, info, a, static_cast<int32_t>(i), environment, r.work_dir, r.srun->io_key);
   }
   return out;
 }

@@ -187,6 +187,7 @@ std::optional<std::string> EncodeSteps(const JobSteps* table, const StepProgress
                         {"gpu_bind", s.gpu_bind},
                         {"gpus_per_task", s.gpus_per_task}};
     if (!s.status.empty()) o["wait_status"] = s.status.wait_status();
+    if (!s.resv_ports.empty()) o["resv_ports"] = s.resv_ports;
     steps.push_back(std::move(o));
   }
   nlohmann::json out = {{"next_id", table->next_id}, {"steps", std::move(steps)}};
@@ -267,6 +268,7 @@ StatusOr<StoredSteps> DecodeSteps(std::string_view bytes, std::string_view what)
     s.cpu_bind = o.value("cpu_bind", "");
     s.gpu_bind = o.value("gpu_bind", "");
     s.gpus_per_task = o.value("gpus_per_task", "");
+    s.resv_ports = ints(o, "resv_ports");
     table.steps.emplace(s.id, std::move(s));
   }
   return stored;

@@ -1,15 +1,17 @@
 // The controller's records (JobEntry, sched::Cluster nodes and partitions) to the
 // v1::JobInfo / v1::NodeInfo / v1::PartitionInfo that queries answer with.
+#include "ctld/wire.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <utility>
 
+#include "core/cpu_list.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/tres.h"
 #include "model/job_state.h"
-#include "ctld/wire.h"
 #include "rpc/convert.h"
 
 namespace loom::ctld {
@@ -548,6 +550,7 @@ v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::
   v1::StepInfo info;
   info.set_job_id(e.job.id);
   info.set_step_id(step.id);
+  if (!step.resv_ports.empty()) info.set_resv_ports(core::FormatCpuList(step.resv_ports));
   info.set_name(step.name);
   info.set_state(std::string(model::JobStateName(step.state)));
   info.set_user(e.job.user);

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "core/strings.h"
+#include "stepd/task_scripts.h"
 
 namespace loom::stepd {
 namespace {
@@ -136,7 +137,17 @@ StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spo
   spec.argv.insert(spec.argv.end(), job.script_args.begin(), job.script_args.end());
   spec.sh_fallback = true;
   spec.cgroup_procs_fds = cgroup_procs_fds;
-  StatusOr<pid_t> pid = SpawnProcess(spec);
+  // The site's TaskProlog and TaskEpilog around the script, as around every task (srun's
+  // --task-prolog is for a step's tasks). What a prolog prints is not written: the script's
+  // output file is opened by the script's own process.
+  const TaskScripts scripts = TaskScriptsFor(settings_, {});
+  StatusOr<pid_t> pid = pid_t{0};
+  if (!scripts.prologs.empty()) {
+    if (StatusOr<std::string> printed = RunTaskPrologs(scripts.prologs, &spec); !printed.ok()) {
+      pid = printed.status();
+    }
+  }
+  if (pid.ok()) pid = SpawnProcess(spec);
   if (!pid.ok()) {
     std::error_code ec;
     std::filesystem::remove_all(job_dir, ec);
@@ -151,6 +162,10 @@ StatusOr<pid_t> BatchLauncher::Start(const BatchJob& job, const std::string& spo
   Running entry;
   entry.pid = *pid;
   entry.spool_job_dir = job_dir;
+  if (!scripts.epilogs.empty()) {
+    entry.epilogs = scripts.epilogs;
+    entry.epilog_run = TaskProgramRun(spec);
+  }
   running_.emplace(job.job_id, std::move(entry));
   return *pid;
 }
@@ -212,6 +227,7 @@ std::vector<FinishedJob> BatchLauncher::Reap() {
       ++it;
       continue;
     }
+    if (!r.epilogs.empty()) RunTaskEpilogs(r.epilogs, r.epilog_run);
     FinishedJob done;
     done.job_id = it->first;
     done.pid = r.pid;

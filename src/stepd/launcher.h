@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/run_program.h"
 #include "core/status.h"
 #include "model/job.h"
 #include "stepd/job_env.h"
@@ -122,6 +123,9 @@ class BatchLauncher final : public JobLauncher {
     bool terminated = false;
     bool killed = false;
     std::optional<int64_t> kill_at_ms;
+    // The site's TaskEpilog, run once the script has ended (task_scripts.h).
+    std::vector<std::string> epilogs;
+    core::ProgramRun epilog_run;
   };
 
   int64_t NowMs() const { return clock_.MonotonicMs(); }

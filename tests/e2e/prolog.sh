@@ -15,7 +15,9 @@
 #     task, srun --prolog and --epilog around the step with its command as arguments; a
 #     failing task prolog fails the launch, saying why;
 #   - PrologSlurmctld before a job's launch (a failure requeues it), EpilogSlurmctld after;
-#   - PrologFlags=Alloc (after a reconfigure): the prolog on every node at allocation.
+#   - PrologFlags=Alloc (after a reconfigure): the prolog on every node at allocation;
+#   - MpiParams=ports: each step's tasks see the ports reserved for it (SLURM_STEP_RESV_PORTS),
+#     none shared with a step running beside it.
 #
 #   tests/e2e/prolog.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -40,6 +42,7 @@ GresTypes=gpu
 Prolog=$site/prolog.d/*
 Epilog=$site/epilog.sh
 PrologEpilogTimeout=20
+MpiParams=ports=12000-12999
 PrologSlurmctld=$site/pctld.sh
 EpilogSlurmctld=$site/ectld.sh
 TaskProlog=$site/task_prolog.sh
@@ -98,7 +101,7 @@ records() { grep -c "$1" "$dir/record" 2>/dev/null || true; }
 
 # A two-node job: the prolog once on each node, before anything of the job runs there; the
 # epilogs once each, after.
-job=$(sbatch --parsable -N2 --gres=gpu:1 -o job.out --wrap 'srun -l true; echo script done')
+job=$(sbatch --parsable -N2 --gres=gpu:1 -o job.out --wrap 'srun -l true; echo script done $SITE_FROM_PROLOG')
 wait_state "$job" COMPLETED
 wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(cat "$dir/record")"
 (( $(records "prolog pe1 $job root 0 pe\[1-2\] gpus=0 ctx=prolog_slurmd") == 1 )) ||
@@ -106,7 +109,9 @@ wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(ca
 (( $(records "prolog pe2 $job root 0 pe\[1-2\] gpus=0 ctx=prolog_slurmd") == 1 )) ||
   fail "pe2's prolog (at its step): $(cat "$dir/record")"
 (( $(records "epilog pe1 $job ctx=epilog_slurmd") == 1 )) || fail "pe1's epilog: $(cat "$dir/record")"
-grep -q "script done" job.out || fail "the script: $(cat job.out)"
+# The site's TaskProlog ran before the script too (its export reached it), TaskEpilog after.
+grep -q "script done yes" job.out || fail "the script: $(cat job.out)"
+wait_until "(( \$(records '^task-epilog $job ') == 3 ))" || fail "task epilogs: $(cat "$dir/record")"
 echo "ok: a two-node job: each node's prolog before its part, each node's epilog after, once"
 
 # The controller's own: PrologSlurmctld before anything of the job runs, EpilogSlurmctld
@@ -228,3 +233,12 @@ wait_state "$job" COMPLETED
 wait_until "(( \$(records 'epilog pe[12] $job ') == 2 ))" || fail "epilogs: $(cat "$dir/record")"
 (( $(records "^prolog pe2 $job ") == 1 )) || fail "PrologFlags=Alloc: $(cat "$dir/record")"
 echo "ok: PrologFlags=Alloc: the prolog runs on every node of the allocation"
+
+# MpiParams=ports: srun's own job and a step beside a running one.
+srun -N2 -n4 -w pe[1-2] printenv SLURM_STEP_RESV_PORTS >ports.out 2>&1 || fail "$(cat ports.out)"
+[[ $(grep -v "^site prolog" ports.out | sort -u) == "12000-12001" ]] || fail "srun's job's ports: $(cat ports.out)"
+job=$(sbatch --parsable -N1 -w pe1 -n2 -o steps.out \
+  --wrap 'srun -n1 sleep 3 & sleep 1; srun -n2 printenv SLURM_STEP_RESV_PORTS; wait')
+wait_state "$job" COMPLETED
+[[ $(grep -v "^site prolog" steps.out | sort -u) == "12001-12002" ]] || fail "the second step's ports: $(cat steps.out)"
+echo "ok: MpiParams=ports: SLURM_STEP_RESV_PORTS, none shared by running steps"

@@ -97,6 +97,33 @@ void ParsePrologFlags(ParseContext* ctx, const SourceLocation& at, const KeyValu
   *p = std::move(parsed);
 }
 
+// MpiParams: ports=LOW-HIGH is acted on; Slurm's other options are kept with a warning.
+void ParseMpiParams(ParseContext* ctx, const SourceLocation& at, const KeyValue& kv,
+                    ClusterConfig* cfg) {
+  cfg->mpi_ports_low = cfg->mpi_ports_high = 0;
+  for (std::string_view item : core::Split(kv.value, ',')) {
+    item = core::Trim(item);
+    if (item.empty()) continue;
+    if (item.size() < 6 || !core::EqualsIgnoreCase(item.substr(0, 6), "ports=")) {
+      ctx->Warn(at, kv.key,
+                StrCat("MpiParams option ", std::string(item),
+                       " is accepted but not acted on by Loom yet"));
+      continue;
+    }
+    const std::string_view range = item.substr(6);
+    const size_t dash = range.find('-');
+    std::optional<int64_t> low = core::ParseInt(range.substr(0, dash));
+    std::optional<int64_t> high =
+        dash == std::string_view::npos ? std::nullopt : core::ParseInt(range.substr(dash + 1));
+    if (!low || !high || *low < 1 || *high > 65535 || *low > *high) {
+      ctx->BadValue(at, kv.key, kv.value, "ports=LOW-HIGH, such as ports=12000-12999");
+      return;
+    }
+    cfg->mpi_ports_low = static_cast<int32_t>(*low);
+    cfg->mpi_ports_high = static_cast<int32_t>(*high);
+  }
+}
+
 // Prolog, Epilog and the other programs run around jobs: an absolute path (a glob pattern
 // may name several programs). Whether it exists is checked where it runs.
 void ParseProgramPath(ParseContext* ctx, const SourceLocation& at, const KeyValue& kv,
@@ -402,6 +429,8 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     ParsePrologFlags(ctx_, at, kv, &cfg.prolog_flags);
   } else if (key == "PrologEpilogTimeout") {
     set_i32(&cfg.prolog_epilog_timeout_s, 1, ClusterConfig::kNoPrologEpilogTimeout);
+  } else if (key == "MpiParams") {
+    ParseMpiParams(ctx_, at, kv, &cfg);
   } else if (key == "TaskPlugin") {
     cfg.task_plugins.clear();
     for (std::string_view p : core::Split(kv.value, ',')) {
