@@ -374,12 +374,12 @@ int RunSrun(int argc, char** argv) {
   const std::string prolog = input->prolog, epilog = input->epilog;
   const std::string srun_prolog = client->config().srun_prolog;
   const std::string srun_epilog = client->config().srun_epilog;
-  const std::vector<std::string> argv = input->request.srun->argv;
+  const std::vector<std::string> step_argv = input->request.srun->argv;
   const int error_exit = input->error_exit;
-  if (!RunSrunScript("--prolog", prolog, srun_prolog, argv, 0)) return error_exit;
+  if (!RunSrunScript("--prolog", prolog, srun_prolog, step_argv, 0)) return error_exit;
   Srun srun(*std::move(input), *std::move(client), *std::move(key), filter.get());
   const int rc = srun.Run(HostAddress());
-  if (!RunSrunScript("--epilog", epilog, srun_epilog, argv, srun.job())) {
+  if (!RunSrunScript("--epilog", epilog, srun_epilog, step_argv, srun.job())) {
     return rc != 0 ? rc : error_exit;
   }
   return rc;

@@ -350,13 +350,17 @@ class Daemon {
       report.set_failed(true);
       report.set_message(*failed);
     }
+    // Told at once, from this thread: the node is the controller's to give again only then.
+    // While the controller is away, Run tells it later.
+    v1::EpilogCompleteReply reply;
+    const bool told = Call("EpilogComplete", report, &reply, &v1::Controller::Stub::EpilogComplete);
     core::MutexLock lock(&enders_mu_);
-    epilog_reports_.push_back(std::move(report));
+    if (!told) epilog_reports_.push_back(std::move(report));
     ended_.push_back(id);
   }
 
-  // The epilogs' ends, to the controller (again at the next turn while it is away); and the
-  // threads that ran them, joined.
+  // The epilogs' ends their threads could not tell the controller (again at the next turn
+  // while it is away); and the threads that ran them, joined.
   void ReportEpilogs() {
     std::vector<v1::EpilogCompleteRequest> reports;
     std::vector<std::thread> done;
