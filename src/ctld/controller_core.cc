@@ -560,7 +560,7 @@ void ControllerCore::Kill(JobEntry& e, JobState as, Time now, Effects* fx) {
 }
 
 void ControllerCore::Release(JobEntry& e, Effects* fx) {
-  if (e.history().epilog_asked) return;  // its nodes' epilogs free them (EpilogComplete)
+  if (e.history().awaits_epilogs()) return;  // its nodes' epilogs free them (EpilogComplete)
   if (opt_.node_scripts && !e.alloc().empty()) {
     AwaitEpilogs(e, fx);
     Changed(e, fx);
@@ -570,8 +570,7 @@ void ControllerCore::Release(JobEntry& e, Effects* fx) {
 }
 
 void ControllerCore::FreeNodes(JobEntry& e, Effects* fx) {
-  if (e.history().epilog_asked) {
-    e.mutable_history().epilog_asked = false;
+  if (e.history().awaits_epilogs()) {
     e.mutable_history().epilog_nodes.clear();
     e.mutable_history().epilog_asked_at = 0;
   }
@@ -695,7 +694,7 @@ void ControllerCore::Tick(Time now, Effects* fx) {
     if (e.job.state == JobState::kRunning && e.job.time_limit_s < core::kUnlimitedSeconds &&
         now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)) {
       Kill(e, JobState::kTimeout, now, fx);
-    } else if (e.completing && e.history().epilog_asked) {
+    } else if (e.completing && e.history().awaits_epilogs()) {
       // Epilogs are waited for until each node reports or is lost (LoseJobsOn); a node that
       // lost the request (its daemon restarted) is asked again.
       JobHistory& history = e.mutable_history();

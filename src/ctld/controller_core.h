@@ -134,8 +134,9 @@ struct JobHistory {
   std::vector<int32_t> resv_ports;
   // PrologSlurmctld ran and succeeded for this run: its launch may go out.
   bool ctld_prolog_done = false;
-  bool epilog_asked = false;
   std::vector<int32_t> epilog_nodes;
+  // Whether its nodes were asked for their epilogs and some have not answered yet.
+  bool awaits_epilogs() const { return !epilog_nodes.empty(); }
   Time epilog_asked_at = 0;  // when the nodes were last asked (again each minute: Tick)
 };
 

@@ -14,7 +14,6 @@ using model::PendingReason;
 
 void ControllerCore::AwaitEpilogs(JobEntry& e, Effects* fx) {
   JobHistory& history = e.mutable_history();
-  history.epilog_asked = true;
   history.epilog_asked_at = 0;  // Tick stamps it
   history.epilog_nodes.clear();
   history.kill_at = 0;
@@ -39,7 +38,7 @@ void ControllerCore::EpilogComplete(JobId id, std::string_view node, bool failed
     core::LogError("{}: epilog failed on {}: {}; the node drains", core::JobId{id}, node, why);
     DrainNode(n, "Epilog error", now, fx);
   }
-  if (e == nullptr || !e->history().epilog_asked) return;  // a repeated report
+  if (e == nullptr || !e->history().awaits_epilogs()) return;  // a repeated report
   std::vector<int32_t>& waiting = e->mutable_history().epilog_nodes;
   auto it = std::find(waiting.begin(), waiting.end(), n);
   if (it == waiting.end()) return;

@@ -112,7 +112,7 @@ void ControllerCore::LoseJobsOn(int32_t n, Time now, Effects* fx) {
     bool on_node = false;
     for (const sched::NodeAlloc& a : e.alloc()) on_node = on_node || a.node == n;
     if (!on_node) continue;
-    if (e.history().epilog_asked) {  // its epilog there will not come
+    if (e.history().awaits_epilogs()) {  // its epilog there will not come
       EpilogComplete(e.job.id, cluster_.nodes[n].name, false, "", now, fx);
       continue;
     }
