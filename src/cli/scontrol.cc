@@ -135,9 +135,10 @@ bool Names(std::string_view tag, size_t tag_len, std::string_view keyword, size_
 
 int NeedsController(const Options& opts, std::string_view what) {
   PrintError(opts, StrCat("`", what,
-                          "' is not supported by Loom yet; `show job|node|partition|config|"
-                          "hostnames|hostlist', `hold', `release', `requeue', `update JobId= "
-                          "TimeLimit=', `update NodeName= State=', `reconfigure' and `ping' are"));
+                          "' is not supported by Loom yet; `show job|node|partition|reservation|"
+                          "config|hostnames|hostlist', `hold', `release', `requeue', `update "
+                          "JobId= TimeLimit=', `update NodeName= State=', `create|update|delete "
+                          "reservation', `reconfigure' and `ping' are"));
   return 1;
 }
 
@@ -347,6 +348,9 @@ int Show(const Options& opts, const std::vector<std::string>& words) {
         return ShowFromController(opts, "partitions", value);
       }
       if (e.name == "steps") return scontrol::ShowSteps(opts, value);
+      if (e.name == "reservations" || e.name == "reservationname") {
+        return scontrol::ShowReservations(opts, value);
+      }
       return NeedsController(opts, StrCat("show ", e.name));
     }
   }
@@ -397,6 +401,13 @@ int RunScontrol(int argc, char** argv) {
   }
   for (std::string_view k : kControllerKeywords) {
     if (Names(keyword, keyword.size(), k, std::min<size_t>(k.size(), 3))) {
+      if (k == "create" || k == "delete" || (k == "update" && scontrol::NamesReservation(words))) {
+        if (k == "create" &&
+            (words.size() < 2 || !Names(words[1], words[1].size(), "reservation", 3))) {
+          return NeedsController(opts, StrCat(k, " ", words.size() > 1 ? words[1] : ""));
+        }
+        return scontrol::ReservationAction(opts, k, words);
+      }
       if (k == "hold" || k == "release" || k == "ping" || k == "update" || k == "requeue" ||
           k == "requeue_hold") {
         return scontrol::JobAction(opts, k, words);

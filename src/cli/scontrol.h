@@ -42,4 +42,12 @@ int ShowAssocMgr(const Options& opts, const std::vector<std::string>& args);
 // show step [JOBID[.STEPID]] (scontrol_actions.cc)
 int ShowSteps(const Options& opts, const char* value);
 
+// create reservation, update ReservationName=..., delete ReservationName=... (scontrol_resv.cc).
+int ReservationAction(const Options& opts, std::string_view keyword,
+                      const std::vector<std::string>& words);
+// Whether an update's words name a reservation.
+bool NamesReservation(const std::vector<std::string>& words);
+// show reservation [NAME].
+int ShowReservations(const Options& opts, const char* value);
+
 }  // namespace loom::cli::scontrol

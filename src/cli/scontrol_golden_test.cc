@@ -156,7 +156,7 @@ TEST(ScontrolTest, ControllerCommandsNameTheConfigurationTheyCannotRead) {
 
 TEST(ScontrolTest, CommandsLoomLacksSaySo) {
   for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"show", "reservations"}, {"suspend", "1"}}) {
+       std::vector<std::vector<std::string>>{{"show", "licenses"}, {"suspend", "1"}}) {
     Result r = Scontrol(args);
     EXPECT_EQ(r.exit_status, 1) << args[0];
     EXPECT_THAT(r.err, HasSubstr("not supported by Loom yet")) << args[0];

@@ -92,6 +92,7 @@ int RunSinfo(int argc, char** argv) {
   if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   format::SinfoOptions opts;
   std::string nodes, partitions;
+  bool reservations = false;
   // Operands are ignored, as Slurm's sinfo ignores them.
   for (const ParsedOption<Opt>& o : scan.options) {
     const std::string value = o.value.value_or("");
@@ -120,6 +121,9 @@ int RunSinfo(int argc, char** argv) {
       case Opt::kPartition:
         partitions = value;
         break;
+      case Opt::kReservation:
+        reservations = true;
+        break;
       default:
         return NotSupported("sinfo", LongName<Opt>(kOptions, o.id));
     }
@@ -143,6 +147,18 @@ int RunSinfo(int argc, char** argv) {
   if (!client.ok()) {
     std::fprintf(stderr, "sinfo: error: %s\n", std::string(client.status().message()).c_str());
     return 1;
+  }
+  if (reservations) {
+    // -T: the reservations instead of the nodes.
+    format::RenderContext ctx;
+    StatusOr<std::vector<format::ReservationView>> resvs = FetchReservations(*client, "", &ctx);
+    if (!resvs.ok()) {
+      std::fprintf(stderr, "slurm_load_reservations: %s\n",
+                   std::string(resvs.status().message()).c_str());
+      return 1;
+    }
+    std::fputs(format::RenderReservationTable(*resvs, ctx).c_str(), stdout);
+    return 0;
   }
   v1::QueryNodesRequest req;
   v1::QueryNodesReply reply;

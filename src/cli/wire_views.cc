@@ -1,12 +1,14 @@
 // Wire records to the views `squeue`, `sinfo` and `scontrol show` render (cli/format/views.h).
+#include "cli/wire_views.h"
+
 #include <algorithm>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "core/hostlist.h"
 #include "core/strings.h"
 #include "core/tres.h"
 #include "model/job_state.h"
-#include "cli/wire_views.h"
 #include "rpc/convert.h"
 
 namespace loom::cli {
@@ -313,6 +315,41 @@ fmt::PartitionView ToPartitionView(const v1::PartitionInfo& p) {
   v.deny_qos = p.deny_qos();
   v.qos = p.qos();
   return v;
+}
+
+format::ReservationView ToReservationView(const v1::ReservationInfo& resv) {
+  format::ReservationView v;
+  v.name = resv.name();
+  v.start = resv.start_time();
+  v.end = resv.end_time();
+  v.nodes = resv.nodes();
+  v.node_count = resv.node_count();
+  v.core_count = resv.core_count();
+  v.features = resv.features();
+  v.partition = resv.partition();
+  v.flags = resv.flags();
+  v.users = resv.users();
+  v.accounts = resv.accounts();
+  v.active = resv.state() == "ACTIVE";
+  return v;
+}
+
+int32_t LocalUtcOffset(int64_t t) {
+  return absl::LocalTimeZone().At(absl::FromUnixSeconds(t)).offset;
+}
+
+StatusOr<std::vector<format::ReservationView>> FetchReservations(Client& client,
+                                                                 std::string_view name,
+                                                                 format::RenderContext* ctx) {
+  v1::QueryReservationsRequest req;
+  req.set_name(std::string(name));
+  v1::QueryReservationsReply reply;
+  RETURN_IF_ERROR(client.Call("QueryReservations", req, &reply));
+  std::vector<format::ReservationView> out;
+  for (const v1::ReservationInfo& r : reply.reservations()) out.push_back(ToReservationView(r));
+  ctx->now = reply.server_time();
+  ctx->utc_offset_s = LocalUtcOffset(ctx->now);
+  return out;
 }
 
 }  // namespace loom::cli

@@ -9,11 +9,14 @@
 // expired one, one replayed, one made for another request.
 //
 // Needs root (test users, credentials made as each of them); skipped otherwise.
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,9 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include "auth/munge_auth.h"
 #include "ctld/controller.h"
@@ -92,6 +92,9 @@ const std::map<std::string, Row>& Matrix() {
       {"Heartbeat", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"JobComplete", {{kDenied, kDenied, kDenied, kOk, kOk}}},
       {"EpilogComplete", {{kDenied, kDenied, kDenied, kOk, kOk}}},
+      // Advance reservations: root and SlurmUser make them, anyone lists them.
+      {"Reservation", {{kDenied, kDenied, kDenied, kOk, kOk}}},
+      {"QueryReservations", {{kOk, kOk, kOk, kOk, kOk}}},
   };
   return *m;
 }
@@ -280,6 +283,16 @@ class AuthzMatrix : public testing::Test {
       v1::JobCompleteRequest req;
       req.set_node("n1");
       req.set_job_id(job);
+      return bytes(req);
+    }
+    if (method == "Reservation") {
+      // A new one each time (a made-up name; OVERLAP lets them share the node).
+      v1::ReservationRequest req;
+      (*req.mutable_fields())["StartTime"] = std::to_string(std::time(nullptr) + 86400);
+      (*req.mutable_fields())["Duration"] = "60";
+      (*req.mutable_fields())["Nodes"] = "n1";
+      (*req.mutable_fields())["Users"] = "root";
+      (*req.mutable_fields())["Flags"] = "OVERLAP";
       return bytes(req);
     }
     return "";  // the queries, Ping, Reconfigure, SetDebug, Diag: an empty request

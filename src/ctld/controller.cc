@@ -1,5 +1,7 @@
 #include "ctld/controller.h"
 
+#include <grpcpp/server_posix.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -7,8 +9,8 @@
 #include <filesystem>
 #include <set>
 
-#include <grpcpp/server_posix.h>
-
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "auth/identity.h"
 #include "core/log.h"
 #include "core/mutex.h"
@@ -41,6 +43,7 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   co.max_array_size = cfg.max_array_size;
   co.node_scripts = !cfg.prolog.empty() || !cfg.epilog.empty();
   co.nohold_on_prolog_fail = cfg.scheduler.nohold_on_prolog_fail;
+  co.zone = absl::LocalTimeZone();
   return co;
 }
 
@@ -99,6 +102,19 @@ StatusOr<std::unique_ptr<ControllerCore>> Controller::RecoverCore(
     if (std::optional<AcctRecord> r = AcctRecordOf(key)) {
       r->bytes = bytes;
       if (acct_queued != nullptr) acct_queued->push_back(*std::move(r));
+      continue;
+    }
+    if (const std::string_view name = ReservationOfKey(key); !name.empty()) {
+      v1::ReservationInfo info;
+      StatusOr<ReservationRecord> r = info.ParseFromString(bytes)
+                                          ? ReservationFromInfo(info)
+                                          : absl::DataLossError("not a reservation record");
+      if (!r.ok()) {
+        core::LogError("reservation {} in {} cannot be read ({}); it is dropped", name, location,
+                       r.status().message());
+      } else {
+        core->RestoreReservation(*std::move(r));
+      }
       continue;
     }
     if (key == kUsageKey) {
@@ -534,6 +550,7 @@ void Controller::Publish(int64_t now, const Effects* fx) {
   PublishSteps(fx);
   if (nodes_stale || nodes_ == nullptr || holders_changed) {
     std::vector<NodeUsage> usage = NodeUsageOf(core_->LiveEntries(), core_->cluster().nodes.size());
+    MarkReservations(core_->cluster(), now, &usage);
     // Where each node's daemon listens, as slurm.conf says (scontrol show node).
     const std::vector<conf::NodeConfig>& configured = site_.cluster.nodes;
     auto listens = [&](int32_t i, v1::NodeInfo* n) {

@@ -276,6 +276,16 @@ StatusOr<JobId> ControllerCore::Submit(model::JobRequest request, const Caller& 
   model::JobRequest& filled = *admitted.request;
   RETURN_IF_ERROR(ApplyAssociation(who, partition.name, &filled));
   RETURN_IF_ERROR(CheckPartitionAccess(filled, partition.name));
+  if (!filled.reservation.empty()) {
+    const auto resv = reservations_.find(filled.reservation);
+    if (resv == reservations_.end()) {
+      return absl::InvalidArgumentError("Requested reservation is invalid");
+    }
+    if (!MayUseReservation(resv->second, who.user, filled.account,
+                           who.uid == 0 || who.uid == opt_.slurm_user_uid)) {
+      return absl::PermissionDeniedError("Access denied to requested reservation");
+    }
+  }
   RETURN_IF_ERROR(CheckSubmitLimits(
       filled, partition.name, who,
       filled.time_limit_s.value_or(partition.default_time_s >= 0 ? partition.default_time_s
@@ -342,6 +352,11 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   const model::Partition& partition = cluster_.partitions[part];
   const model::JobRequest& request = *admitted.request;
   WillRun answer;
+  const int32_t reservation =
+      request.reservation.empty() ? -1 : ReservationIndex(request.reservation);
+  if (!request.reservation.empty() && reservation < 0) {
+    return absl::InvalidArgumentError("Requested reservation is invalid");
+  }
   answer.job_id = next_id_++;  // spent, as Slurm spends one
   if (fx) fx->next_id_changed = true;
   answer.partition = partition.name;
@@ -360,6 +375,7 @@ StatusOr<WillRun> ControllerCore::TestOnly(const model::JobRequest& submitted, T
   p.constraint = request.constraint;
   p.nodelist = request.nodelist;
   p.exclude = request.exclude;
+  p.advance_reservation = reservation;
   p.shape = request.shape;
   p.submit = now;
   p.estimate = limit >= core::kUnlimitedSeconds ? sched::kNever / 4 : limit;
@@ -668,6 +684,7 @@ void ControllerCore::Unreachable(int32_t n, Time now) {
 }
 
 void ControllerCore::Tick(Time now, Effects* fx) {
+  ReservationTick(now, fx);
   if (calculated_at_ == 0 || now >= calculated_at_ + site_.cluster.priority.calc_period_s) {
     Recalculate(now, /*period=*/true, fx);
   } else if (fair_share_stale_) {

@@ -17,9 +17,11 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
+#include "absl/time/time.h"
 #include "conf/site_config.h"
 #include "core/status.h"
 #include "ctld/limits_plan.h"
+#include "ctld/reservations.h"
 #include "model/association.h"
 #include "model/job.h"
 #include "model/job_request.h"
@@ -305,6 +307,7 @@ struct Effects {
   std::vector<JobId> finished;         // and the job, in the same order (EpilogSlurmctld)
   std::vector<int32_t> nodes_changed;  // nodes whose administrative state changed (indices)
   std::vector<JobId> steps_changed;    // jobs whose steps changed (to store again)
+  std::vector<std::string> reservations_changed;  // made, changed or deleted (by name)
   bool next_id_changed = false;
 };
 
@@ -358,6 +361,8 @@ struct CoreOptions {
   bool node_scripts = false;
   bool nohold_on_prolog_fail = false;  // SchedulerParameters=nohold_on_prolog_fail
   int64_t max_array_size = 1001;
+  // The controller's time zone: which day it is for WEEKDAY and WEEKEND reservations.
+  absl::TimeZone zone = absl::UTCTimeZone();
 };
 
 class ControllerCore {
@@ -514,7 +519,22 @@ class ControllerCore {
                    uint32_t reason_uid, const std::string& reason_user, Time reason_time);
   const NodeAdmin& node_admin(int32_t node) const { return node_admin_[node]; }
 
-  // Time limits, KillWait expiry, node timeouts, begin times and purging of old ended jobs.
+  // Advance reservations (core_resv.cc). scontrol create reservation: its name (given or
+  // made up); update and delete name it (ReservationName=). Only root and SlurmUser; errors
+  // as Slurm words them.
+  using Words = std::vector<std::pair<std::string, std::string>>;
+  StatusOr<std::string> CreateReservation(const Words& words, const Caller& who, Time now,
+                                          Effects* fx);
+  Status UpdateReservation(const Words& words, const Caller& who, Time now, Effects* fx);
+  Status DeleteReservation(std::string_view name, const Caller& who, Effects* fx);
+  const std::map<std::string, ReservationRecord, std::less<>>& reservations() const {
+    return reservations_;
+  }
+  // After a restart: one the store kept.
+  void RestoreReservation(ReservationRecord r);
+
+  // Time limits, KillWait expiry, node timeouts, begin times, reservations that begin, end
+  // or recur, and purging of old ended jobs.
   void Tick(Time now, Effects* fx);
   // The scheduling passes due at `now`; started jobs become RUNNING and appear in
   // fx->launches. First an event pass, when something it looks at changed since the last
@@ -735,6 +755,21 @@ class ControllerCore {
   // user); PriorityWeightTRES: each partition's TRES, by index.
   std::map<std::pair<std::string, std::string>, double> assoc_factor_;
   std::vector<core::TresVector> partition_tres_;
+  // Advance reservations by name (core_resv.cc); cluster_.reservations is their view for
+  // the scheduler, in the same order (SyncReservations).
+  std::map<std::string, ReservationRecord, std::less<>> reservations_;
+  std::map<std::string, Time, std::less<>> resv_idle_since_;  // PURGE_COMP: idle from when
+  int64_t resv_serial_ = 0;                                   // for made-up names
+  Time resv_tick_at_ = 0;                                     // the last ReservationTick
+  void SyncReservations();
+  void ReservationTick(Time now, Effects* fx);
+  // The index of `name` in cluster_.reservations, or -1.
+  int32_t ReservationIndex(std::string_view name) const;
+  // Whether `name` is used by a job that holds nodes (running, suspended, completing).
+  bool ReservationBusy(std::string_view name) const;
+  // Checks a new or changed reservation against the cluster and the others; fills its nodes
+  // from NodeCnt= when it names none.
+  Status PlaceReservation(ReservationRecord* r, const ReservationAsk& ask, Time now) const;
 };
 
 }  // namespace loom::ctld

@@ -276,6 +276,7 @@ Status ControllerCore::Reconfigure(const conf::SiteConfig& site, CoreOptions opt
   const uint64_t generation = cluster_.generation;
   cluster_ = std::move(next);
   cluster_.generation = generation + 1;
+  SyncReservations();  // node indices may have moved
   policy_ = std::move(*policy);
   cadence_ = sched::Cadence(*policy_);
   node_alive_ = std::move(alive);

@@ -181,6 +181,17 @@ void ControllerCore::RunPass(std::optional<sched::PassTrigger> timed, Time now, 
       e.last_sched_eval = now;
       if (fx) fx->touched.push_back(e.job.id);
     }
+    // Its reservation: gone (it ended or was deleted) holds it.
+    if (!e.request->reservation.empty()) {
+      p.advance_reservation = ReservationIndex(e.request->reservation);
+      if (p.advance_reservation < 0) {
+        if (e.job.reason != PendingReason::kReservationDeleted && fx) {
+          fx->touched.push_back(e.job.id);
+        }
+        e.job.reason = PendingReason::kReservationDeleted;
+        continue;
+      }
+    }
     p.id = e.job.id;
     p.submit = e.job.submit_time;
     p.priority = e.job.priority;

@@ -8,6 +8,7 @@
 
 #include "core/strings.h"
 #include "ctld/persist.h"
+#include "ctld/wire.h"
 #include "rpc/convert.h"
 
 namespace loom::ctld {
@@ -68,6 +69,16 @@ store::Batch BatchFor(const Effects& fx, const ControllerCore& core) {
     }
   }
   for (JobId id : fx.forgotten) batch.Add(store::DeleteRequest{id});
+  const std::set<std::string> resvs(fx.reservations_changed.begin(), fx.reservations_changed.end());
+  for (const std::string& name : resvs) {
+    const auto it = core.reservations().find(name);
+    if (it == core.reservations().end()) {
+      batch.Add(store::DeleteValue{ReservationKey(name)});
+    } else {
+      batch.Add(store::PutValue{ReservationKey(name),
+                                ReservationToInfo(it->second, 0).SerializeAsString()});
+    }
+  }
   const std::set<int32_t> nodes(fx.nodes_changed.begin(), fx.nodes_changed.end());
   for (int32_t n : nodes) {
     const model::Node& node = core.cluster().nodes[n];

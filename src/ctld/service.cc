@@ -1,13 +1,13 @@
 #include "ctld/service.h"
 
+#include <grpcpp/server_context.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/server_context.h>
 
 #include "auth/identity.h"
 #include "conf/show_config.h"
@@ -18,6 +18,7 @@
 #include "core/version.h"
 #include "ctld/controller.h"
 #include "ctld/job_modify.h"
+#include "ctld/wire.h"
 #include "policy/job_desc.h"
 #include "rpc/call_auth.h"
 #include "rpc/convert.h"
@@ -325,6 +326,58 @@ Status ControllerApi::UpdateJob(const Caller& who, const v1::UpdateJobRequest& r
       s = absl::InvalidArgumentError("unknown job action");
   }
   return s;
+}
+
+Status ControllerApi::Reservation(const Caller& who, const v1::ReservationRequest& req,
+                                  v1::ReservationReply* reply) {
+  // In key order, so that one request reads the same however the map iterates.
+  ControllerCore::Words words(req.fields().begin(), req.fields().end());
+  std::sort(words.begin(), words.end());
+  switch (req.action()) {
+    case v1::ReservationRequest::CREATE:
+      return c_->Post([&](ControllerCore& core, Effects& fx, Time now) -> Status {
+        StatusOr<std::string> name = core.CreateReservation(words, who, now, &fx);
+        if (name.ok()) reply->set_name(*name);
+        return name.status();
+      });
+    case v1::ReservationRequest::UPDATE:
+      return c_->Post([&](ControllerCore& core, Effects& fx, Time now) {
+        return core.UpdateReservation(words, who, now, &fx);
+      });
+    case v1::ReservationRequest::DELETE: {
+      std::string name;
+      for (const auto& [key, value] : words) name = value;  // ReservationName=, the only word
+      return c_->Post([&](ControllerCore& core, Effects& fx, Time) {
+        return core.DeleteReservation(name, who, &fx);
+      });
+    }
+    default:
+      return absl::InvalidArgumentError("unknown reservation action");
+  }
+}
+
+Status ControllerApi::QueryReservations(const Caller& who, const v1::QueryReservationsRequest& req,
+                                        v1::QueryReservationsReply* reply) {
+  (void)who;
+  return c_->Post([&](ControllerCore& core, Effects&, Time now) {
+    reply->set_server_time(now);
+    for (const auto& [name, r] : core.reservations()) {
+      if (!req.name().empty() && name != req.name()) continue;
+      v1::ReservationInfo* info = reply->add_reservations();
+      *info = ReservationToInfo(r, now);
+      int64_t cores = 0;
+      for (const model::Node& n : core.cluster().nodes) {
+        if (std::find(r.nodes.begin(), r.nodes.end(), n.name) != r.nodes.end()) {
+          cores += n.capacity.cpus;
+        }
+      }
+      info->set_core_count(static_cast<int32_t>(cores));
+    }
+    if (!req.name().empty() && reply->reservations().empty()) {
+      return absl::NotFoundError(core::StrCat("Reservation ", req.name(), " not found"));
+    }
+    return absl::OkStatus();
+  });
 }
 
 Status ControllerApi::UpdateNode(const Caller& who, const v1::UpdateNodeRequest& req,

@@ -50,7 +50,9 @@ class Controller;
   X(RegisterNode)                  \
   X(Heartbeat)                     \
   X(JobComplete)                   \
-  X(EpilogComplete)
+  X(EpilogComplete)                \
+  X(Reservation)                   \
+  X(QueryReservations)
 
 class ControllerApi {
  public:

@@ -350,6 +350,16 @@ std::vector<NodeUsage> NodeUsageOf(const std::vector<const JobEntry*>& jobs, siz
   return usage;
 }
 
+void MarkReservations(const sched::Cluster& cluster, Time now, std::vector<NodeUsage>* usage) {
+  for (const sched::AdvanceReservation& r : cluster.reservations) {
+    if (r.start > now || now >= r.end) continue;
+    const uint32_t flag = r.maint ? model::kNodeFlagMaintenance : model::kNodeFlagReserved;
+    for (int32_t n : r.nodes) {
+      if (static_cast<size_t>(n) < usage->size()) (*usage)[n].resv_flags |= flag;
+    }
+  }
+}
+
 v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUsage& usage,
                       const NodeStatus& status, bool gpu_tres) {
   v1::NodeInfo info;
@@ -374,6 +384,7 @@ v1::NodeInfo FromNode(const sched::Cluster& cluster, int32_t index, const NodeUs
   uint32_t flags = 0;
   if (n.drain) flags |= model::kNodeFlagDrain;
   if (usage.completing > 0) flags |= model::kNodeFlagCompleting;
+  flags |= usage.resv_flags;
   if (!status.alive && base != model::NodeState::kFuture) flags |= model::kNodeFlagNotResponding;
   info.set_name(n.name);
   info.set_state(model::NodeStateComplete(base, flags));
@@ -591,5 +602,40 @@ std::string PartitionOf(const JobEntry& e, const sched::Cluster& cluster) {
   return "";
 }
 
+v1::ReservationInfo ReservationToInfo(const ReservationRecord& r, Time now) {
+  v1::ReservationInfo info;
+  info.set_name(r.name);
+  info.set_start_time(r.start);
+  info.set_end_time(r.end);
+  info.set_nodes(core::CompressHostlist(r.nodes));
+  info.set_node_count(static_cast<int32_t>(r.nodes.size()));
+  info.set_partition(r.partition);
+  info.set_features(r.features);
+  info.set_users(AccessListString(r.users, r.users_deny));
+  info.set_accounts(AccessListString(r.accounts, r.accounts_deny));
+  info.set_flags(ReservationFlagsString(r.flags, r.purge_after_s));
+  info.set_purge_after_s(r.purge_after_s);
+  info.set_state(r.start <= now && now < r.end ? "ACTIVE" : "INACTIVE");
+  return info;
+}
+
+StatusOr<ReservationRecord> ReservationFromInfo(const v1::ReservationInfo& info) {
+  ReservationRecord r;
+  r.name = info.name();
+  r.start = info.start_time();
+  r.end = info.end_time();
+  if (!info.nodes().empty()) {
+    StatusOr<std::vector<std::string>> names = core::ExpandHostlist(info.nodes());
+    if (!names.ok()) return names.status();
+    r.nodes = *std::move(names);
+  }
+  r.partition = info.partition();
+  r.features = info.features();
+  RETURN_IF_ERROR(ReadAccessList("Users", info.users(), &r.users, &r.users_deny));
+  RETURN_IF_ERROR(ReadAccessList("Accounts", info.accounts(), &r.accounts, &r.accounts_deny));
+  r.flags = ReservationFlagsFrom(info.flags());
+  r.purge_after_s = info.purge_after_s() > 0 ? info.purge_after_s() : 300;
+  return r;
+}
 
 }  // namespace loom::ctld

@@ -12,6 +12,7 @@
 #include "conf/cluster_config.h"
 #include "core/cpu_set.h"
 #include "ctld/controller_core.h"
+#include "ctld/reservations.h"
 #include "loom/v1/loom.pb.h"
 #include "model/gpu_topology.h"
 #include "model/resources.h"
@@ -65,8 +66,12 @@ struct NodeUsage {
   core::CpuSet cpu_ids;
   int32_t jobs = 0;
   int32_t completing = 0;  // of them, jobs that ended and wait for their processes or epilogs
+  uint32_t resv_flags = 0;  // RESERVED, MAINTENANCE: in an advance reservation active now
   friend bool operator==(const NodeUsage&, const NodeUsage&) = default;
 };
+
+// Marks the nodes of the advance reservations active at `now` (MarkReservations).
+void MarkReservations(const sched::Cluster& cluster, Time now, std::vector<NodeUsage>* usage);
 
 // The usage of every node of the cluster (`node_count` entries), summed over the jobs of
 // `jobs` that hold an allocation (ControllerCore::LiveEntries has all of them).
@@ -124,5 +129,9 @@ v1::StepInfo StepInfoOf(const JobEntry& e, const StepRecord& step, const sched::
                         const std::string& partition);
 // The name of the partition job `e` runs or waits in; empty when it has none.
 std::string PartitionOf(const JobEntry& e, const sched::Cluster& cluster);
+
+// An advance reservation as scontrol show reservation and the store see it, and back.
+v1::ReservationInfo ReservationToInfo(const ReservationRecord& r, Time now);
+StatusOr<ReservationRecord> ReservationFromInfo(const v1::ReservationInfo& info);
 
 }  // namespace loom::ctld

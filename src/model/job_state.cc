@@ -128,6 +128,10 @@ std::string_view PendingReasonName(PendingReason r) {
       return "QOSMaxJobsPerUserLimit";
     case PendingReason::kReservation:
       return "Reservation";
+    case PendingReason::kReservedForMaintenance:
+      return "ReqNodeNotAvail, Reserved for maintenance";
+    case PendingReason::kReservationDeleted:
+      return "ReservationDeleted";
     case PendingReason::kQOSGrpCpuLimit:
       return "QOSGrpCpuLimit";
     case PendingReason::kQOSGrpMemLimit:

@@ -63,6 +63,8 @@ enum class PendingReason : uint8_t {
   kQOSMaxGRESPerUser,
   kQOSMaxJobsPerUserLimit,
   kReservation,
+  kReservedForMaintenance,  // its nodes are in a MAINT reservation over its time limit
+  kReservationDeleted,      // the reservation it names is gone
   // Association and QOS limits (sched/limits): what holds a job, as Slurm names it.
   kQOSGrpCpuLimit,
   kQOSGrpMemLimit,

@@ -52,12 +52,24 @@ using Allocation = std::vector<NodeAlloc>;
 // topology-blind scheduler does; kept as the reference to measure placement against.
 enum class Placement : uint8_t { kTopology, kFirstFit };
 
-// The static picture of the cluster for a pass: nodes and partitions. A driver that
-// changes nodes or partitions in place bumps `generation`, so that what a planner derived
+// An advance reservation (scontrol create reservation): over [start, end) its nodes are
+// kept whole for the jobs that name it (--reservation); no other job may hold any part of
+// them then. Recurring reservations are rolled forward by the driver (resv/).
+struct AdvanceReservation {
+  std::string name;
+  std::vector<int32_t> nodes;  // indices into Cluster::nodes
+  Time start = 0;
+  Time end = 0;
+  bool maint = false;  // MAINT: jobs kept off its nodes wait "Reserved for maintenance"
+};
+
+// The static picture of the cluster for a pass: nodes, partitions and advance reservations.
+// A driver that changes them in place bumps `generation`, so that what a planner derived
 // from them (which nodes each kind of job may use) is derived again.
 struct Cluster {
   std::vector<model::Node> nodes;
   std::vector<model::Partition> partitions;
+  std::vector<AdvanceReservation> reservations;
   model::ClusterTopology topology;  // switches or blocks between nodes; flat when unknown
   Placement placement = Placement::kTopology;
   uint64_t generation = 0;
@@ -87,6 +99,9 @@ struct PendingJob {
   // -x: nodes it may not have. Empty: none.
   std::string nodelist;
   std::string exclude;
+  // --reservation: index into Cluster::reservations; -1 for none. Such a job runs only on
+  // the reservation's nodes and starts only while it is active.
+  int32_t advance_reservation = -1;
   model::JobShape shape;
   int64_t estimate = 0;     // seconds the scheduler assumes the job runs (its time limit)
   // A job that may not start for a reason other than resources (held, dependency, begin

@@ -37,7 +37,7 @@ class ConservativePolicy final : public Policy {
     for (int32_t idx : queue) {
       const PendingJob& job = in.pending[idx];
       if (!job.reservation || job.blocked != PendingReason::kNone) continue;
-      if (!Usable(*job.reservation)) continue;
+      if (!Usable(job, *job.reservation)) continue;
       res_[idx] = job.reservation;
       Time end = SaturatingAdd(job.reservation->start, job.estimate);
       for (const NodeAlloc& a : job.reservation->alloc) {
@@ -45,8 +45,10 @@ class ConservativePolicy final : public Policy {
       }
     }
     if (!kept_.empty()) {
+      // Without advance reservations the timeline itself tells (it holds nothing more).
+      const bool fits = cluster.reservations.empty() || NoneOverbooked(in);
       planner_.Reset(cluster, in.now, in.running, kept_);
-      if (!NoneOverbooked()) {
+      if (!fits || (cluster.reservations.empty() && Overbooked(planner_.timeline()))) {
         // Some reservation collides with another (capacity shrank): place them all anew.
         res_.assign(in.pending.size(), std::nullopt);
         planner_.Reset(cluster, in.now, in.running);
@@ -127,22 +129,49 @@ class ConservativePolicy final : public Policy {
   }
 
  private:
-  // Whether a reservation's nodes still exist and take work.
-  bool Usable(const Reservation& r) const {
+  // Whether a job's reservation still holds: its nodes exist and take work, and it keeps
+  // to the advance reservations (inside the one it names while that is active, off the
+  // nodes of any other while it is).
+  bool Usable(const PendingJob& job, const Reservation& r) const {
+    const Time end = SaturatingAdd(r.start, job.estimate);
     for (const NodeAlloc& a : r.alloc) {
       if (a.node < 0 || a.node >= static_cast<int32_t>(cluster_->nodes.size())) return false;
       if (!cluster_->nodes[a.node].Schedulable()) return false;
+      for (size_t i = 0; i < cluster_->reservations.size(); ++i) {
+        const AdvanceReservation& adv = cluster_->reservations[i];
+        const bool on = std::find(adv.nodes.begin(), adv.nodes.end(), a.node) != adv.nodes.end();
+        if (job.advance_reservation == static_cast<int32_t>(i)) {
+          if (!on || r.start < adv.start || r.start >= adv.end) return false;
+        } else if (on && r.start < adv.end && end > adv.start) {
+          return false;
+        }
+      }
     }
     return true;
   }
-  bool NoneOverbooked() const {
-    const Timeline& t = planner_.timeline();
+  // Whether the running jobs and the kept reservations fit the nodes together (advance
+  // reservations aside: those hold their nodes whole, under their own jobs' work).
+  bool NoneOverbooked(const PassInput& in) {
+    check_.clear();
+    for (const RunningJob& r : in.running) {
+      if (r.end <= in.now) continue;
+      for (const NodeAlloc& a : r.alloc) check_.push_back({a.node, a.amount, in.now, r.end});
+    }
+    check_.insert(check_.end(), kept_.begin(), kept_.end());
+    caps_.clear();
+    for (const model::Node& n : cluster_->nodes) caps_.push_back(n.capacity);
+    scratch_.Build(caps_, in.now, check_);
+    return !Overbooked(scratch_);
+  }
+  static bool Overbooked(const Timeline& t) {
     for (int32_t n = 0; n < t.num_nodes(); ++n) {
-      Resources f = t.FreeOver(n, t.origin(), kNever);
-      if (f.cpus < 0 || f.gpus < 0 || f.mem_mb < 0) return false;
+      if (t.Overbooked(n)) return true;
     }
-    return true;
+    return false;
   }
+  Timeline scratch_;
+  std::vector<Timeline::Interval> check_;
+  std::vector<Resources> caps_;
 
   PolicyOptions opts_;
   Planner planner_;

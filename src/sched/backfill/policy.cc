@@ -59,7 +59,12 @@ model::PendingReason WaitReason(Planner& planner, const PendingJob& job,
                                 model::PendingReason otherwise) {
   model::PendingReason why = model::PendingReason::kNone;
   planner.Eligible(job, &why);
-  return why == model::PendingReason::kNone ? otherwise : why;
+  if (why != model::PendingReason::kNone) return why;
+  if (otherwise == model::PendingReason::kResources) {
+    why = planner.ReservationReason(job);
+    if (why != model::PendingReason::kNone) return why;
+  }
+  return otherwise;
 }
 
 bool WithinLimits(const LimitTally& tally, const PassInput& in, int32_t idx, PassOutput* out) {

@@ -97,6 +97,10 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
     for (const NodeAlloc& a : r.alloc) holdings_.push_back({a.node, a.amount, now, r.end});
   }
   holdings_.insert(holdings_.end(), also_held.begin(), also_held.end());
+  for (const AdvanceReservation& r : cluster.reservations) {
+    if (r.end <= now) continue;
+    for (int32_t n : r.nodes) holdings_.push_back({n, caps_[n], std::max(now, r.start), r.end});
+  }
   timeline_.Build(caps_, now, holdings_);
 
   if (any_devices_) {
@@ -160,6 +164,56 @@ void Planner::Hold(const Allocation& alloc, Time start, int64_t duration) {
   }
 }
 
+const AdvanceReservation* Planner::ReservationOf(const PendingJob& job) const {
+  if (job.advance_reservation < 0 ||
+      job.advance_reservation >= static_cast<int32_t>(cluster_->reservations.size())) {
+    return nullptr;
+  }
+  return &cluster_->reservations[job.advance_reservation];
+}
+
+void Planner::HoldReservation(const AdvanceReservation& r, bool hold) {
+  if (r.end <= now_) return;
+  const Time from = std::max(now_, r.start);
+  for (int32_t n : r.nodes) {
+    if (hold) {
+      timeline_.Add(n, caps_[n], from, r.end);
+    } else {
+      timeline_.Remove(n, caps_[n], from, r.end);
+    }
+    Touch(n, from, r.end);
+  }
+}
+
+// Takes a reservation's holding off the timeline while one of its jobs is searched for.
+class Planner::OpenReservation {
+ public:
+  OpenReservation(Planner& p, const AdvanceReservation& r) : p_(p), r_(r) {
+    p_.HoldReservation(r_, false);
+  }
+  ~OpenReservation() { p_.HoldReservation(r_, true); }
+  OpenReservation(const OpenReservation&) = delete;
+  OpenReservation& operator=(const OpenReservation&) = delete;
+
+ private:
+  Planner& p_;
+  const AdvanceReservation& r_;
+};
+
+model::PendingReason Planner::ReservationReason(const PendingJob& job) {
+  const AdvanceReservation* mine = ReservationOf(job);
+  if (mine != nullptr && mine->start > now_) return model::PendingReason::kReservation;
+  const EligibleSet& set = SetFor(job);
+  const Time end = SaturatingAdd(now_, job.estimate);
+  for (const AdvanceReservation& r : cluster_->reservations) {
+    if (&r == mine || !r.maint || r.end <= now_ || r.start >= end) continue;
+    for (int32_t n : r.nodes) {
+      if (set.member[n]) return model::PendingReason::kReservedForMaintenance;
+    }
+  }
+  return model::PendingReason::kNone;
+}
+
 void Planner::Release(const Allocation& alloc, Time start, int64_t duration) {
   Time end = SaturatingAdd(start, duration);
   for (const NodeAlloc& a : alloc) {
@@ -193,7 +247,8 @@ Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
   auto matches = [&](const EligibleSet& e) {
     return e.partition == job.partition && e.constraint == job.constraint &&
            e.gpu_type == job.shape.gpu_type && e.nodelist == job.nodelist &&
-           e.exclude == job.exclude && e.max_nodes == max_nodes;
+           e.exclude == job.exclude && e.reservation == job.advance_reservation &&
+           e.max_nodes == max_nodes;
   };
   if (last_eligible_ >= eligible_cache_.size() || !matches(eligible_cache_[last_eligible_])) {
     size_t i = 0;
@@ -205,6 +260,7 @@ Planner::EligibleSet& Planner::SetFor(const PendingJob& job) {
       set.gpu_type = job.shape.gpu_type;
       set.nodelist = job.nodelist;
       set.exclude = job.exclude;
+      set.reservation = job.advance_reservation;
       set.max_nodes = max_nodes;
       Fill(set);
     }
@@ -249,6 +305,16 @@ void Planner::Fill(EligibleSet& set) const {
     return;
   }
   for (int32_t n : *excluded) in_partition[n] = 0;
+  if (set.reservation >= 0) {
+    // A job of a reservation runs on its nodes only.
+    if (set.reservation >= static_cast<int32_t>(c.reservations.size())) {
+      set.reason = model::PendingReason::kReservationDeleted;
+      return;
+    }
+    std::vector<char> reserved(c.nodes.size(), 0);
+    for (int32_t n : c.reservations[set.reservation].nodes) reserved[n] = 1;
+    for (size_t n = 0; n < c.nodes.size(); ++n) in_partition[n] &= reserved[n];
+  }
   for (int32_t n : *named) required[n] = 1;
   const bool only_named = !named->empty() && set.max_nodes <= static_cast<int32_t>(named->size());
   std::vector<int32_t> order;
@@ -303,11 +369,19 @@ Resources Planner::Probe(const model::JobShape& shape) {
 }
 
 bool Planner::FitsAt(const PendingJob& job, Time start, Allocation* out) {
+  const AdvanceReservation* r = ReservationOf(job);
+  if (r == nullptr) return FitsAtOpen(job, start, out);
+  if (start < r->start || start >= r->end) return false;
+  OpenReservation open(*this, *r);
+  return FitsAtOpen(job, start, out);
+}
+
+bool Planner::FitsAtOpen(const PendingJob& job, Time start, Allocation* out) {
   EligibleSet& set = SetFor(job);
   if (OneNodeJob(job, set)) {
     one_node_job_ = job;
     one_node_job_.shape.max_nodes = 1;
-    return FitsAt(one_node_job_, start, out);
+    return FitsAtOpen(one_node_job_, start, out);
   }
   if (set.nodes.empty()) return false;
   if (start <= now_) return FitsNow(job, set, out);
@@ -351,12 +425,24 @@ bool Planner::FitsByScan(const PendingJob& job, const EligibleSet& set, Time sta
 
 Time Planner::EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                             Allocation* out) {
+  const AdvanceReservation* r = ReservationOf(job);
+  if (r == nullptr) return EarliestStartOpen(job, from, limit, resolution, out);
+  // A start while the reservation is active; the job may run on past its end.
+  from = std::max(from, r->start);
+  limit = std::min(limit, r->end);
+  if (from >= limit) return kNever;
+  OpenReservation open(*this, *r);
+  return EarliestStartOpen(job, from, limit, resolution, out);
+}
+
+Time Planner::EarliestStartOpen(const PendingJob& job, Time from, Time limit, int64_t resolution,
+                                Allocation* out) {
   EligibleSet& set = SetFor(job);
   if (OneNodeJob(job, set)) {
     // Held to one node (Choose): searched as the single-node job it is.
     one_node_job_ = job;
     one_node_job_.shape.max_nodes = 1;
-    return EarliestStart(one_node_job_, from, limit, resolution, out);
+    return EarliestStartOpen(one_node_job_, from, limit, resolution, out);
   }
   resolution = std::max<int64_t>(1, resolution);
   if (set.nodes.empty() || from >= limit) return kNever;

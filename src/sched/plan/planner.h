@@ -49,12 +49,18 @@ class Planner {
   const std::vector<int32_t>& Eligible(const PendingJob& job, model::PendingReason* reason);
 
   // Whether `job` fits over [start, start + estimate); fills `out` with its allocation.
+  // A job of an advance reservation fits only on its nodes, starting while it is active.
   bool FitsAt(const PendingJob& job, Time start, Allocation* out);
   // Earliest start in [from, limit) at which `job` fits for its estimate, or kNever.
   // Start times after now are rounded up to a multiple of `resolution`. Among nodes that
   // allow the same earliest start, selection order decides.
   Time EarliestStart(const PendingJob& job, Time from, Time limit, int64_t resolution,
                      Allocation* out);
+
+  // Why `job`, which does not fit, waits when advance reservations are the cause: kReservation
+  // for a job whose reservation has not started, kReservedForMaintenance for one whose
+  // nodes a MAINT reservation takes over its time limit; else kNone.
+  model::PendingReason ReservationReason(const PendingJob& job);
 
   // Test hook: up to this many eligible nodes (default 32), a single-node search asks
   // every node rather than sweeping step boundaries. Both give the same answers.
@@ -87,6 +93,7 @@ class Planner {
     std::string gpu_type;
     std::string nodelist;       // -w
     std::string exclude;        // -x
+    int32_t reservation = -1;   // --reservation: only its nodes
     int32_t max_nodes = 0;      // the job's, when it names nodes (-w): only they, or more
     std::vector<int32_t> required;  // -w's nodes, first in `nodes`; all in every placement
     std::vector<int32_t> nodes;  // in selection order
@@ -98,6 +105,17 @@ class Planner {
     size_t memo_next = 0;
   };
   EligibleSet& SetFor(const PendingJob& job);
+  // Advance reservations: every active or future one holds its nodes whole on the timeline
+  // (Reset). A search for one of its jobs takes that holding off for the search's length
+  // (OpenReservation), so that its jobs see the nodes with only each other's work on them.
+  // Within a pass only searches take holdings off, and they put them back: what other
+  // searches see still only grows, which the single-node lower bounds rely on.
+  const AdvanceReservation* ReservationOf(const PendingJob& job) const;
+  void HoldReservation(const AdvanceReservation& r, bool hold);
+  class OpenReservation;
+  bool FitsAtOpen(const PendingJob& job, Time start, Allocation* out);
+  Time EarliestStartOpen(const PendingJob& job, Time from, Time limit, int64_t resolution,
+                         Allocation* out);
   void Fill(EligibleSet& set) const;
   // What the FreeIndex is asked for: the least a node must have free now.
   static Resources Probe(const model::JobShape& shape);

@@ -105,6 +105,14 @@ void Timeline::Remove(const Allocation& alloc, Time from, Time to) {
   for (const NodeAlloc& a : alloc) Remove(a.node, a.amount, from, to);
 }
 
+bool Timeline::Overbooked(int32_t node) const {
+  const NodeLine& line = nodes_[node];
+  for (const Step& step : line.steps) {
+    if (!line.capacity.Covers(step.used)) return true;
+  }
+  return false;
+}
+
 Resources Timeline::FreeOver(int32_t node, Time from, Time to) const {
   const NodeLine& line = nodes_[node];
   from = std::max(from, origin_);
@@ -116,7 +124,13 @@ Resources Timeline::FreeOver(int32_t node, Time from, Time to) const {
     peak.gpus = std::max(peak.gpus, u.gpus);
     peak.mem_mb = std::max(peak.mem_mb, u.mem_mb);
   }
-  return line.capacity - peak;
+  // A node held whole by an advance reservation may carry its members' jobs on top: never
+  // less than nothing free.
+  Resources free = line.capacity - peak;
+  free.cpus = std::max(free.cpus, 0);
+  free.gpus = std::max(free.gpus, 0);
+  free.mem_mb = std::max<int64_t>(free.mem_mb, 0);
+  return free;
 }
 
 bool Timeline::FitsOver(int32_t node, const Resources& need, Time from, Time to) const {

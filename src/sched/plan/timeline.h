@@ -43,7 +43,10 @@ class Timeline {
   void Add(const Allocation& alloc, Time from, Time to);
   void Remove(const Allocation& alloc, Time from, Time to);
 
-  // Least free amount, per component, on `node` over [from, to) (from < to).
+  // Whether more than `node` has is in use at some time.
+  bool Overbooked(int32_t node) const;
+  // Least free amount, per component, on `node` over [from, to) (from < to); never below
+  // nothing.
   Resources FreeOver(int32_t node, Time from, Time to) const;
   // Whether `need` is free on `node` over all of [from, to).
   bool FitsOver(int32_t node, const Resources& need, Time from, Time to) const;
