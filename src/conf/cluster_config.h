@@ -336,6 +336,9 @@ struct ClusterConfig {
   int32_t acct_gather_task_s = 30;
   int32_t min_job_age_s = 300;
   int32_t return_to_service = 0;
+  // ResvOverRun (minutes in slurm.conf): how long a job may run on past the end of the
+  // reservation it runs in; core::kUnlimitedSeconds for UNLIMITED.
+  int64_t resv_over_run_s = 0;
 
   // SlurmdParameters, as written (config_overrides is acted on: nodes are taken to have
   // what slurm.conf says, whatever the hardware reports).

@@ -118,6 +118,9 @@ ConfigEntries ShowConfigEntries(const ClusterConfig& c, uint32_t slurm_user_uid)
   }
   kv["DebugFlags"] = OrNull(core::DebugFlagsString(c.debug_flags));
   kv["ReturnToService"] = StrCat(c.return_to_service);
+  kv["ResvOverRun"] = c.resv_over_run_s >= core::kUnlimitedSeconds
+                          ? std::string("UNLIMITED")
+                          : StrCat(c.resv_over_run_s / 60, " min");
   kv["SlurmctldDebug"] = std::string(core::LogLevelName(c.slurmctld_debug));
   kv["SlurmctldLogFile"] = OrNull(c.slurmctld_log_file);
   kv["SlurmdDebug"] = std::string(core::LogLevelName(c.slurmd_debug));

@@ -44,6 +44,7 @@ CoreOptions CoreOptionsOf(const conf::ClusterConfig& cfg) {
   co.node_scripts = !cfg.prolog.empty() || !cfg.epilog.empty();
   co.nohold_on_prolog_fail = cfg.scheduler.nohold_on_prolog_fail;
   co.zone = absl::LocalTimeZone();
+  co.resv_over_run_s = cfg.resv_over_run_s;
   return co;
 }
 

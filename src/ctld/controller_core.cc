@@ -708,8 +708,14 @@ void ControllerCore::Tick(Time now, Effects* fx) {
   }
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     JobEntry& e = it->second;
-    if (e.job.state == JobState::kRunning && e.job.time_limit_s < core::kUnlimitedSeconds &&
-        now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)) {
+    const auto deadline = resv_deadlines_.find(e.job.id);
+    const bool resv_over = deadline != resv_deadlines_.end() && now >= deadline->second;
+    if (deadline != resv_deadlines_.end() && (resv_over || e.job.state != JobState::kRunning)) {
+      resv_deadlines_.erase(deadline);
+    }
+    if (e.job.state == JobState::kRunning &&
+        (resv_over || (e.job.time_limit_s < core::kUnlimitedSeconds &&
+                       now >= sched::SaturatingAdd(e.job.start_time, e.job.time_limit_s)))) {
       Kill(e, JobState::kTimeout, now, fx);
     } else if (e.completing && e.history().awaits_epilogs()) {
       // Epilogs are waited for until each node reports or is lost (LoseJobsOn); a node that

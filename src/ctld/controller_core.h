@@ -361,6 +361,7 @@ struct CoreOptions {
   bool node_scripts = false;
   bool nohold_on_prolog_fail = false;  // SchedulerParameters=nohold_on_prolog_fail
   int64_t max_array_size = 1001;
+  int64_t resv_over_run_s = 0;  // ResvOverRun
   // The controller's time zone: which day it is for WEEKDAY and WEEKEND reservations.
   absl::TimeZone zone = absl::UTCTimeZone();
 };
@@ -761,6 +762,9 @@ class ControllerCore {
   std::map<std::string, Time, std::less<>> resv_idle_since_;  // PURGE_COMP: idle from when
   int64_t resv_serial_ = 0;                                   // for made-up names
   Time resv_tick_at_ = 0;                                     // the last ReservationTick
+  // Jobs that ran in a reservation that has ended, and when ResvOverRun ends them. Not
+  // stored: after a restart they run on to their own time limits.
+  std::map<JobId, Time> resv_deadlines_;
   void SyncReservations();
   void ReservationTick(Time now, Effects* fx);
   // The index of `name` in cluster_.reservations, or -1.

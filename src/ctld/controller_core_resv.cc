@@ -244,6 +244,16 @@ void ControllerCore::ReservationTick(Time now, Effects* fx) {
     if (now >= r.end) {
       changed = true;
       if (fx) fx->reservations_changed.push_back(it->first);
+      // Its running jobs end with it, ResvOverRun later (Tick ends them as timed out).
+      if (opt_.resv_over_run_s < core::kUnlimitedSeconds) {
+        for (JobId id : live_) {
+          const JobEntry& e = jobs_.at(id);
+          if (e.job.state == JobState::kRunning && !e.completing &&
+              e.request->reservation == it->first) {
+            resv_deadlines_.emplace(id, r.end + opt_.resv_over_run_s);
+          }
+        }
+      }
       if (r.flags & kResvRecurring) {
         RollForward(&r, now, opt_.zone);
         ++it;

@@ -209,6 +209,25 @@ TEST_F(ResvTest, DailyRollsForwardAndUpdateMovesIt) {
   EXPECT_TRUE(core_.cluster().reservations.empty());
 }
 
+TEST_F(ResvTest, ItsRunningJobsEndWithItAsSlurmsResvOverRunSays) {
+  ASSERT_TRUE(Create({{"ReservationName", "r"},
+                      {"StartTime", "1000"},
+                      {"Duration", "10"},
+                      {"Nodes", "n1"},
+                      {"Users", "alice"}})
+                  .ok());
+  model::JobRequest mine = Req(1);
+  mine.reservation = "r";
+  mine.time_limit_s = 3600;  // longer than the reservation: it may start, and ends with it
+  JobId id = Submit(mine, kAlice, 1000);
+  Schedule(1000);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Tick(1599);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  Tick(1600);
+  EXPECT_EQ(State(id), JobState::kTimeout);
+}
+
 TEST(ResvRecurrence, WeekdaysSkipTheWeekend) {
   ReservationRecord r;
   r.flags = kResvWeekday;

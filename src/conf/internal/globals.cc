@@ -462,6 +462,10 @@ void GlobalKeys::Apply(const SourceLocation& at, std::string_view key, const Key
     }
   } else if (key == "MinJobAge") {
     set_i32(&cfg.min_job_age_s, 0, kMaxI32);
+  } else if (key == "ResvOverRun") {
+    if (auto v = ctx_->IntOrUnlimited(at, kv, 0, 65533, -1)) {
+      cfg.resv_over_run_s = *v < 0 ? core::kUnlimitedSeconds : *v * 60;
+    }
   } else if (key == "ReturnToService") {
     set_i32(&cfg.return_to_service, 0, 2);
   } else if (key == "SlurmctldParameters") {
