@@ -64,7 +64,7 @@ int Fail(const std::string& msg) {
 int RunSim(int argc, char** argv) {
   CLI::App app{"Replay a workload trace through Loom's scheduler and compare policies.", "sim"};
   std::string trace_path, policies = "fcfs,easy,conservative,slurm", estimate = "requested";
-  std::string order = "queue", jobs_out, plot_dir, config_path;
+  std::string order = "queue", jobs_out, plot_dir, config_path, maint;
   bool json = false, skip_bad = false, from_runtime = false, check = false;
   int64_t machine_procs = 0;
   sim::PolicyOptions popts;
@@ -113,6 +113,10 @@ int RunSim(int argc, char** argv) {
   app.add_option("--accounting-start", accounting_start,
                  "when the workload's time 0 was, for --accounting-out (a date or time as "
                  "sbatch --begin takes it); default: an SWF trace's UnixStartTime");
+  app.add_option("--maint", maint,
+                 "maintenance windows added to the workload: EVERY,DURATION,NODES (e.g. "
+                 "7-0,12:00:00,32: every 7 days from the first submission, 12 hours on the next "
+                 "32 nodes); jobs are kept off them as advance reservations keep them");
   app.add_flag("--skip-bad-lines", skip_bad, "skip malformed trace lines and count them");
   app.add_option("--machine-procs", machine_procs,
                  "machine size in processors (default: the trace header's MaxProcs)");
@@ -181,7 +185,14 @@ int RunSim(int argc, char** argv) {
     epoch = *t;
   }
 
+  sim::MaintenanceSpec maint_spec;
+  if (!maint.empty()) {
+    auto parsed = sim::ParseMaintenance(maint);
+    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    maint_spec = *parsed;
+  }
   if (!gpu.synthetic.empty() || (!trace_path.empty() && sim::IsGpuTrace(trace_path))) {
+    gpu.maint = maint_spec;
     if (!gpu.synthetic.empty() && !trace_path.empty()) {
       return Fail("give either --trace or --synthetic, not both");
     }
@@ -223,6 +234,7 @@ int RunSim(int argc, char** argv) {
   study.policy_options = popts;
   study.priority = priority;
   study.record_nodes = !accounting_out.empty();
+  study.maint = maint_spec;
   study.require_unix_start = !accounting_out.empty() && !epoch;
   // One bar per run: each policy under each priority.
   std::vector<std::string> runs;

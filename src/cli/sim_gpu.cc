@@ -52,6 +52,7 @@ int RunGpuSim(const GpuSimArgs& args) {
   study.comm_fraction = args.comm_fraction;
   study.priority = args.priority;
   study.record_nodes = !args.accounting_out.empty();
+  study.maint = args.maint;
   if (study.record_nodes && !args.accounting_start) {
     return Fail(
         "--accounting-out: a GPU workload does not say when it began; give its first day "

@@ -28,6 +28,7 @@ struct GpuSimArgs {
   std::string jobs_out;
   std::string plot_dir;         // --plot
   std::string accounting_out;   // --accounting-out
+  sim::MaintenanceSpec maint;   // --maint
   std::optional<int64_t> accounting_start;  // --accounting-start
   sim::PriorityStudy priority;  // --priority, --shares, --config
 };

@@ -48,6 +48,13 @@ class Engine {
       result_.total_gpus += n.capacity.gpus;
     }
     node_used_.assign(cluster.nodes.size(), sched::Resources{});
+    // Advance reservations (maintenance windows): a pass when each begins and ends.
+    for (const sched::AdvanceReservation& r : cluster.reservations) {
+      resv_bounds_.push_back(r.start);
+      resv_bounds_.push_back(r.end);
+    }
+    std::sort(resv_bounds_.begin(), resv_bounds_.end());
+    resv_bounds_.erase(std::unique(resv_bounds_.begin(), resv_bounds_.end()), resv_bounds_.end());
     running_pos_.assign(jobs_.size(), -1);
     submitted_.assign(jobs_.size(), 0);
     for (size_t i = 0; i < jobs_.size(); ++i) {
@@ -83,6 +90,10 @@ class Engine {
                     deferred_ ? cadence_.allowed_at() : gate_wake_});
       // Priorities are recalculated while jobs run or are still to come.
       if (fs_ && (next < jobs_.size() || !terms_.empty())) t = std::min(t, fs_->next_calc());
+      while (resv_next_ < resv_bounds_.size() && resv_bounds_[resv_next_] <= last) ++resv_next_;
+      const Time resv_wake =
+          resv_next_ < resv_bounds_.size() && waiting ? resv_bounds_[resv_next_] : kNever;
+      t = std::min(t, resv_wake);
       if (t >= kNever) {
         return absl::FailedPreconditionError(core::StrCat(
             pending_.size(), " jobs can never start under policy ", policy_.name(),
@@ -105,6 +116,8 @@ class Engine {
       } else if (gate_wake_ <= t) {
         RETURN_IF_ERROR(EventPass(sched::PassTrigger::kSubmit));
       }
+      // A reservation began or ended: what it held is free to others now.
+      if (t == resv_wake) RETURN_IF_ERROR(EventPass(sched::PassTrigger::kTermination));
       if (fs_ && t == fs_->next_calc()) RETURN_IF_ERROR(Recalculate(/*period=*/true));
       const std::optional<sched::PassTrigger> timed = cadence_.TimedPass(last, t, waiting);
       if (timed == sched::PassTrigger::kPeriodic || t == wakeup_) {
@@ -114,7 +127,8 @@ class Engine {
       }
       // An idle periodic policy with nothing left to wait for would tick forever.
       if (timed && next == jobs_.size() && terms_.empty() && wakeup_ >= kNever &&
-          gate_wake_ >= kNever && !deferred_ && !started_in_pass_ && !pending_.empty()) {
+          gate_wake_ >= kNever && !deferred_ && !started_in_pass_ && !pending_.empty() &&
+          resv_next_ + 1 >= resv_bounds_.size()) {
         return absl::FailedPreconditionError(core::StrCat(
             pending_.size(), " jobs can never start under policy ", policy_.name(),
             " (first: job ", jobs_[pending_job_.front()].id, ")"));
@@ -333,6 +347,22 @@ class Engine {
     return absl::OkStatus();
   }
 
+  // No job holds a reserved node inside the reservation's window, over its time limit.
+  Status CheckReservations(const SimJob& job, const sched::Allocation& alloc) const {
+    const Time end = sched::SaturatingAdd(now_, job.estimate);
+    for (const sched::AdvanceReservation& r : cluster_.reservations) {
+      if (end <= r.start || now_ >= r.end) continue;
+      for (const sched::NodeAlloc& a : alloc) {
+        if (std::find(r.nodes.begin(), r.nodes.end(), a.node) == r.nodes.end()) continue;
+        return absl::InternalError(core::StrCat("policy ", policy_.name(), " started job ", job.id,
+                                                " on node ", cluster_.nodes[a.node].name,
+                                                " at time ", now_, " over reservation ", r.name,
+                                                " [", r.start, ", ", r.end, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   Status StartJob(const sched::JobStart& s) {
     const int32_t j = pending_job_[s.pending_index];
     const SimJob& job = jobs_[j];
@@ -344,6 +374,7 @@ class Engine {
           core::StrCat("job ", job.id, " started at ", now_, " before its submission"));
     }
     JobRecord& r = result_.jobs[j];
+    RETURN_IF_ERROR(CheckReservations(job, s.alloc));
     for (const sched::NodeAlloc& a : s.alloc) {
       node_used_[a.node] += a.amount;
       busy_ += a.amount;
@@ -607,6 +638,8 @@ class Engine {
   uint64_t start_seq_ = 0;
   uint64_t decision_seq_ = 0;
   Time wakeup_ = kNever;
+  std::vector<Time> resv_bounds_;  // every reservation's start and end, in order
+  size_t resv_next_ = 0;           // the first of them after the last event
   bool started_in_pass_ = false;
   bool had_reservations_ = false;
   size_t finished_ = 0;

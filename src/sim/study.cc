@@ -87,6 +87,22 @@ StatusOr<std::vector<PrioritySetup>> PrioritySetups(const PriorityStudy& study,
 
 namespace {
 
+// --maint: the windows over the workload's submissions, said in the notes.
+Status AddMaintenance(const MaintenanceSpec& spec, std::span<const SimJob> jobs,
+                      sched::Cluster* cluster, std::vector<std::string>* notes) {
+  if (!spec.enabled() || jobs.empty()) return absl::OkStatus();
+  Time first = jobs.front().submit, last = jobs.front().submit;
+  for (const SimJob& j : jobs) {
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+  }
+  ASSIGN_OR_RETURN(const int32_t windows, AddMaintenanceWindows(spec, first, last, cluster));
+  notes->push_back(core::StrCat("maintenance: ", windows, " windows of ",
+                                core::FormatDuration(spec.duration_s), " on ", spec.nodes,
+                                " nodes each, every ", core::FormatDuration(spec.every_s)));
+  return absl::OkStatus();
+}
+
 // Runs `run(i)` for every i in [0, n) on a thread each; the first failure, else the results.
 StatusOr<std::vector<SimResult>> RunAll(size_t n,
                                         const std::function<StatusOr<SimResult>(size_t)>& run) {
@@ -130,6 +146,7 @@ StatusOr<SwfStudyResult> RunSwfStudy(const SwfStudy& study) {
   }
   out.cluster = SwfCluster(out.trace);
   out.jobs = SwfJobs(out.trace, study.estimate);
+  RETURN_IF_ERROR(AddMaintenance(study.maint, out.jobs, &out.cluster, &out.notes));
   const sched::Cluster& cluster = out.cluster;
   const std::vector<SimJob>& jobs = out.jobs;
   ASSIGN_OR_RETURN(const std::vector<PrioritySetup> setups,
@@ -196,6 +213,8 @@ StatusOr<GpuStudyResult> RunGpuStudy(const GpuStudy& study) {
     workload.notes.push_back(core::StrCat("submit times scaled by ", study.arrival_scale,
                                           " toward the first submission"));
   }
+
+  RETURN_IF_ERROR(AddMaintenance(study.maint, workload.jobs, &workload.cluster, &workload.notes));
 
   // GPU clusters bill GPUs: a VC's quota is in GPUs.
   PriorityStudy priority = study.priority;

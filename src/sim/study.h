@@ -15,6 +15,7 @@
 #include "sched/backfill/policy.h"
 #include "sim/fair_share.h"
 #include "sim/gpu_workload.h"
+#include "sim/maintenance.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim/swf.h"
@@ -68,6 +69,7 @@ struct SwfStudy {
   PolicyOptions policy_options;
   PriorityStudy priority;  // with names: each policy under each priority, "policy+priority"
   bool record_nodes = false;  // SimOptions::record_nodes
+  MaintenanceSpec maint;      // --maint: windows added to the trace
   // Fail before the runs when the trace's header gives no UnixStartTime (the accounting
   // needs to know when its time 0 was).
   bool require_unix_start = false;
@@ -113,6 +115,7 @@ struct GpuStudy {
   double comm_fraction = 0;  // SimOptions::comm_fraction
   PriorityStudy priority;    // with names: "placement/policy+priority"
   bool record_nodes = false;  // SimOptions::record_nodes
+  MaintenanceSpec maint;      // --maint: windows added to the workload
 };
 
 struct GpuStudyResult {

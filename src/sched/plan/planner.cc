@@ -126,7 +126,7 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
   events_added_.clear();
   scratch_free_.resize(node_order_.size());
   for (size_t p = 0; p < node_order_.size(); ++p) {
-    scratch_free_[p] = timeline_.FreeOver(node_order_[p], now, now + 1);
+    scratch_free_[p] = FreeNow(node_order_[p]);
   }
   free_now_.Build(scratch_free_);
   // GPUs free now under each leaf switch (block), for best fit at the leaves.
@@ -142,9 +142,19 @@ void Planner::Reset(const Cluster& cluster, Time now, std::span<const RunningJob
   }
 }
 
+Resources Planner::FreeNow(int32_t node) const {
+  // A node an advance reservation holds whole may carry that reservation's jobs on top of
+  // the holding: never less than nothing free.
+  Resources free = timeline_.FreeOver(node, now_, now_ + 1);
+  free.cpus = std::max(free.cpus, 0);
+  free.gpus = std::max(free.gpus, 0);
+  free.mem_mb = std::max<int64_t>(free.mem_mb, 0);
+  return free;
+}
+
 void Planner::Touch(int32_t node, Time start, Time end) {
   if (start <= now_) {
-    const Resources free = timeline_.FreeOver(node, now_, now_ + 1);
+    const Resources free = FreeNow(node);
     free_now_.Set(pos_[node], free);
     const int32_t leaf = LeafOf(node);
     if (leaf >= 0) leaf_free_gpus_[leaf] += free.gpus - free_now_gpus_[node];

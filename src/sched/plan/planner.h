@@ -120,6 +120,7 @@ class Planner {
   // What the FreeIndex is asked for: the least a node must have free now.
   static Resources Probe(const model::JobShape& shape);
   void Touch(int32_t node, Time start, Time end);
+  Resources FreeNow(int32_t node) const;
 
   bool FitsNow(const PendingJob& job, EligibleSet& set, Allocation* out);
   // Chooses among `cands` (all fit the job's least per-node need over [start, start +

@@ -124,13 +124,7 @@ Resources Timeline::FreeOver(int32_t node, Time from, Time to) const {
     peak.gpus = std::max(peak.gpus, u.gpus);
     peak.mem_mb = std::max(peak.mem_mb, u.mem_mb);
   }
-  // A node held whole by an advance reservation may carry its members' jobs on top: never
-  // less than nothing free.
-  Resources free = line.capacity - peak;
-  free.cpus = std::max(free.cpus, 0);
-  free.gpus = std::max(free.gpus, 0);
-  free.mem_mb = std::max<int64_t>(free.mem_mb, 0);
-  return free;
+  return line.capacity - peak;
 }
 
 bool Timeline::FitsOver(int32_t node, const Resources& need, Time from, Time to) const {

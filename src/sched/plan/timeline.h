@@ -45,8 +45,8 @@ class Timeline {
 
   // Whether more than `node` has is in use at some time.
   bool Overbooked(int32_t node) const;
-  // Least free amount, per component, on `node` over [from, to) (from < to); never below
-  // nothing.
+  // Least free amount, per component, on `node` over [from, to) (from < to); below zero
+  // where more is in use than the node has.
   Resources FreeOver(int32_t node, Time from, Time to) const;
   // Whether `need` is free on `node` over all of [from, to).
   bool FitsOver(int32_t node, const Resources& need, Time from, Time to) const;
