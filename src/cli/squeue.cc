@@ -120,7 +120,7 @@ int RunSqueue(int argc, char** argv) {
   ScanResult<Opt> scan;
   if (auto done = ScanCommandLine<Opt>(argc, argv, kOptions, kText, &scan)) return *done;
   format::SqueueOptions opts;
-  std::string jobs, users, partitions, states, names;
+  std::string jobs, users, partitions, states, names, reservations;
   bool json = false;
   bool steps = false;
   bool jobs_flag = false;  // -j without a list: the first operand is the list
@@ -160,6 +160,9 @@ int RunSqueue(int argc, char** argv) {
         break;
       case Opt::kName:
         names = value;
+        break;
+      case Opt::kReservation:
+        reservations = value;
         break;
       case Opt::kArray:
         opts.expand_arrays = true;
@@ -201,6 +204,7 @@ int RunSqueue(int argc, char** argv) {
   opts.users = SplitList(users);
   opts.partitions = SplitList(partitions);
   opts.names = SplitList(names);
+  opts.reservations = SplitList(reservations);
   if (!states.empty()) {
     auto f = format::ParseJobStateFilter(states);
     if (!f.ok()) {

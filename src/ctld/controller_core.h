@@ -773,7 +773,7 @@ class ControllerCore {
   bool ReservationBusy(std::string_view name) const;
   // Checks a new or changed reservation against the cluster and the others; fills its nodes
   // from NodeCnt= when it names none.
-  Status PlaceReservation(ReservationRecord* r, const ReservationAsk& ask, Time now) const;
+  Status PlaceReservation(ReservationRecord* r, const ReservationAsk& ask) const;
 };
 
 }  // namespace loom::ctld

@@ -72,9 +72,7 @@ bool ControllerCore::ReservationBusy(std::string_view name) const {
   return false;
 }
 
-Status ControllerCore::PlaceReservation(ReservationRecord* r, const ReservationAsk& ask,
-                                        Time now) const {
-  (void)now;
+Status ControllerCore::PlaceReservation(ReservationRecord* r, const ReservationAsk& ask) const {
   int32_t partition = -1;
   if (!r->partition.empty()) {
     for (size_t p = 0; p < cluster_.partitions.size(); ++p) {
@@ -187,7 +185,7 @@ StatusOr<std::string> ControllerCore::CreateReservation(const Words& words, cons
     return absl::AlreadyExistsError("Duplicate reservation name");
   }
   if (ask.nodes_set) r.flags |= kResvSpecNodes;
-  RETURN_IF_ERROR(PlaceReservation(&r, ask, now));
+  RETURN_IF_ERROR(PlaceReservation(&r, ask));
   const std::string name = r.name;
   reservations_.emplace(name, std::move(r));
   SyncReservations();
@@ -205,7 +203,7 @@ Status ControllerCore::UpdateReservation(const Words& words, const Caller& who, 
   RETURN_IF_ERROR(ApplyReservationWords(words, /*creating=*/false, now, &r, &ask));
   if (ask.nodes_set) r.flags |= kResvSpecNodes;
   if (ask.node_count > 0 && !ask.nodes_set) r.flags &= ~kResvSpecNodes;
-  RETURN_IF_ERROR(PlaceReservation(&r, ask, now));
+  RETURN_IF_ERROR(PlaceReservation(&r, ask));
   if (r == it->second) return absl::OkStatus();
   it->second = std::move(r);
   SyncReservations();

@@ -74,6 +74,7 @@ wait_until "[[ \$(sinfo -h -n rv2 -o '%t') == resv ]]" || fail "rv2 shows $(sinf
 mine=$(sbatch --parsable --reservation=team -t 5 --wrap 'hostname')
 wait_state "$mine" COMPLETED
 [[ $(squeue -h -j "$mine" -t all -o '%N %v') == "rv2 team" ]] || fail "the reservation's job: $(squeue -h -j "$mine" -t all -o '%N %v')"
+[[ $(squeue -h -t all -R team -o '%i') == "$mine" ]] || fail "squeue -R team: $(squeue -h -t all -R team -o '%i')"
 other=$(sbatch --parsable -w rv2 -t 5 --wrap 'true')
 sleep 2
 [[ $(state "$other") == PENDING ]] || fail "a job outside the reservation ran on rv2"

@@ -210,6 +210,7 @@ bool PassesExplicitFilters(const JobView& j, const SqueueOptions& o) {
   }
   if (!o.partitions.empty() && !Contains(o.partitions, j.partition)) return false;
   if (!o.names.empty() && !Contains(o.names, j.name)) return false;
+  if (!o.reservations.empty() && !Contains(o.reservations, j.reservation)) return false;
   return true;
 }
 

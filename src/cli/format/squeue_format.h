@@ -40,12 +40,13 @@ struct SqueueOptions {
   bool expand_arrays = false;  // -r
   std::string sort;            // -S, "P,t,-p" style; "" for Slurm's default order
   JobStateFilter states;       // -t
-  // -j, -u, -p, -n: keep only jobs that match one entry of each non-empty list. A job id
-  // matches the job itself and, for an array, every task of it.
+  // -j, -u, -p, -n, -R: keep only jobs that match one entry of each non-empty list. A job
+  // id matches the job itself and, for an array, every task of it.
   std::vector<uint32_t> job_ids;
   std::vector<std::string> users;
   std::vector<std::string> partitions;
   std::vector<std::string> names;
+  std::vector<std::string> reservations;
 };
 
 // Checks the format strings and the sort keys; RenderSqueue fails on exactly these errors.
