@@ -769,7 +769,7 @@ class ControllerCore {
   void ReservationTick(Time now, Effects* fx);
   // The index of `name` in cluster_.reservations, or -1.
   int32_t ReservationIndex(std::string_view name) const;
-  // Whether `name` is used by a job that holds nodes (running, suspended, completing).
+  // Whether a job that has not ended (pending, running, completing) names `name`.
   bool ReservationBusy(std::string_view name) const;
   // Checks a new or changed reservation against the cluster and the others; fills its nodes
   // from NodeCnt= when it names none.

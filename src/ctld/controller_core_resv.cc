@@ -26,10 +26,7 @@ bool Overlap(const ReservationRecord& a, const ReservationRecord& b) {
 
 std::string_view NameIn(const ControllerCore::Words& words) {
   for (const auto& [key, value] : words) {
-    if (core::EqualsIgnoreCase(key, "ReservationName") ||
-        core::EqualsIgnoreCase(key, "Reservation") || core::EqualsIgnoreCase(key, "ResvName")) {
-      return value;
-    }
+    if (IsReservationNameKey(key)) return value;
   }
   return {};
 }
@@ -263,9 +260,7 @@ void ControllerCore::ReservationTick(Time now, Effects* fx) {
       continue;
     }
     if ((r.flags & kResvPurgeComp) && r.start <= now) {
-      bool used = false;
-      for (JobId id : live_) used = used || jobs_.at(id).request->reservation == it->first;
-      if (used) {
+      if (ReservationBusy(it->first)) {
         resv_idle_since_.erase(it->first);
       } else {
         const Time since = resv_idle_since_.try_emplace(it->first, now).first->second;

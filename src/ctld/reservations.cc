@@ -128,8 +128,7 @@ Status ApplyReservationWords(const std::vector<std::pair<std::string, std::strin
   const Time old_end = r->end;
   bool start_set = false;
   for (const auto& [key, value] : words) {
-    if (EqualsIgnoreCase(key, "ReservationName") || EqualsIgnoreCase(key, "Reservation") ||
-        EqualsIgnoreCase(key, "ResvName")) {
+    if (IsReservationNameKey(key)) {
       if (!creating) continue;  // names the reservation to update
       if (value.empty() || value.find_first_of(" ,=") != std::string::npos) {
         return absl::InvalidArgumentError(
@@ -286,6 +285,11 @@ uint32_t ReservationFlagsFrom(std::string_view text) {
     }
   }
   return flags;
+}
+
+bool IsReservationNameKey(std::string_view key) {
+  return EqualsIgnoreCase(key, "ReservationName") || EqualsIgnoreCase(key, "Reservation") ||
+         EqualsIgnoreCase(key, "ResvName");
 }
 
 std::string ReservationKey(std::string_view name) { return StrCat("reservation/", name); }

@@ -84,6 +84,10 @@ Status ReadAccessList(std::string_view key, std::string_view value, std::vector<
 // Flags as ReservationFlagsString writes them back into bits.
 uint32_t ReservationFlagsFrom(std::string_view text);
 
+// Whether a scontrol word's key names the reservation (ReservationName=, Reservation=,
+// ResvName=, any case).
+bool IsReservationNameKey(std::string_view key);
+
 // The named value a reservation is stored under, and the name a key stores (empty when the
 // key is not a reservation's).
 std::string ReservationKey(std::string_view name);
